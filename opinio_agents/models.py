@@ -1,0 +1,366 @@
+"""Data model: the pydantic types at every boundary of the library.
+
+The input side mirrors the OpinioBank JSON format (OpinioRAG paper, App. A.1):
+an :class:`Entity` with an optional :class:`ExpertReview` and its
+:class:`Review` list. The output side is a :class:`HighlightSet` of
+:class:`Highlight` objects, each backed by :class:`Evidence` sentences and a
+:class:`Support` count over the whole entity.
+
+Example:
+    >>> from opinio_agents.models import Entity
+    >>> entity = Entity.model_validate({
+    ...     "entity_id": 1, "entity_name": "Harbor Inn",
+    ...     "user_reviews": [{"review_id": 1, "text": "Great wi-fi. Noisy street."}],
+    ... })
+    >>> entity.user_reviews[0].text
+    'Great wi-fi. Noisy street.'
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "EntityId",
+    "Review",
+    "ExpertReview",
+    "Entity",
+    "Sentence",
+    "Polarity",
+    "Evidence",
+    "Support",
+    "Highlight",
+    "Alert",
+    "QueryFailure",
+    "TokenUsage",
+    "RunMeta",
+    "HighlightSet",
+    "REVIEW_METADATA_FIELDS",
+]
+
+EntityId = str | int
+
+#: Review metadata copied onto every sentence (and into the vector store).
+REVIEW_METADATA_FIELDS: tuple[str, ...] = (
+    "rating",
+    "helpful_votes",
+    "publication_date",
+    "user_reviews_posted",
+    "user_cities_visited",
+    "user_helpful_votes",
+)
+
+
+class Review(BaseModel):
+    """One user review (OpinioBank ``user_reviews[*]``); all metadata is optional.
+
+    ``user_reviews_posted`` also accepts the dataset's spelling ``user_review_posted``.
+    """
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    review_id: str | int
+    text: str
+    rating: float | None = None
+    helpful_votes: int | None = None
+    publication_date: dt.date | None = None
+    user_reviews_posted: int | None = Field(
+        default=None, validation_alias=AliasChoices("user_reviews_posted", "user_review_posted")
+    )
+    user_cities_visited: int | None = None
+    user_helpful_votes: int | None = None
+
+    @field_validator("text")
+    @classmethod
+    def _text_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("review text is empty; remove the review or fill in its text")
+        return value
+
+    @field_validator("review_id")
+    @classmethod
+    def _id_not_blank(cls, value: str | int) -> str | int:
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("review_id is empty")
+        return value
+
+    @field_validator("publication_date", mode="before")
+    @classmethod
+    def _parse_date(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.strip()
+            if not value:
+                return None
+            # Accept full ISO timestamps as well as YYYY-MM-DD.
+            return value[:10]
+        return value
+
+
+class ExpertReview(BaseModel):
+    """Expert PROS and CONS keyed by user-centric query (``{query: sentence}``)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    pros: dict[str, str] = Field(default_factory=dict)
+    cons: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def queries(self) -> list[str]:
+        """All annotated queries, PROS first, without duplicates, in order."""
+        return list(dict.fromkeys([*self.pros, *self.cons]))
+
+
+class Entity(BaseModel):
+    """One entity (hotel, restaurant, product) with its reviews."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    entity_id: str | int
+    entity_name: str = ""
+    expert_review: ExpertReview | None = None
+    user_reviews: list[Review] = Field(default_factory=list)
+
+    @field_validator("entity_id")
+    @classmethod
+    def _entity_id_not_blank(cls, value: str | int) -> str | int:
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("entity_id is empty")
+        return value
+
+    @model_validator(mode="after")
+    def _unique_review_ids(self) -> Entity:
+        seen: set[str] = set()
+        for review in self.user_reviews:
+            key = str(review.review_id)
+            if key in seen:
+                raise ValueError(
+                    f"duplicate review_id {review.review_id!r}; review ids must be unique within an entity"
+                )
+            seen.add(key)
+        return self
+
+    @property
+    def key(self) -> str:
+        """The entity id as a string (the form used in sentence ids and store names)."""
+        return str(self.entity_id)
+
+    @property
+    def queries(self) -> list[str]:
+        """The expert-review queries, or an empty list when there is no expert review."""
+        return self.expert_review.queries if self.expert_review else []
+
+
+class Sentence(BaseModel):
+    """A review sentence: the unit of retrieval and of evidence.
+
+    ``sentence_id`` is stable across runs: ``"{entity_id}:{review_id}:{index}"``
+    with ``index`` the 0-based position of the sentence in its review.
+    ``start``/``end`` are character offsets into the original review text.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    sentence_id: str
+    entity_id: str
+    review_id: str
+    index: int
+    text: str
+    start: int
+    end: int
+    rating: float | None = None
+    helpful_votes: int | None = None
+    publication_date: dt.date | None = None
+    user_reviews_posted: int | None = None
+    user_cities_visited: int | None = None
+    user_helpful_votes: int | None = None
+
+    @staticmethod
+    def make_id(entity_id: EntityId, review_id: EntityId, index: int) -> str:
+        """Build the stable ``sentence_id`` for a sentence."""
+        return f"{entity_id}:{review_id}:{index}"
+
+    def metadata(self) -> dict[str, Any]:
+        """Flat, store-friendly metadata (no ``None`` values; dates as ISO strings)."""
+        data: dict[str, Any] = {
+            "sentence_id": self.sentence_id,
+            "entity_id": self.entity_id,
+            "review_id": self.review_id,
+            "index": self.index,
+            "start": self.start,
+            "end": self.end,
+        }
+        for name in REVIEW_METADATA_FIELDS:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            data[name] = value.isoformat() if isinstance(value, dt.date) else value
+        return data
+
+
+class Polarity(str, Enum):
+    """Which side of the highlight set a highlight belongs to."""
+
+    PROS = "pros"
+    CONS = "cons"
+
+
+class Evidence(BaseModel):
+    """A retrieved sentence cited by a highlight."""
+
+    sentence_id: str
+    text: str
+    score: float = 0.0
+    sentiment: float | None = Field(
+        default=None, description="Sentiment of the sentence in [-1, 1] (VADER compound by default)."
+    )
+
+
+class Support(BaseModel):
+    """How many of the entity's reviews discuss a query, and with which sentiment.
+
+    Counted over the whole entity (every review that mentions the query), not
+    only over the top-K evidence.
+    """
+
+    reviews: int = 0
+    positive: int = 0
+    negative: int = 0
+    neutral: int = 0
+    total_reviews: int = 0
+
+    @property
+    def share_positive(self) -> float:
+        """Fraction of the mentioning reviews that are positive (0 when none mention it)."""
+        return self.positive / self.reviews if self.reviews else 0.0
+
+    @property
+    def share_negative(self) -> float:
+        """Fraction of the mentioning reviews that are negative (0 when none mention it)."""
+        return self.negative / self.reviews if self.reviews else 0.0
+
+    def describe(self) -> str:
+        """Human summary, e.g. ``'mentioned in 143 of 1500 reviews, 81% negative'``."""
+        if not self.reviews:
+            return "not mentioned in any review"
+        of_total = f" of {self.total_reviews}" if self.total_reviews else ""
+        if self.negative > self.positive:
+            lean = f"{round(100 * self.share_negative)}% negative"
+        else:
+            lean = f"{round(100 * self.share_positive)}% positive"
+        noun = "review" if self.reviews == 1 else "reviews"
+        return f"mentioned in {self.reviews}{of_total} {noun}, {lean}"
+
+
+class Highlight(BaseModel):
+    """One key-point highlight: a PRO or a CON about one query, with its evidence."""
+
+    query: str
+    polarity: Polarity
+    text: str = Field(max_length=600)
+    evidence: list[Evidence] = Field(default_factory=list)
+    support: Support = Field(default_factory=Support)
+    evidence_polarity: Polarity | None = Field(
+        default=None,
+        description="The side the cited evidence leans to, by its own sentiment; None when balanced.",
+    )
+    polarity_agrees: bool | None = Field(
+        default=None,
+        description="False when the synthesizer's side disagrees with the evidence's own polarity.",
+    )
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def sentence_ids(self) -> list[str]:
+        """The cited evidence ids, in order."""
+        return [item.sentence_id for item in self.evidence]
+
+
+class Alert(BaseModel):
+    """A critical complaint (safety, hygiene, bed bugs, ...) found in the entity's reviews."""
+
+    category: str
+    description: str
+    support: int = Field(description="Number of distinct reviews reporting it.")
+    evidence: list[Evidence] = Field(default_factory=list)
+
+
+class QueryFailure(BaseModel):
+    """A query that could not be answered; reported instead of failing the whole run."""
+
+    query: str
+    error: str
+    attempts: int = 1
+
+
+class TokenUsage(BaseModel):
+    """Tokens sent to and received from a language model."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    cached_calls: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, other: TokenUsage) -> TokenUsage:
+        """Return the sum of two usages."""
+        return TokenUsage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            calls=self.calls + other.calls,
+            cached_calls=self.cached_calls + other.cached_calls,
+        )
+
+
+class RunMeta(BaseModel):
+    """How a HighlightSet was produced."""
+
+    model_config = ConfigDict(extra="allow")
+
+    retriever: str | None = None
+    top_k: int | None = None
+    synthesizer: str = "extractive"
+    model: str | None = None
+    queries: list[str] = Field(default_factory=list)
+    timings: dict[str, float] = Field(default_factory=dict)
+    tokens: TokenUsage = Field(default_factory=TokenUsage)
+
+
+class HighlightSet(BaseModel):
+    """All highlights of one entity: PROS, CONS, critical alerts and failures."""
+
+    entity_id: str | int
+    entity_name: str = ""
+    pros: list[Highlight] = Field(default_factory=list)
+    cons: list[Highlight] = Field(default_factory=list)
+    alerts: list[Alert] = Field(default_factory=list)
+    failures: list[QueryFailure] = Field(default_factory=list)
+    meta: RunMeta = Field(default_factory=RunMeta)
+
+    @property
+    def highlights(self) -> list[Highlight]:
+        """PROS then CONS."""
+        return [*self.pros, *self.cons]
+
+    def add(self, highlight: Highlight) -> None:
+        """Append a highlight to the side given by its polarity."""
+        (self.pros if highlight.polarity is Polarity.PROS else self.cons).append(highlight)
+
+    def to_opiniobank(self) -> dict[Literal["pros", "cons"], dict[str, str]]:
+        """The paper's ``{"pros": {query: text}, "cons": {query: text}}`` form.
+
+        When one query yields several highlights on a side, their texts are joined.
+        """
+        out: dict[Literal["pros", "cons"], dict[str, str]] = {"pros": {}, "cons": {}}
+        for side, items in (("pros", self.pros), ("cons", self.cons)):
+            for item in items:
+                bucket = out[side]  # type: ignore[index]
+                bucket[item.query] = f"{bucket[item.query]} {item.text}" if item.query in bucket else item.text
+        return out

@@ -1,0 +1,71 @@
+"""The synthesizer interface shared by the extractive and the LLM synthesizers.
+
+A synthesizer turns the retrieved evidence for one query into zero, one or two
+highlights (a query may yield a PRO and a CON when reviews genuinely split).
+Entity-level orchestration (retrieval, support counts, alerts) lives in
+:mod:`opinio_agents.pipeline`; synthesizers only see :class:`QueryEvidence`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from opinio_agents.errors import OpinioError
+from opinio_agents.models import Evidence, Highlight, QueryFailure, Support, TokenUsage
+
+__all__ = ["QueryEvidence", "Synthesizer", "SynthesisOutcome"]
+
+
+@dataclass
+class QueryEvidence:
+    """What a synthesizer gets for one query.
+
+    Attributes:
+        query: The user-centric query, e.g. ``"wi-fi"``.
+        evidence: The top-K retrieved sentences (score > 0), best first.
+        support: Review counts for the query over the whole entity.
+        entity_name: Name of the entity, for prompts.
+    """
+
+    query: str
+    evidence: list[Evidence]
+    support: Support = field(default_factory=Support)
+    entity_name: str = ""
+
+
+@dataclass
+class SynthesisOutcome:
+    """Result for one query: its highlights, or the failure that stopped it."""
+
+    item: QueryEvidence
+    highlights: list[Highlight] = field(default_factory=list)
+    failure: QueryFailure | None = None
+
+
+class Synthesizer(ABC):
+    """Base class: implement :meth:`synthesize`; override :meth:`synthesize_many` for concurrency."""
+
+    #: Short name recorded in ``HighlightSet.meta.synthesizer``.
+    name: str = "synthesizer"
+    #: Model name recorded in ``HighlightSet.meta.model`` (None for non-LLM synthesizers).
+    model_name: str | None = None
+
+    def __init__(self) -> None:
+        self.usage = TokenUsage()
+
+    @abstractmethod
+    def synthesize(self, item: QueryEvidence) -> list[Highlight]:
+        """Return the highlights for one query (empty when the evidence says nothing)."""
+
+    def synthesize_many(self, items: Sequence[QueryEvidence]) -> Iterator[SynthesisOutcome]:
+        """Yield one outcome per query as it completes; a failing query does not stop the rest."""
+        for item in items:
+            try:
+                yield SynthesisOutcome(item=item, highlights=self.synthesize(item))
+            except OpinioError as exc:
+                attempts = getattr(exc, "attempts", None) or 1
+                yield SynthesisOutcome(
+                    item=item, failure=QueryFailure(query=item.query, error=str(exc), attempts=attempts)
+                )
