@@ -1,1 +1,35 @@
-"""datasets."""
+"""Datasets shipped with opinio_agents: the sample OpinioBank file and a synthetic generator.
+
+Example:
+    >>> from opinio_agents.datasets import generate_dataset, load_sample
+    >>> len(load_sample()) >= 2
+    True
+    >>> data = generate_dataset(n_entities=1, reviews_per_entity=20, seed=0)
+    >>> len(data.entities[0].user_reviews)
+    20
+"""
+
+from opinio_agents.datasets.phrases import ASPECTS, mentions
+from opinio_agents.datasets.sample import load_sample, sample_path, write_sample
+from opinio_agents.datasets.synthetic import (
+    PlantedOpinion,
+    SyntheticDataset,
+    generate_dataset,
+    iter_synthetic,
+    truth_path,
+    write_synthetic,
+)
+
+__all__ = [
+    "ASPECTS",
+    "mentions",
+    "sample_path",
+    "load_sample",
+    "write_sample",
+    "PlantedOpinion",
+    "SyntheticDataset",
+    "generate_dataset",
+    "iter_synthetic",
+    "write_synthetic",
+    "truth_path",
+]

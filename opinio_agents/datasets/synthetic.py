@@ -1,0 +1,330 @@
+"""Synthetic OpinioBank datasets of any size, with planted (known) opinions.
+
+Each entity gets a random set of *planted* aspects, each with a polarity
+(PRO or CON), a prevalence (the share of its reviews that mention it) and a
+strength (the share of those mentions on the planted side; the rest dissent).
+Reviews also carry background mentions of unplanted aspects with balanced or
+neutral sentiment, plus narrative filler. The planted aspects are the ground
+truth a highlight system should recover, and they are the entity's expert
+review queries, so ``opinio highlight`` runs on the data without ``--query``.
+
+Generation is deterministic for a seed, and each entity depends only on
+``(seed, entity index)``, so :func:`write_synthetic` streams entity by entity
+and writes exactly what :func:`generate_dataset` returns.
+
+Example:
+    >>> from opinio_agents.datasets.synthetic import generate_dataset
+    >>> data = generate_dataset(n_entities=1, reviews_per_entity=50, seed=3)
+    >>> entity = data.entities[0]
+    >>> len(entity.user_reviews)
+    50
+    >>> sorted(data.truth[entity.key]) == ["cons", "pros"]
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from opinio_agents.datasets import phrases as bank
+from opinio_agents.datasets.compose import Mention, ReviewComposer, Sentiment
+from opinio_agents.errors import ConfigError
+from opinio_agents.models import Entity
+
+__all__ = [
+    "PlantedOpinion",
+    "SyntheticDataset",
+    "generate_entity",
+    "iter_synthetic",
+    "generate_dataset",
+    "write_synthetic",
+    "truth_path",
+]
+
+_NAME_FIRST = (
+    "Harbor", "Grand", "Riverside", "Palm", "Old Town", "Skyline", "Maple", "Seabright",
+    "Lakeview", "Royal", "Central", "Garden", "Cedar", "Bayfront", "Alpine", "Sunset",
+)  # fmt: skip
+_NAME_SECOND = ("Hotel", "Inn", "Resort", "Suites", "Lodge", "Boutique Hotel", "Plaza", "House")
+
+
+@dataclass(frozen=True)
+class PlantedOpinion:
+    """An opinion deliberately planted in an entity's reviews.
+
+    Attributes:
+        aspect: The aspect (query) name, e.g. ``"wi-fi"``.
+        polarity: ``"pros"`` or ``"cons"``: the side the majority takes.
+        prevalence: Planted share of the entity's reviews that mention the aspect.
+        strength: Planted share of the mentions that agree with ``polarity``.
+        mentioned: Reviews that actually mention it.
+        agreeing: Of those, reviews on the planted side.
+    """
+
+    aspect: str
+    polarity: Literal["pros", "cons"]
+    prevalence: float
+    strength: float
+    mentioned: int = 0
+    agreeing: int = 0
+
+
+@dataclass
+class SyntheticDataset:
+    """Generated entities plus their ground truth.
+
+    Attributes:
+        entities: The entities, validated by the data model.
+        truth: ``{entity_id: {"pros": [aspect, ...], "cons": [aspect, ...]}}``.
+        planted: ``{entity_id: [PlantedOpinion, ...]}`` with prevalence and strength.
+    """
+
+    entities: list[Entity] = field(default_factory=list)
+    truth: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    planted: dict[str, list[PlantedOpinion]] = field(default_factory=dict)
+
+
+def _check_range(name: str, value: tuple[float, float], low: float, high: float) -> None:
+    if len(value) != 2 or not low <= value[0] <= value[1] <= high:
+        raise ConfigError(f"{name}={value!r} is invalid; give (min, max) with {low} <= min <= max <= {high}")
+
+
+def _truth_of(planted: list[PlantedOpinion]) -> dict[str, list[str]]:
+    return {
+        "pros": [p.aspect for p in planted if p.polarity == "pros"],
+        "cons": [p.aspect for p in planted if p.polarity == "cons"],
+    }
+
+
+def generate_entity(
+    index: int,
+    reviews_per_entity: int = 200,
+    *,
+    seed: int = 0,
+    sentences_per_review: tuple[int, int] = (1, 25),
+    mean_sentences: float = 7.0,
+    aspects_per_entity: tuple[int, int] = (4, 8),
+    prevalence: tuple[float, float] = (0.1, 0.5),
+    strength: tuple[float, float] = (0.75, 0.9),
+    noise_mentions: tuple[int, int] = (0, 2),
+) -> tuple[dict[str, Any], list[PlantedOpinion]]:
+    """Generate one entity as an OpinioBank record, with its planted opinions.
+
+    The result depends only on ``seed`` and ``index`` (and the other arguments).
+
+    Args:
+        index: 0-based position of the entity; its ``entity_id`` is ``index + 1``.
+        reviews_per_entity: Number of reviews.
+        seed: Random seed.
+        sentences_per_review: ``(min, max)`` sentences per review.
+        mean_sentences: Target average sentences per review (the paper's corpus has about 7).
+        aspects_per_entity: ``(min, max)`` number of planted aspects.
+        prevalence: ``(min, max)`` share of reviews mentioning a planted aspect.
+        strength: ``(min, max)`` share of mentions on the planted side.
+        noise_mentions: ``(min, max)`` background mentions of unplanted aspects per review.
+
+    Returns:
+        ``(entity_record, planted)``; the record is a plain dict in OpinioBank form.
+
+    Raises:
+        ConfigError: On an out-of-range argument.
+
+    Example:
+        >>> record, planted = generate_entity(0, 20, seed=1)
+        >>> record["entity_id"], len(record["user_reviews"])
+        (1, 20)
+    """
+    if reviews_per_entity < 1:
+        raise ConfigError(f"reviews_per_entity={reviews_per_entity!r} must be at least 1")
+    if index < 0:
+        raise ConfigError(f"index={index!r} must be >= 0")
+    n_aspects = len(bank.ASPECTS)
+    _check_range("aspects_per_entity", aspects_per_entity, 1, n_aspects - 1)
+    _check_range("prevalence", prevalence, 0.0, 1.0)
+    _check_range("strength", strength, 0.5, 1.0)
+    _check_range("noise_mentions", noise_mentions, 0, n_aspects)
+
+    rng = random.Random(f"opinio-synthetic:{seed}:{index}")
+    names = sorted(bank.ASPECTS)
+    chosen = rng.sample(names, rng.randint(*aspects_per_entity))
+    unplanted = [name for name in names if name not in chosen]
+
+    # Exact, shuffled assignment: prevalence and strength are realised precisely.
+    per_review: list[list[Mention]] = [[] for _ in range(reviews_per_entity)]
+    planted: list[PlantedOpinion] = []
+    for name in chosen:
+        side: Literal["pros", "cons"] = "pros" if rng.random() < 0.6 else "cons"
+        share = round(rng.uniform(*prevalence), 3)
+        agree = round(rng.uniform(*strength), 3)
+        n_mention = max(1, round(share * reviews_per_entity))
+        n_agree = round(agree * n_mention)
+        majority: Sentiment = "positive" if side == "pros" else "negative"
+        minority: Sentiment = "negative" if side == "pros" else "positive"
+        for k, review in enumerate(rng.sample(range(reviews_per_entity), n_mention)):
+            per_review[review].append(Mention(name, majority if k < n_agree else minority))
+        planted.append(PlantedOpinion(name, side, share, agree, n_mention, n_agree))
+
+    composer = ReviewComposer(
+        rng, sentences_per_review=sentences_per_review, mean_sentences=mean_sentences
+    )
+    reviews = []
+    for number, mentions in enumerate(per_review, start=1):
+        for _ in range(rng.randint(*noise_mentions)):
+            sentiment: Sentiment = rng.choices(("positive", "negative", "neutral"), (0.4, 0.4, 0.2))[0]
+            mentions.append(Mention(rng.choice(unplanted), sentiment))
+        reviews.append(composer.compose(number, mentions))
+
+    expert = {
+        "pros": {p.aspect: bank.ASPECTS[p.aspect].expert_pro for p in planted if p.polarity == "pros"},
+        "cons": {p.aspect: bank.ASPECTS[p.aspect].expert_con for p in planted if p.polarity == "cons"},
+    }
+    name = f"{rng.choice(_NAME_FIRST)} {rng.choice(_NAME_SECOND)} #{index + 1}"
+    record = {"entity_id": index + 1, "entity_name": name, "expert_review": expert, "user_reviews": reviews}
+    return record, planted
+
+
+def iter_synthetic(
+    n_entities: int = 3, reviews_per_entity: int = 200, *, seed: int = 0, **options: Any
+) -> Iterator[tuple[dict[str, Any], list[PlantedOpinion]]]:
+    """Yield ``(entity_record, planted)`` one entity at a time.
+
+    ``options`` are passed to :func:`generate_entity`.
+
+    Example:
+        >>> [rec["entity_id"] for rec, _ in iter_synthetic(2, 5)]
+        [1, 2]
+    """
+    if n_entities < 1:
+        raise ConfigError(f"n_entities={n_entities!r} must be at least 1")
+    for index in range(n_entities):
+        yield generate_entity(index, reviews_per_entity, seed=seed, **options)
+
+
+def generate_dataset(
+    n_entities: int = 3,
+    reviews_per_entity: int = 200,
+    *,
+    seed: int = 0,
+    sentences_per_review: tuple[int, int] = (1, 25),
+    aspects_per_entity: tuple[int, int] = (4, 8),
+    **options: Any,
+) -> SyntheticDataset:
+    """Generate a whole synthetic dataset in memory.
+
+    Args:
+        n_entities: Number of entities.
+        reviews_per_entity: Reviews per entity.
+        seed: Random seed; the same seed gives the same dataset.
+        sentences_per_review: ``(min, max)`` sentences per review.
+        aspects_per_entity: ``(min, max)`` planted aspects per entity.
+        **options: Further :func:`generate_entity` options (``prevalence``,
+            ``strength``, ``noise_mentions``, ``mean_sentences``).
+
+    Returns:
+        The entities with their truth and planted opinions.
+
+    Example:
+        >>> data = generate_dataset(2, 10, seed=5)
+        >>> [e.entity_id for e in data.entities]
+        [1, 2]
+    """
+    data = SyntheticDataset()
+    for record, planted in iter_synthetic(
+        n_entities,
+        reviews_per_entity,
+        seed=seed,
+        sentences_per_review=sentences_per_review,
+        aspects_per_entity=aspects_per_entity,
+        **options,
+    ):
+        entity = Entity.model_validate(record)
+        data.entities.append(entity)
+        data.truth[entity.key] = _truth_of(planted)
+        data.planted[entity.key] = planted
+    return data
+
+
+def truth_path(path: str | os.PathLike[str]) -> Path:
+    """The truth file written beside a dataset: ``PATH.truth.json``.
+
+    Example:
+        >>> truth_path("data/synth.json").as_posix()
+        'data/synth.json.truth.json'
+    """
+    path = Path(path)
+    return path.with_name(path.name + ".truth.json")
+
+
+def _atomic_writer(target: Path) -> tuple[Any, str]:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    return os.fdopen(fd, "w", encoding="utf-8"), tmp
+
+
+def write_synthetic(
+    path: str | os.PathLike[str],
+    n_entities: int = 3,
+    reviews_per_entity: int = 200,
+    seed: int = 0,
+    **options: Any,
+) -> tuple[Path, Path]:
+    """Write a synthetic dataset as OpinioBank JSON, and its truth beside it.
+
+    Entities are generated and written one at a time, so the whole dataset is
+    never held in memory. Both files are written atomically (temporary file,
+    then rename).
+
+    Args:
+        path: The dataset file (a JSON array of entities).
+        n_entities: Number of entities.
+        reviews_per_entity: Reviews per entity.
+        seed: Random seed.
+        **options: Further :func:`generate_entity` options.
+
+    Returns:
+        ``(dataset_path, truth_path)``; the truth is
+        ``{entity_id: {"pros": [aspect, ...], "cons": [aspect, ...]}}``.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> out = pathlib.Path(tempfile.mkdtemp()) / "synth.json"
+        >>> data, truth = write_synthetic(out, 1, 5)
+        >>> truth.name
+        'synth.json.truth.json'
+    """
+    target = Path(path)
+    truth_target = truth_path(target)
+    truth: dict[str, dict[str, list[str]]] = {}
+    handle, tmp = _atomic_writer(target)
+    try:
+        with handle:
+            handle.write("[\n")
+            for index, (record, planted) in enumerate(
+                iter_synthetic(n_entities, reviews_per_entity, seed=seed, **options)
+            ):
+                if index:
+                    handle.write(",\n")
+                handle.write(json.dumps(record, ensure_ascii=False))
+                truth[str(record["entity_id"])] = _truth_of(planted)
+            handle.write("\n]\n")
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    handle, tmp = _atomic_writer(truth_target)
+    try:
+        with handle:
+            json.dump(truth, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
+        os.replace(tmp, truth_target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target, truth_target
