@@ -1,0 +1,1 @@
+"""BM25 retrieval: App. D tokenization, Okapi scoring, positive top-K selection."""
