@@ -1,0 +1,108 @@
+"""Tests for opinio_agents.text.sentiment."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from opinio_agents.errors import ConfigError
+from opinio_agents.text.sentiment import (
+    SentimentScorer,
+    VaderSentimentScorer,
+    default_sentiment_scorer,
+    sentiment_label,
+)
+
+POSITIVE = [
+    "The room was spotless and the staff were so helpful.",
+    "Great location, walkable to everything.",
+    "Complimentary breakfast every morning!",
+    "Spacious, comfy beds and a quiet room.",
+]
+NEGATIVE = [
+    "The decor is dated and the carpet was stained.",
+    "Overpriced, noisy and cramped.",
+    "We found bedbugs in the mattress.",
+    "The bathroom was filthy and moldy.",
+    "The AC didn't work.",
+    "We had to wait 40 minutes for our room.",
+    "The elevator was out of order.",
+    "There was no hot water.",
+    "Would never stay here again.",
+    "Rude front desk clerk.",
+]
+
+
+@pytest.fixture(scope="module")
+def scorer() -> VaderSentimentScorer:
+    return VaderSentimentScorer()
+
+
+@pytest.mark.parametrize("text", POSITIVE)
+def test_positive_review_sentences(scorer: VaderSentimentScorer, text: str) -> None:
+    assert sentiment_label(scorer.score([text])[0]) == 1
+
+
+@pytest.mark.parametrize("text", NEGATIVE)
+def test_negative_review_sentences(scorer: VaderSentimentScorer, text: str) -> None:
+    assert sentiment_label(scorer.score([text])[0]) == -1
+
+
+def test_neutral_and_empty(scorer: VaderSentimentScorer) -> None:
+    scores = scorer.score(["", "Breakfast is served from 7 to 10."])
+    assert [sentiment_label(s) for s in scores] == [0, 0]
+
+
+def test_review_rules_change_plain_vader() -> None:
+    plain = VaderSentimentScorer(use_review_rules=False)
+    tuned = VaderSentimentScorer()
+    text = "The elevator was out of order."
+    assert plain.score([text])[0] == 0.0
+    assert tuned.score([text])[0] < 0
+
+
+def test_scores_in_range_and_protocol(scorer: VaderSentimentScorer) -> None:
+    scores = scorer.score(POSITIVE + NEGATIVE + ["GREAT!!! BEST HOTEL EVER!!!"])
+    assert all(-1.0 <= s <= 1.0 for s in scores)
+    assert isinstance(scorer, SentimentScorer)
+
+
+def test_extra_lexicon_and_validation() -> None:
+    custom = VaderSentimentScorer(extra_lexicon={"zorbly": 3.0})
+    assert custom.score(["The room was zorbly."])[0] > 0
+    with pytest.raises(ConfigError, match="extra_lexicon"):
+        VaderSentimentScorer(extra_lexicon={"bad": 9})
+    with pytest.raises(ConfigError, match="sequence of texts"):
+        custom.score("one string")  # type: ignore[arg-type]
+
+
+def test_sentiment_label_threshold() -> None:
+    assert [sentiment_label(s) for s in (-0.5, -0.05, -0.01, 0.0, 0.04, 0.05, 0.9)] == [
+        -1,
+        -1,
+        0,
+        0,
+        0,
+        1,
+        1,
+    ]
+    assert sentiment_label(0.2, threshold=0.3) == 0
+    with pytest.raises(ConfigError, match="threshold"):
+        sentiment_label(0.1, threshold=-1)
+
+
+def test_default_scorer_is_cached_and_thread_safe() -> None:
+    assert default_sentiment_scorer() is default_sentiment_scorer()
+    fresh = VaderSentimentScorer()
+    results: list[list[float]] = []
+
+    def work() -> None:
+        results.append(fresh.score(NEGATIVE))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 4 and all(r == results[0] for r in results)
