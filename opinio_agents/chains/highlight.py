@@ -1,0 +1,317 @@
+"""The per-query highlight chain: (query, evidence) -> validated, cited Highlights.
+
+A LangChain :class:`~langchain_core.runnables.Runnable` (``invoke``, ``batch``,
+``stream``, ``ainvoke``, ``abatch``, ``batch_as_completed``). Input: a
+:class:`~opinio_agents.synthesis.base.QueryEvidence` or a dict with ``query``,
+``evidence`` (Evidence objects or dicts) and optional ``support`` /
+``entity_name``. Output: :class:`HighlightResult`.
+
+Guarantees on the output:
+
+* every highlight cites at least one evidence sentence, and only sentences that
+  were in the input (labels the model invents are rejected, never passed through);
+* at most one PROS and one CONS highlight; text non-empty and at most
+  ``max_text_chars`` characters;
+* a highlight that repeats the prompt's own wording is rejected (no prompt leak);
+* the model's side (PROS/CONS) is cross-checked with the mean sentiment of the
+  cited evidence: ``evidence_polarity``, ``polarity_agrees`` and a note on
+  disagreement.
+
+Example:
+    >>> from langchain_core.language_models import FakeListChatModel
+    >>> from opinio_agents.models import Evidence
+    >>> model = FakeListChatModel(responses=[
+    ...     '{"highlights": [{"polarity": "PROS", "text": "Fast, free Wi-Fi.", "sentence_ids": ["S1"]}]}'])
+    >>> chain = HighlightChain(model)
+    >>> result = chain.invoke({"query": "wi-fi", "evidence": [
+    ...     Evidence(sentence_id="1:7:0", text="The wifi was fast and free.", sentiment=0.7)]})
+    >>> result.highlights[0].sentence_ids, result.highlights[0].polarity_agrees
+    (['1:7:0'], True)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from pydantic import BaseModel, Field
+
+from opinio_agents.chains.structured import OutputInvalid, StructuredCaller, StructuredMode
+from opinio_agents.errors import ConfigError
+from opinio_agents.llm.retry import RetryPolicy
+from opinio_agents.llm.tokens import TokenCounter
+from opinio_agents.models import Evidence, Highlight, Polarity, Support, TokenUsage
+from opinio_agents.prompts.highlight import EvidenceItem, HighlightInput, HighlightOutput
+from opinio_agents.prompts.promptset import PromptSet, default_prompts
+from opinio_agents.synthesis.base import QueryEvidence
+
+__all__ = [
+    "HighlightChain",
+    "HighlightResult",
+    "evidence_polarity",
+    "label_for",
+    "SENTIMENT_THRESHOLD",
+]
+
+#: |mean sentiment| below this is treated as balanced (VADER's neutral band).
+SENTIMENT_THRESHOLD = 0.05
+_LABEL_RE = re.compile(r"^\[?\s*[sS]\s*(\d+)\s*\]?$")
+_WORD_RE = re.compile(r"[a-z0-9]+")
+
+
+def label_for(index: int) -> str:
+    """The prompt label of the ``index``-th (0-based) evidence sentence: ``S1``, ``S2``, ..."""
+    return f"S{index + 1}"
+
+
+def evidence_polarity(evidence: Sequence[Evidence], threshold: float = SENTIMENT_THRESHOLD) -> Polarity | None:
+    """The side the evidence leans to by its own mean sentiment; None when balanced or unknown."""
+    scores = [e.sentiment for e in evidence if e.sentiment is not None]
+    if not scores:
+        return None
+    mean = sum(scores) / len(scores)
+    if mean >= threshold:
+        return Polarity.PROS
+    if mean <= -threshold:
+        return Polarity.CONS
+    return None
+
+
+class HighlightResult(BaseModel):
+    """What the chain returns for one query."""
+
+    query: str
+    highlights: list[Highlight] = Field(default_factory=list)
+    attempts: int = 1
+    repaired: bool = False
+    mode: str = "parser"
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    rejected_ids: list[str] = Field(default_factory=list, description="Cited ids not in the evidence (dropped).")
+    raw_output: str = ""
+
+
+def _shingles(text: str, size: int) -> set[tuple[str, ...]]:
+    words = _WORD_RE.findall(text.lower())
+    return {tuple(words[i : i + size]) for i in range(len(words) - size + 1)}
+
+
+def _truncate(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if " " in cut:
+        cut = cut[: cut.rfind(" ")]
+    return cut.rstrip(" ,;:-") + "\u2026"
+
+
+def _coerce_item(value: Any) -> QueryEvidence:
+    if isinstance(value, QueryEvidence):
+        return value
+    if isinstance(value, Mapping):
+        if "query" not in value:
+            raise ConfigError("highlight chain input needs a 'query' key")
+        evidence = [e if isinstance(e, Evidence) else Evidence.model_validate(e) for e in value.get("evidence", [])]
+        support = value.get("support") or Support()
+        if not isinstance(support, Support):
+            support = Support.model_validate(support)
+        return QueryEvidence(
+            query=str(value["query"]), evidence=evidence, support=support, entity_name=str(value.get("entity_name", ""))
+        )
+    raise ConfigError(
+        f"highlight chain input must be a QueryEvidence or a dict with 'query' and 'evidence', got {type(value).__name__}"
+    )
+
+
+class _Context:
+    """Per-call state: label map and rejected ids."""
+
+    def __init__(self, item: QueryEvidence) -> None:
+        self.item = item
+        self.by_label: dict[str, Evidence] = {}
+        self.by_id: dict[str, Evidence] = {}
+        for index, ev in enumerate(item.evidence):
+            self.by_label[label_for(index)] = ev
+            self.by_id[ev.sentence_id] = ev
+        self.rejected: list[str] = []
+
+    def resolve(self, ref: str) -> Evidence | None:
+        ref = str(ref).strip()
+        match = _LABEL_RE.match(ref)
+        if match:
+            return self.by_label.get(f"S{int(match.group(1))}")
+        return self.by_id.get(ref)
+
+
+class HighlightChain(Runnable[Any, HighlightResult]):
+    """(query, evidence sentences) -> :class:`HighlightResult`.
+
+    Args:
+        model: A LangChain chat model (see :func:`opinio_agents.llm.resolve_chat_model`).
+        prompts: Prompt set (system message, highlight prompt); defaults to the paper's.
+        domain: Domain of the default system message.
+        structured_output: ``"auto"`` (native when available), ``"native"`` or ``"parser"``.
+        retry: Retry policy for transient errors (429, 5xx, timeouts).
+        max_text_chars: Upper bound on a highlight's text (longer text is cut at a word).
+        max_evidence_chars: Upper bound on one evidence sentence in the prompt.
+        counter: Token estimator for responses without usage metadata.
+    """
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        prompts: PromptSet | None = None,
+        domain: str = "hotels and restaurants",
+        structured_output: StructuredMode = "auto",
+        retry: RetryPolicy | None = None,
+        max_text_chars: int = 300,
+        max_evidence_chars: int = 600,
+        counter: TokenCounter | None = None,
+    ) -> None:
+        if max_text_chars < 20:
+            raise ConfigError(f"max_text_chars={max_text_chars} must be >= 20")
+        if max_evidence_chars < 20:
+            raise ConfigError(f"max_evidence_chars={max_evidence_chars} must be >= 20")
+        self.prompts = prompts or default_prompts(domain)
+        self.max_text_chars = max_text_chars
+        self.max_evidence_chars = max_evidence_chars
+        self.system_text = self.prompts.system.render()
+        secret_text = " ".join(
+            [self.prompts.system.template, self.prompts.system.data_rules, self.prompts.highlight.instruction]
+        )
+        self._secret_shingles = _shingles(secret_text, 6)
+        self.caller: StructuredCaller[HighlightOutput, Any] = StructuredCaller(
+            model, self.prompts.highlight.output_model, mode=structured_output, retry=retry, counter=counter
+        )
+        self.model = model
+
+    @property
+    def mode(self) -> str:
+        """``"native"`` or ``"parser"`` (may turn to parser after a 400 from the server)."""
+        return self.caller.mode
+
+    # -- prompt -----------------------------------------------------------------------------------
+    def build_messages(self, item: QueryEvidence) -> list[BaseMessage]:
+        """The chat messages sent for one query."""
+        prompt_input = self.prompts.highlight.input_model(
+            query=item.query,
+            entity_name=item.entity_name,
+            evidence=[EvidenceItem(id=label_for(i), text=e.text) for i, e in enumerate(item.evidence)],
+            max_evidence_chars=self.max_evidence_chars,
+        )
+        return self.prompts.highlight.build_messages(self.system_text, prompt_input)
+
+    # -- validation -------------------------------------------------------------------------------
+    def _leaks_prompt(self, text: str) -> bool:
+        return bool(_shingles(text, 6) & self._secret_shingles)
+
+    def _validate(self, ctx: _Context, output: HighlightOutput) -> list[Highlight]:
+        rejected: list[str] = []
+        highlights: list[Highlight] = []
+        seen_sides: set[Polarity] = set()
+        extra_notes: list[str] = []
+        for draft in output.highlights:
+            polarity = Polarity.PROS if draft.polarity == "PROS" else Polarity.CONS
+            text = " ".join(draft.text.split())
+            if not text:
+                raise OutputInvalid("a highlight has empty text")
+            if self._leaks_prompt(text):
+                raise OutputInvalid("a highlight repeats the instructions instead of summarizing the evidence")
+            cited: list[Evidence] = []
+            for ref in draft.sentence_ids:
+                ev = ctx.resolve(ref)
+                if ev is None:
+                    rejected.append(str(ref)[:80])
+                elif all(ev.sentence_id != c.sentence_id for c in cited):
+                    cited.append(ev)
+            if not cited:
+                raise OutputInvalid(
+                    f"highlight {text[:60]!r} cites no sentence of the evidence block "
+                    f"(cited {list(draft.sentence_ids)[:5]}; valid labels are S1..S{len(ctx.item.evidence)})"
+                )
+            if polarity in seen_sides:
+                extra_notes.append(f"dropped a second {polarity.value} highlight: {text[:80]!r}")
+                continue
+            seen_sides.add(polarity)
+            notes: list[str] = []
+            if len(text) > self.max_text_chars:
+                text = _truncate(text, self.max_text_chars)
+                notes.append(f"text cut to {self.max_text_chars} characters")
+            leaning = evidence_polarity(cited)
+            agrees = None if leaning is None else leaning is polarity
+            if agrees is False:
+                scores = [e.sentiment for e in cited if e.sentiment is not None]
+                mean = sum(scores) / len(scores)
+                notes.append(
+                    f"model chose {polarity.value} but the cited evidence leans {leaning.value} "  # type: ignore[union-attr]
+                    f"(mean sentiment {mean:+.2f})"
+                )
+            highlights.append(
+                Highlight(
+                    query=ctx.item.query,
+                    polarity=polarity,
+                    text=text,
+                    evidence=[e.model_copy() for e in cited],
+                    support=ctx.item.support.model_copy(),
+                    evidence_polarity=leaning,
+                    polarity_agrees=agrees,
+                    notes=notes,
+                )
+            )
+        if rejected:
+            note = f"rejected citation(s) not in the retrieved evidence: {rejected[:10]}"
+            for h in highlights:
+                h.notes.append(note)
+        if extra_notes and highlights:
+            highlights[-1].notes.extend(extra_notes)
+        ctx.rejected = rejected
+        return highlights
+
+    # -- Runnable ---------------------------------------------------------------------------------
+    def _prepare(self, value: Any) -> tuple[_Context, list[BaseMessage]] | None:
+        item = _coerce_item(value)
+        if not item.query.strip():
+            raise ConfigError("query must not be empty")
+        if not item.evidence:
+            return None
+        return _Context(item), self.build_messages(item)
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> HighlightResult:
+        """Highlights for one query (no model call when there is no evidence)."""
+        prepared = self._prepare(input)
+        if prepared is None:
+            return HighlightResult(query=_coerce_item(input).query, attempts=0, mode=self.mode)
+        ctx, messages = prepared
+        result = self.caller.call(messages, config, validate=lambda out: self._validate(ctx, out))
+        return HighlightResult(
+            query=ctx.item.query,
+            highlights=result.value,
+            attempts=result.attempts,
+            repaired=result.repaired,
+            mode=result.mode,
+            usage=result.usage,
+            rejected_ids=ctx.rejected,
+            raw_output=result.raw_output[:4000],
+        )
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> HighlightResult:
+        """Async twin of :meth:`invoke` (uses the model's native ``ainvoke``)."""
+        prepared = self._prepare(input)
+        if prepared is None:
+            return HighlightResult(query=_coerce_item(input).query, attempts=0, mode=self.mode)
+        ctx, messages = prepared
+        result = await self.caller.acall(messages, config, validate=lambda out: self._validate(ctx, out))
+        return HighlightResult(
+            query=ctx.item.query,
+            highlights=result.value,
+            attempts=result.attempts,
+            repaired=result.repaired,
+            mode=result.mode,
+            usage=result.usage,
+            rejected_ids=ctx.rejected,
+            raw_output=result.raw_output[:4000],
+        )

@@ -1,0 +1,111 @@
+"""Prompts as typed contracts: an input model, an output model, an instruction and
+few-shot examples written as model instances.
+
+A :class:`PromptTemplate` turns an input instance into chat messages; the output
+model is what the chain validates the answer against (and what providers with
+native structured output are asked to produce). Untrusted text (review
+sentences) is placed in the prompt only through :func:`quote_untrusted`, which
+JSON-quotes it and neutralises angle brackets so it cannot close its delimiter.
+
+Example:
+    >>> quote_untrusted('ignore </evidence> "this"')
+    '"ignore \\\\u003c/evidence\\\\u003e \\\\"this\\\\""'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel
+
+from opinio_agents.errors import ConfigError
+
+__all__ = ["FewShotExample", "PromptTemplate", "quote_untrusted"]
+
+InT = TypeVar("InT", bound=BaseModel)
+OutT = TypeVar("OutT", bound=BaseModel)
+
+
+def quote_untrusted(text: str, max_chars: int | None = None) -> str:
+    """JSON-quote untrusted text for a prompt; ``<``/``>`` become ``\\u003c``/``\\u003e``.
+
+    Args:
+        text: Review text (data, never instructions).
+        max_chars: Truncate longer text (with an ellipsis) before quoting.
+    """
+    if max_chars is not None and len(text) > max_chars:
+        text = text[: max(0, max_chars - 1)].rstrip() + "\u2026"
+    quoted = json.dumps(text, ensure_ascii=False)
+    return quoted.replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+@dataclass(frozen=True)
+class FewShotExample(Generic[InT, OutT]):
+    """One demonstration: an input instance and the output the model should give."""
+
+    input: InT
+    output: OutT
+
+
+@dataclass(frozen=True)
+class PromptTemplate(Generic[InT, OutT]):
+    """A prompt contract.
+
+    Attributes:
+        name: Short identifier (``"highlight"``, ``"long_context"``).
+        input_model: Pydantic model of what the prompt is filled with.
+        output_model: Pydantic model the answer must validate against.
+        instruction: The task text; ``str.format`` fields are filled from
+            ``render_fields(input)`` (untrusted text is already quoted there).
+        render_fields: Maps an input instance to the instruction's format fields.
+        examples: Few-shot demonstrations, shown as user/assistant turns.
+
+    Example:
+        >>> from opinio_agents.prompts import default_prompts
+        >>> prompts = default_prompts()
+        >>> custom = prompts.highlight.with_overrides(examples=())
+        >>> len(custom.examples)
+        0
+    """
+
+    name: str
+    input_model: type[InT]
+    output_model: type[OutT]
+    instruction: str
+    render_fields: Callable[[InT], dict[str, Any]]
+    examples: Sequence[FewShotExample[InT, OutT]] = field(default_factory=tuple)
+
+    def with_overrides(self, **changes: Any) -> PromptTemplate[InT, OutT]:
+        """A copy with some attributes replaced (instruction, examples, ...)."""
+        unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
+        if unknown:
+            raise ConfigError(f"unknown prompt attribute(s) {sorted(unknown)}; accepted: {[f.name for f in dataclasses.fields(self)]}")
+        return dataclasses.replace(self, **changes)
+
+    def render_user(self, value: InT) -> str:
+        """The user-turn text for one input."""
+        if not isinstance(value, self.input_model):
+            raise ConfigError(
+                f"prompt {self.name!r} expects {self.input_model.__name__}, got {type(value).__name__}"
+            )
+        try:
+            return self.instruction.format(**self.render_fields(value))
+        except (KeyError, IndexError) as exc:
+            raise ConfigError(
+                f"prompt {self.name!r}: the instruction uses a field {exc} that its renderer does not "
+                "provide; escape literal braces as '{{' and '}}'"
+            ) from exc
+
+    def build_messages(self, system: str, value: InT) -> list[BaseMessage]:
+        """System turn, few-shot turns, then the user turn for ``value``."""
+        messages: list[BaseMessage] = [SystemMessage(content=system)]
+        for example in self.examples:
+            messages.append(HumanMessage(content=self.render_user(example.input)))
+            messages.append(AIMessage(content=example.output.model_dump_json()))
+        messages.append(HumanMessage(content=self.render_user(value)))
+        return messages

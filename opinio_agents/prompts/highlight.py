@@ -1,0 +1,138 @@
+"""The per-query highlight prompt (OpinioRAG Sec. 4, Eq. 2 and Figure 5).
+
+``Highlight(Q) = LLM(Q, S_Q, C, E, P)``: the query ``Q``, its top-K evidence
+sentences ``S_Q`` (delimited, each with a short label ``S1``, ``S2``, ...), the
+style guidelines ``C`` and exemplars ``E`` (in the system message) and this
+instruction ``P``. The model answers with :class:`HighlightOutput` JSON.
+
+Example:
+    >>> from opinio_agents.prompts.highlight import HIGHLIGHT_PROMPT, HighlightInput, EvidenceItem
+    >>> text = HIGHLIGHT_PROMPT.render_user(HighlightInput(
+    ...     query="wi-fi", evidence=[EvidenceItem(id="S1", text="Wi-fi was fast.")]))
+    >>> '{"id": "S1", "text": "Wi-fi was fast."}' in text
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from opinio_agents.prompts.contracts import FewShotExample, PromptTemplate, quote_untrusted
+
+__all__ = [
+    "EvidenceItem",
+    "HighlightInput",
+    "HighlightDraft",
+    "HighlightOutput",
+    "HIGHLIGHT_INSTRUCTION",
+    "HIGHLIGHT_EXAMPLES",
+    "HIGHLIGHT_PROMPT",
+    "render_highlight_fields",
+]
+
+
+class EvidenceItem(BaseModel):
+    """One evidence sentence as shown to the model: a short label and the text."""
+
+    id: str
+    text: str
+
+
+class HighlightInput(BaseModel):
+    """What the highlight prompt is filled with."""
+
+    query: str
+    entity_name: str = ""
+    evidence: list[EvidenceItem] = Field(default_factory=list)
+    max_evidence_chars: int = 600
+
+
+class HighlightDraft(BaseModel):
+    """One highlight as the model writes it."""
+
+    polarity: Literal["PROS", "CONS"] = Field(description="PROS if the evidence praises the query, CONS if it criticises it.")
+    text: str = Field(description="One concise key-point phrase, at most about 20 words.")
+    sentence_ids: list[str] = Field(description="Labels (S1, S2, ...) of the evidence sentences that support the text.")
+
+
+class HighlightOutput(BaseModel):
+    """The model's answer: zero to two highlights (one PROS and/or one CONS)."""
+
+    highlights: list[HighlightDraft] = Field(
+        description="Empty when no evidence sentence is about the query; at most one PROS and one CONS."
+    )
+
+
+HIGHLIGHT_INSTRUCTION = """Task: write the opinion highlight for the user query {query} about {entity}, using only the retrieved review sentences in the evidence block as your source.
+
+Instructions:
+1. Decide from the evidence whether reviewers are mostly positive (PROS) or negative (CONS) about the query. Only when the reviews genuinely split, give one PROS and one CONS highlight.
+2. Write each highlight as one concise key-point phrase of at most 20 words, in the style of the examples: no first person, no quotes, no hedging, no praise or blame the evidence does not state.
+3. Serious problems (safety, hygiene, bed bugs, food poisoning, theft, harassment, discrimination) reported in the evidence go into a CONS highlight; never soften them.
+4. In "sentence_ids" list the labels (S1, S2, ...) of the evidence sentences that support each highlight; use only labels present in the evidence block.
+5. If no evidence sentence is about the query, answer {{"highlights": []}}.
+6. Output JSON only, in exactly this format:
+{{"highlights": [{{"polarity": "PROS" or "CONS", "text": "...", "sentence_ids": ["S1", "..."]}}]}}
+
+Query: {query}
+<evidence>
+{evidence}
+</evidence>"""
+
+
+def render_highlight_fields(value: HighlightInput) -> dict[str, Any]:
+    """Format fields of :data:`HIGHLIGHT_INSTRUCTION`; review text goes through :func:`quote_untrusted`."""
+    lines = [
+        '{"id": %s, "text": %s}' % (quote_untrusted(item.id, 40), quote_untrusted(item.text, value.max_evidence_chars))
+        for item in value.evidence
+    ]
+    return {
+        "query": quote_untrusted(value.query, 200),
+        "entity": quote_untrusted(value.entity_name, 200) if value.entity_name else "the entity",
+        "evidence": "\n".join(lines) if lines else "(no evidence)",
+    }
+
+
+HIGHLIGHT_EXAMPLES: tuple[FewShotExample[HighlightInput, HighlightOutput], ...] = (
+    FewShotExample(
+        input=HighlightInput(
+            query="shuttle service",
+            entity_name="Example Airport Hotel",
+            evidence=[
+                EvidenceItem(id="S1", text="The free shuttle to the airport runs every 30 minutes, day and night."),
+                EvidenceItem(id="S2", text="We took the hotel shuttle to the Strip twice and never waited long."),
+                EvidenceItem(id="S3", text="Parking costs extra."),
+            ],
+        ),
+        output=HighlightOutput(highlights=[
+            HighlightDraft(polarity="PROS", text="Free, round-the-clock shuttle to the airport and the Strip.",
+                           sentence_ids=["S1", "S2"]),
+        ]),
+    ),
+    FewShotExample(
+        input=HighlightInput(
+            query="wi-fi",
+            entity_name="Example Beach Resort",
+            evidence=[
+                EvidenceItem(id="S1", text="They charge $15 a day for wi-fi, which is ridiculous."),
+                EvidenceItem(id="S2", text="Wifi kept dropping in our room on the 9th floor."),
+                EvidenceItem(id="S3", text="The lobby wi-fi was fine for email."),
+            ],
+        ),
+        output=HighlightOutput(highlights=[
+            HighlightDraft(polarity="CONS", text="Wi-Fi requires a daily fee and drops out in upper-floor rooms.",
+                           sentence_ids=["S1", "S2"]),
+        ]),
+    ),
+)
+
+HIGHLIGHT_PROMPT: PromptTemplate[HighlightInput, HighlightOutput] = PromptTemplate(
+    name="highlight",
+    input_model=HighlightInput,
+    output_model=HighlightOutput,
+    instruction=HIGHLIGHT_INSTRUCTION,
+    render_fields=render_highlight_fields,
+    examples=HIGHLIGHT_EXAMPLES,
+)

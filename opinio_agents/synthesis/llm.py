@@ -1,0 +1,207 @@
+"""LLM synthesizer: one highlight-chain call per query, bounded concurrency, cache, usage.
+
+Example:
+    >>> from langchain_core.language_models import FakeListChatModel
+    >>> from opinio_agents.models import Evidence
+    >>> from opinio_agents.synthesis.base import QueryEvidence
+    >>> synth = LLMSynthesizer(FakeListChatModel(responses=[
+    ...     '{"highlights": [{"polarity": "CONS", "text": "Wi-Fi costs extra.", "sentence_ids": ["S1"]}]}']))
+    >>> [h.text for h in synth.synthesize(QueryEvidence(query="wi-fi", evidence=[
+    ...     Evidence(sentence_id="1:4:2", text="Wifi is $10 a day.", sentiment=-0.2)]))]
+    ['Wi-Fi costs extra.']
+    >>> synth.usage.calls
+    1
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from pathlib import Path
+
+from langchain_core.language_models import BaseChatModel
+
+from opinio_agents.chains.highlight import HighlightChain, HighlightResult
+from opinio_agents.chains.structured import StructuredMode
+from opinio_agents.errors import ConfigError, OpinioError
+from opinio_agents.llm.cache import SQLiteResponseCache, attach_cache
+from opinio_agents.llm.providers import model_name_of, resolve_chat_model
+from opinio_agents.llm.retry import RetryPolicy
+from opinio_agents.llm.usage import UsageMeter
+from opinio_agents.models import Highlight, QueryFailure, TokenUsage
+from opinio_agents.prompts.promptset import PromptSet, default_prompts
+from opinio_agents.synthesis.alerts import guard_highlights
+from opinio_agents.synthesis.base import QueryEvidence, SynthesisOutcome, Synthesizer
+
+__all__ = ["LLMSynthesizer", "prepare_model"]
+
+
+def prepare_model(
+    llm: BaseChatModel | str,
+    *,
+    base_url: str | None = None,
+    max_tokens: int = 256,
+    timeout: float = 60.0,
+    cache_path: str | Path | None = None,
+    temperature: float = 0.7,
+    top_p: float = 0.9,
+) -> tuple[BaseChatModel, SQLiteResponseCache | None]:
+    """Resolve ``llm`` (client retries off: the caller retries) and attach the SQLite cache."""
+    if llm is None:
+        raise ConfigError(
+            "an LLM is required for the LLM synthesizer; pass e.g. 'openai:gpt-4o-mini' or use the "
+            "extractive synthesizer"
+        )
+    model = resolve_chat_model(
+        llm,
+        base_url=base_url,
+        temperature=temperature,
+        top_p=top_p,
+        max_tokens=max_tokens,
+        timeout=timeout,
+        max_retries=0,
+    )
+    if model is None:  # pragma: no cover - resolve_chat_model returns None only for None
+        raise ConfigError("llm resolved to no model; pass a provider string or a BaseChatModel")
+    cache = None
+    if cache_path is not None:
+        cache = SQLiteResponseCache(cache_path)
+        model = attach_cache(model, cache)
+    return model, cache
+
+
+class LLMSynthesizer(Synthesizer):
+    """The OpinioRAG synthesizer stage with an LLM (Sec. 4, Eq. 2).
+
+    Args:
+        llm: A LangChain chat model or a provider string (``"openai:gpt-4o-mini"``,
+            ``"ollama:llama3.1"``, ...; see :func:`opinio_agents.llm.resolve_chat_model`).
+            Strings are resolved with the paper's sampling defaults and with the
+            client's own retries off, so that this class's retry policy is the only one.
+        prompts: Prompt set; defaults to the paper's prompts for ``domain``.
+        domain: Domain of the system message.
+        max_concurrency: Queries in flight at once in :meth:`synthesize_many`.
+        timeout: Per-request timeout (seconds) for models built from a string.
+        max_retries: Retries of transient errors (429, 5xx, timeouts) per call.
+        cache_path: SQLite response cache file; a re-run with the same prompts and
+            settings is then free and returns the same highlights.
+        max_evidence_chars: Longest evidence sentence put in a prompt.
+        base_url: OpenAI-compatible server for string specs.
+        structured_output: ``"auto"``, ``"native"`` or ``"parser"``.
+        retry: Full retry policy (overrides ``max_retries``).
+        guard: Apply the critical-complaint guard to every query's highlights.
+    """
+
+    name = "llm"
+
+    def __init__(
+        self,
+        llm: BaseChatModel | str,
+        *,
+        prompts: PromptSet | None = None,
+        domain: str = "hotels and restaurants",
+        max_concurrency: int = 4,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        cache_path: str | Path | None = None,
+        max_evidence_chars: int = 600,
+        base_url: str | None = None,
+        structured_output: StructuredMode = "auto",
+        retry: RetryPolicy | None = None,
+        guard: bool = True,
+        max_tokens: int = 256,
+    ) -> None:
+        super().__init__()
+        if max_concurrency < 1:
+            raise ConfigError(f"max_concurrency={max_concurrency} must be >= 1")
+        self.model, self.cache = prepare_model(
+            llm, base_url=base_url, max_tokens=max_tokens, timeout=timeout, cache_path=cache_path
+        )
+        self.model_name = model_name_of(self.model)
+        self.max_concurrency = max_concurrency
+        self.guard = guard
+        self.chain = HighlightChain(
+            self.model,
+            prompts=prompts or default_prompts(domain),
+            structured_output=structured_output,
+            retry=retry or RetryPolicy(max_retries=max_retries),
+            max_evidence_chars=max_evidence_chars,
+        )
+        self._meter = UsageMeter()
+
+    @property
+    def usage(self) -> TokenUsage:  # type: ignore[override]
+        """Tokens and calls so far (all threads)."""
+        return self._meter.snapshot()
+
+    @usage.setter
+    def usage(self, value: TokenUsage) -> None:
+        # Synthesizer.__init__ assigns a fresh TokenUsage; keep the meter in sync.
+        meter = getattr(self, "_meter", None) or UsageMeter()
+        meter.reset()
+        meter.add(value)
+        self._meter = meter
+
+    def _finish(self, item: QueryEvidence, result: HighlightResult) -> list[Highlight]:
+        self._meter.add(result.usage)
+        highlights = result.highlights
+        if self.guard:
+            highlights = guard_highlights(item, highlights)
+        return highlights
+
+    def synthesize(self, item: QueryEvidence) -> list[Highlight]:
+        """Highlights for one query (empty without evidence; no model call then).
+
+        Raises:
+            LLMError: The model failed after its retries.
+            LLMOutputError: The answer could not be parsed or validated after one repair.
+        """
+        return self._finish(item, self.chain.invoke(item))
+
+    async def asynthesize(self, item: QueryEvidence) -> list[Highlight]:
+        """Async twin of :meth:`synthesize`."""
+        return self._finish(item, await self.chain.ainvoke(item))
+
+    @staticmethod
+    def _failure(item: QueryEvidence, exc: Exception) -> SynthesisOutcome:
+        attempts = getattr(exc, "attempts", None) or 1
+        return SynthesisOutcome(item=item, failure=QueryFailure(query=item.query, error=str(exc)[:1000], attempts=attempts))
+
+    def synthesize_many(self, items: Sequence[QueryEvidence]) -> Iterator[SynthesisOutcome]:
+        """Yield one outcome per query in completion order, ``max_concurrency`` at a time.
+
+        A query that fails (after retries and one repair) yields an outcome with
+        ``failure`` set; the other queries are unaffected.
+        """
+        items = list(items)
+        if not items:
+            return
+        with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(items)), thread_name_prefix="opinio-llm") as pool:
+            pending: dict[Future[list[Highlight]], QueryEvidence] = {
+                pool.submit(self.synthesize, item): item for item in items
+            }
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    item = pending.pop(future)
+                    try:
+                        yield SynthesisOutcome(item=item, highlights=future.result())
+                    except OpinioError as exc:
+                        yield self._failure(item, exc)
+                    except Exception as exc:  # a provider bug must not sink the other queries
+                        yield self._failure(item, exc)
+
+    async def asynthesize_many(self, items: Sequence[QueryEvidence]) -> AsyncIterator[SynthesisOutcome]:
+        """Async twin of :meth:`synthesize_many` (a semaphore bounds concurrency)."""
+        semaphore = asyncio.Semaphore(self.max_concurrency)
+
+        async def one(item: QueryEvidence) -> SynthesisOutcome:
+            async with semaphore:
+                try:
+                    return SynthesisOutcome(item=item, highlights=await self.asynthesize(item))
+                except Exception as exc:
+                    return self._failure(item, exc)
+
+        for next_done in asyncio.as_completed([one(item) for item in items]):
+            yield await next_done
