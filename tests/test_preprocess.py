@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from opinio_agents.text.preprocess import lemmatize_word, preprocess_for_bm25, tokenize_for_bm25
+from opinio_agents.text.preprocess import (
+    PROTECTED_TOKENS,
+    lemmatize_word,
+    preprocess_for_bm25,
+    tokenize_for_bm25,
+)
 
 PAPER_EXAMPLE = (
     "I can't believe it! Visit our website at https://example.com. "
@@ -105,3 +110,11 @@ def test_whitespace_normalized_and_empty_inputs() -> None:
     assert preprocess_for_bm25("  Big \n\n\t rooms  ") == "big room"
     assert preprocess_for_bm25("") == ""
     assert tokenize_for_bm25("!!! 123 ...") == []
+
+
+def test_protected_table_invariant() -> None:
+    # _compile_protected relies on every pattern starting with a word boundary.
+    assert all(pattern.startswith(r"\b") for pattern, _ in PROTECTED_TOKENS)
+    assert all(
+        replacement.isalpha() and replacement.islower() for _, replacement in PROTECTED_TOKENS
+    )

@@ -335,6 +335,20 @@ class _JsonScanner:
         self._pos = 0
         return True
 
+    def _grow(self) -> bool:
+        """Read until the unparsed part of the buffer has doubled (or input ends).
+
+        Doubling keeps re-parsing a large entity that spans many chunks linear
+        in its size rather than quadratic.
+        """
+        target = 2 * (len(self._buf) - self._pos)
+        grew = False
+        while self._more():
+            grew = True
+            if len(self._buf) - self._pos >= target:
+                break
+        return grew
+
     def _line_at(self, pos: int) -> int:
         return self._line_base + self._buf.count("\n", 0, pos)
 
@@ -369,7 +383,7 @@ class _JsonScanner:
                 incomplete = exc.pos >= len(self._buf) - 8 or exc.msg.startswith(
                     "Unterminated string"
                 )
-                if incomplete and self._more():
+                if incomplete and self._grow():
                     continue
                 raise self._syntax_error(exc.msg, exc.pos) from None
             if end >= len(self._buf) and isinstance(value, (int, float)) and not self._stream.eof:

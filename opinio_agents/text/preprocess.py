@@ -69,13 +69,13 @@ PROTECTED_TOKENS: tuple[tuple[str, str], ...] = (
     (r"\b24\s*(?:-|\s)?\s*(?:hours?|hrs?|h)\b", "twentyfourhour"),
     (r"\b24\s*(?:/|x)\s*7\b", "twentyfourseven"),
     (r"\bwi\s*-?\s*fi\b", "wifi"),
-    (r"\bcheck-?in(s)?\b", "checkin"),
-    (r"\bcheck-?out(s)?\b", "checkout"),
+    (r"\bcheck-?in(?:s)?\b", "checkin"),
+    (r"\bcheck-?out(?:s)?\b", "checkout"),
     (r"\ba\s*/\s*c\b|\bair[\s-]?con\b", "aircon"),
     (r"\bt\.v\.?|\btvs\b", "tv"),
-    (r"\be-mail(s)?\b", "email"),
-    (r"\bb\s*&\s*b(s)?\b|\bbnb\b", "bnb"),
-    (r"\bmini[\s-]?bar(s)?\b", "minibar"),
+    (r"\be-mail(?:s)?\b", "email"),
+    (r"\bb\s*&\s*b(?:s)?\b|\bbnb\b", "bnb"),
+    (r"\bmini[\s-]?bar(?:s)?\b", "minibar"),
     (r"\ben[\s-]?suite\b", "ensuite"),
     (r"\bnon[\s-]?smoking\b", "nonsmoking"),
     (r"\bfree[\s-]?of[\s-]?charge\b", "free"),
@@ -130,9 +130,22 @@ _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _COMBINING = re.compile(r"[\u0300-\u036f]+")
 _POSSESSIVE = re.compile(r"'s\b")
-_PROTECT = tuple(
-    (re.compile(pattern), f" {replacement} ") for pattern, replacement in PROTECTED_TOKENS
-)
+
+
+def _compile_protected() -> re.Pattern[str]:
+    """All protected patterns in one alternation; the named group says which matched.
+
+    Every pattern starts with ``\\b`` and a letter or digit; a lookahead on those
+    first characters lets the regex engine skip most positions quickly.
+    """
+    branches = [f"(?P<p{i}>{pattern[2:]})" for i, (pattern, _) in enumerate(PROTECTED_TOKENS)]
+    firsts = {m.group(1) for pattern, _ in PROTECTED_TOKENS for m in _FIRST.finditer(pattern)}
+    return re.compile(rf"(?=[{''.join(sorted(firsts))}])\b(?:{'|'.join(branches)})")
+
+
+_FIRST = re.compile(r"(?:^|\|)\\b(\w)")
+_PROTECT = _compile_protected()
+_PROTECT_REPLACEMENT = {f"p{i}": f" {repl} " for i, (_, repl) in enumerate(PROTECTED_TOKENS)}
 _NON_ALPHA = re.compile(r"[^a-z]+")
 
 
@@ -166,6 +179,10 @@ def _expand_contractions(text: str) -> str:
     return str(contractions.fix(text))
 
 
+def _protected_replacement(match: re.Match[str]) -> str:
+    return _PROTECT_REPLACEMENT[match.lastgroup or ""]
+
+
 def _normalize(text: str) -> str:
     """Steps 1-6: everything up to (excluding) lemmatization; returns letters and spaces."""
     text = text.lower().translate(_CURLY)
@@ -180,8 +197,7 @@ def _normalize(text: str) -> str:
     text = _NON_ASCII.sub(" ", text)
     text = _expand_contractions(text)
     text = _POSSESSIVE.sub("", text)
-    for pattern, replacement in _PROTECT:
-        text = pattern.sub(replacement, text)
+    text = _PROTECT.sub(_protected_replacement, text)
     return _NON_ALPHA.sub(" ", text)
 
 
