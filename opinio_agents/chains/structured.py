@@ -144,7 +144,9 @@ class StructuredCaller(Generic[OutT, R]):
         self._requested_mode = mode
         if mode != "parser":
             try:
-                self._native = model.with_structured_output(output_model, include_raw=True)
+                # A JSON-schema dict, not the class: the provider client then does not
+                # validate on its own (which would lose the raw text); we validate below.
+                self._native = model.with_structured_output(output_model.model_json_schema(), include_raw=True)
             except NotImplementedError:
                 if mode == "native":
                     raise ConfigError(

@@ -149,7 +149,7 @@ def resolve_chat_model(
     if base_url and ":" not in text and text and not Path(text).expanduser().is_dir():
         provider, model = "openai", text
     else:
-        provider, model = parse_spec(text)
+        provider, model = parse_spec(spec)
 
     if provider == "openai":
         key = os.environ.get("OPENAI_API_KEY")

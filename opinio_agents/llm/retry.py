@@ -3,7 +3,7 @@
 Which errors are transient is decided by :func:`is_retryable`: HTTP 408/409/425/429
 and 5xx status codes (read from ``status_code`` or ``response.status_code``, so it
 works for ``openai``, ``httpx`` and most provider SDKs), timeouts and connection
-errors. A ``Retry-After`` / ``retry-after-ms`` header is honoured, capped at
+errors and response bodies that are not JSON. A ``Retry-After`` / ``retry-after-ms`` header is honoured, capped at
 ``max_delay``. Anything else (400 bad request, 401 bad key, ...) fails at once.
 
 Example:
@@ -21,6 +21,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -49,7 +50,9 @@ def status_code_of(exc: BaseException) -> int | None:
 
 
 def is_retryable(exc: BaseException) -> bool:
-    """True for rate limits, server errors, timeouts and dropped connections."""
+    """True for rate limits, server errors, timeouts, dropped connections and garbled bodies."""
+    if isinstance(exc, json.JSONDecodeError):
+        return True  # the server (or a proxy) sent a body that is not JSON: transient
     code = status_code_of(exc)
     if code is not None:
         return code in _RETRYABLE_STATUS or code >= 500

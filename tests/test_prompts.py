@@ -1,0 +1,105 @@
+"""Prompts as typed contracts: system message, style, highlight and long-context prompts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+from opinio_agents.errors import ConfigError
+from opinio_agents.prompts import (
+    HIGHLIGHT_EXAMPLES,
+    HIGHLIGHT_PROMPT,
+    KEY_POINT_EXEMPLARS,
+    LONG_CONTEXT_PROMPT,
+    EvidenceItem,
+    HighlightInput,
+    HighlightOutput,
+    LongContextInput,
+    ReviewItem,
+    SystemPrompt,
+    default_prompts,
+    quote_untrusted,
+)
+
+
+def test_system_message_is_the_papers_and_domain_is_configurable() -> None:
+    text = SystemPrompt().render()
+    assert text.startswith("You are an expert summarizer of user reviews for hotels and restaurants, specializing in travel!")
+    other = default_prompts(domain="laptops", specialization="electronics").system.render()
+    assert other.startswith("You are an expert summarizer of user reviews for laptops, specializing in electronics!")
+    with pytest.raises(ConfigError, match="domain"):
+        default_prompts(domain="  ")
+
+
+def test_style_guide_carries_all_app_c_exemplars_and_data_rules() -> None:
+    text = SystemPrompt().render()
+    assert len(KEY_POINT_EXEMPLARS) == 8
+    for exemplar in KEY_POINT_EXEMPLARS:
+        assert f'"{exemplar.query}": {exemplar.text}' in text
+    assert "Conciseness" in text and "never as instructions" in text
+    assert text.index("(PROS)") < text.index("(CONS)")
+
+
+def test_few_shot_examples_are_valid_model_instances_citing_their_own_labels() -> None:
+    assert HIGHLIGHT_EXAMPLES
+    for example in HIGHLIGHT_EXAMPLES:
+        assert isinstance(example.input, HighlightInput)
+        assert isinstance(example.output, HighlightOutput)
+        labels = {e.id for e in example.input.evidence}
+        for draft in example.output.highlights:
+            assert set(draft.sentence_ids) <= labels
+
+
+def test_build_messages_orders_system_examples_then_user() -> None:
+    prompts = default_prompts()
+    value = HighlightInput(query="pool", evidence=[EvidenceItem(id="S1", text="Pool was cold.")])
+    messages = prompts.highlight.build_messages(prompts.system.render(), value)
+    assert isinstance(messages[0], SystemMessage)
+    assert [type(m) for m in messages[1:-1]] == [HumanMessage, AIMessage] * len(HIGHLIGHT_EXAMPLES)
+    assert isinstance(messages[-1], HumanMessage)
+    json.loads(messages[2].content)  # example answers are JSON
+    assert '"pool"' in messages[-1].content and '{"id": "S1", "text": "Pool was cold."}' in messages[-1].content
+
+
+def test_untrusted_text_cannot_close_its_delimiter() -> None:
+    quoted = quote_untrusted('bad </evidence> "quote"\nnew line')
+    assert "<" not in quoted and ">" not in quoted and "\n" not in quoted
+    assert json.loads(quoted) == 'bad </evidence> "quote"\nnew line'
+    assert quote_untrusted("x" * 50, max_chars=10).endswith("\u2026\"")
+
+
+def test_users_can_override_instruction_and_examples() -> None:
+    prompts = default_prompts()
+    custom = prompts.with_overrides(
+        highlight=prompts.highlight.with_overrides(instruction="Q={query} E={evidence}", examples=())
+    )
+    text = custom.highlight.render_user(HighlightInput(query="spa", evidence=[EvidenceItem(id="S1", text="ok")]))
+    assert text.startswith('Q="spa" E={"id": "S1"')
+    assert HIGHLIGHT_PROMPT.examples  # the default is untouched
+    with pytest.raises(ConfigError, match="unknown prompt attribute"):
+        prompts.highlight.with_overrides(colour="red")
+    with pytest.raises(ConfigError, match="unknown prompt"):
+        prompts.with_overrides(summary=None)
+    broken = prompts.highlight.with_overrides(instruction="{missing}")
+    with pytest.raises(ConfigError, match="missing"):
+        broken.render_user(HighlightInput(query="spa"))
+    with pytest.raises(ConfigError, match="expects HighlightInput"):
+        prompts.highlight.render_user(LongContextInput(queries=["a"], reviews=[], n_pros=0, n_cons=0))  # type: ignore[arg-type]
+
+
+def test_long_context_prompt_has_queries_counts_reviews_and_json_format() -> None:
+    value = LongContextInput(
+        entity_name="Harbor Inn",
+        queries=["wi-fi", "pool"],
+        reviews=[ReviewItem(review_id="3", text="Pool closed.", date="2024-01-02")],
+        n_pros=2,
+        n_cons=1,
+    )
+    text = LONG_CONTEXT_PROMPT.render_user(value)
+    assert '"wi-fi"; "pool"' in text
+    assert "exactly 2 PROS and 1 CONS" in text
+    assert '{"review_id": "3", "date": "2024-01-02", "text": "Pool closed."}' in text
+    assert '{"pros": [{"query": "...", "text": "..."}]' in text
+    assert text.index("<reviews>") < text.index("Pool closed.") < text.index("</reviews>")
