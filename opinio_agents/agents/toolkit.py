@@ -1,0 +1,223 @@
+"""The review tools as plain Python: one implementation behind every agent framework.
+
+:class:`ReviewToolkit` wraps an :class:`~opinio_agents.api.OpinioRAG` and
+exposes ``list_entities``, ``search_reviews``, ``review_highlights``,
+``aspect_overview`` and ``compare_entities``; each takes the matching
+``*Input`` model's fields and returns a result model from
+:mod:`opinio_agents.agents.schemas`. The LangChain, LlamaIndex and MCP
+adapters only translate calls to and from these methods.
+
+Example:
+    >>> from opinio_agents import OpinioRAG
+    >>> toolkit = ReviewToolkit(OpinioRAG(store_dir="/tmp/opinio-demo"))   # doctest: +SKIP
+    >>> toolkit.search_reviews("101", "wi-fi", k=3).hits[0].text            # doctest: +SKIP
+    'The wifi kept dropping in our room.'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from opinio_agents.agents.filters import ReviewFilters
+from opinio_agents.agents.schemas import (
+    AspectItem,
+    AspectOverview,
+    Comparison,
+    EntityComparison,
+    EntityInfo,
+    EntityList,
+    HighlightItem,
+    HighlightsResult,
+    ReviewHit,
+    SearchResult,
+    SupportInfo,
+)
+from opinio_agents.errors import ConfigError, StoreError
+from opinio_agents.stores.sentence_index import ScoredSentence
+
+if TYPE_CHECKING:
+    from opinio_agents.api import OpinioRAG
+
+__all__ = ["ReviewToolkit", "to_hit"]
+
+
+def to_hit(scored: ScoredSentence) -> ReviewHit:
+    """A retrieved sentence as a tool-result row."""
+    s = scored.sentence
+    return ReviewHit(
+        sentence_id=s.sentence_id,
+        text=s.text,
+        score=round(scored.score, 4),
+        sentiment=round(scored.sentiment, 3),
+        review_id=s.review_id,
+        rating=s.rating,
+        publication_date=s.publication_date.isoformat() if s.publication_date else None,
+        helpful_votes=s.helpful_votes,
+    )
+
+
+def _coerce_filters(filters: ReviewFilters | dict[str, Any] | None) -> ReviewFilters | None:
+    if filters is None or isinstance(filters, ReviewFilters):
+        return filters
+    if isinstance(filters, dict):
+        return ReviewFilters.model_validate(filters)
+    raise ConfigError(f"filters={filters!r} must be a ReviewFilters, a dict of its fields, or None")
+
+
+class ReviewToolkit:
+    """Review tools over one store.
+
+    Args:
+        rag: The façade holding the index (and, optionally, the LLM used for highlights).
+        retriever: Retriever for searches (``hybrid`` by default).
+    """
+
+    def __init__(self, rag: OpinioRAG, *, retriever: str | None = None) -> None:
+        self.rag = rag
+        self.retriever = retriever or rag.retriever
+        if self.retriever not in ("bm25", "dense", "hybrid"):
+            raise ConfigError(f"retriever={self.retriever!r} is not one of bm25, dense, hybrid")
+
+    # -- helpers -----------------------------------------------------------------
+    def resolve_entity(self, entity: str | int) -> str:
+        """The store key of ``entity``, given its id or its exact (case-insensitive) name."""
+        text = str(entity).strip()
+        keys = self.rag.entities()
+        if text in keys:
+            return text
+        lowered = text.lower()
+        for key in keys:
+            info = self.rag.index_store.catalog.entity_info(key) or {}
+            if str(info.get("entity_name", "")).strip().lower() == lowered and lowered:
+                return key
+        listed = ", ".join(keys[:10]) or "none"
+        raise StoreError(f"unknown entity {text!r}; indexed entity ids: {listed} (call list_entities)")
+
+    def _name(self, key: str) -> str:
+        info = self.rag.index_store.catalog.entity_info(key) or {}
+        return str(info.get("entity_name") or "")
+
+    def _search(
+        self, key: str, query: str, k: int, filters: ReviewFilters | None
+    ) -> tuple[list[ReviewHit], SupportInfo]:
+        if not query.strip():
+            raise ConfigError("query is empty; pass an aspect such as 'wi-fi' or a short question")
+        if not 1 <= k <= 50:
+            raise ConfigError(f"k={k} must be between 1 and 50")
+        meta = filters.to_metadata_filters() if filters else None
+        hits = self.rag.retrieve(key, query, top_k=k, retriever=self.retriever, filters=meta)  # type: ignore[arg-type]
+        return [to_hit(h) for h in hits], SupportInfo.of(self.rag.support(key, query))
+
+    # -- tools -----------------------------------------------------------------------
+    def list_entities(self) -> EntityList:
+        """The indexed entities with their names and review counts."""
+        out = []
+        for key in self.rag.entities():
+            info = self.rag.index_store.catalog.entity_info(key) or {}
+            out.append(EntityInfo(entity_id=key, name=info.get("entity_name") or "", reviews=info.get("n_reviews") or 0))
+        return EntityList(entities=out)
+
+    def search_reviews(
+        self,
+        entity: str | int,
+        query: str,
+        k: int = 5,
+        filters: ReviewFilters | dict[str, Any] | None = None,
+    ) -> SearchResult:
+        """The ``k`` review sentences most relevant to ``query``, plus how many reviews mention it."""
+        key = self.resolve_entity(entity)
+        flt = _coerce_filters(filters)
+        hits, support = self._search(key, query, k, flt)
+        return SearchResult(
+            entity_id=key,
+            entity_name=self._name(key),
+            query=query,
+            filters=flt.describe() if flt else "",
+            covered=support.reviews > 0 and bool(hits),
+            support=support,
+            hits=hits,
+        )
+
+    def review_highlights(self, entity: str | int, queries: Sequence[str] | None = None) -> HighlightsResult:
+        """PROS/CONS highlights for ``queries`` (default: the entity's standard aspects)."""
+        key = self.resolve_entity(entity)
+        result = self.rag.highlights(key, list(queries) if queries else None)
+
+        def item(h: Any) -> HighlightItem:
+            return HighlightItem(
+                query=h.query, polarity=h.polarity.value, text=h.text,
+                sentence_ids=h.sentence_ids, support=h.support.describe(),
+            )
+
+        return HighlightsResult(
+            entity_id=key,
+            entity_name=result.entity_name or self._name(key),
+            synthesizer=result.meta.synthesizer,
+            pros=[item(h) for h in result.pros],
+            cons=[item(h) for h in result.cons],
+            failures=[f"{f.query}: {f.error}" for f in result.failures],
+        )
+
+    def aspect_overview(self, entity: str | int, top_k: int = 10) -> AspectOverview:
+        """The entity's main aspects with how many reviews praise or criticise each.
+
+        Uses HIRO's aspect discovery (``opinio_agents.hiro.discover_aspects``) when it is
+        available, else the entity's expert-review queries, ranked by mentions.
+        """
+        if not 1 <= top_k <= 50:
+            raise ConfigError(f"top_k={top_k} must be between 1 and 50")
+        key = self.resolve_entity(entity)
+        names, source = _hiro_aspects(self.rag, key, top_k), "hiro"
+        if names is None:
+            info = self.rag.index_store.catalog.entity_info(key) or {}
+            expert = info.get("expert_review")
+            names, source = (list(expert.queries) if expert else []), "expert-queries"
+            if not names:
+                raise ConfigError(
+                    f"entity {key!r} has no expert-review queries and HIRO aspect discovery is not "
+                    "available; ask about specific aspects with search_reviews instead"
+                )
+        items = [AspectItem(aspect=name, support=SupportInfo.of(self.rag.support(key, name))) for name in names]
+        items.sort(key=lambda a: a.support.reviews, reverse=True)
+        return AspectOverview(
+            entity_id=key, entity_name=self._name(key), source=source, aspects=items[:top_k]  # type: ignore[arg-type]
+        )
+
+    def compare_entities(
+        self,
+        entities: Sequence[str | int],
+        query: str,
+        k: int = 3,
+        filters: ReviewFilters | dict[str, Any] | None = None,
+    ) -> Comparison:
+        """How several entities fare on one aspect: support counts and example sentences each."""
+        keys = list(dict.fromkeys(self.resolve_entity(e) for e in entities))
+        if len(keys) < 2:
+            raise ConfigError(f"entities={list(entities)!r} must name at least two different entities")
+        flt = _coerce_filters(filters)
+        sides = []
+        for key in keys:
+            hits, support = self._search(key, query, k, flt)
+            sides.append(EntityComparison(entity_id=key, entity_name=self._name(key), support=support, hits=hits))
+        return Comparison(query=query, filters=flt.describe() if flt else "", entities=sides)
+
+
+def _hiro_aspects(rag: OpinioRAG, key: str, top_k: int) -> list[str] | None:
+    """Aspect names from HIRO's discovery when that module is installed, else None."""
+    try:
+        from opinio_agents.hiro import discover_aspects  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    found = discover_aspects(rag.index_store, key, top_k=top_k)
+    names: list[str] = []
+    for aspect in found:
+        if isinstance(aspect, str):
+            names.append(aspect)
+            continue
+        for attr in ("label", "name", "aspect", "query"):
+            value = getattr(aspect, attr, None)
+            if isinstance(value, str) and value.strip():
+                names.append(value.strip())
+                break
+    return list(dict.fromkeys(names)) or None
