@@ -6,7 +6,6 @@ malformed bodies, the downgrade to text parsing on HTTP 400, and the SQLite cach
 
 from __future__ import annotations
 
-import json
 
 import pytest
 

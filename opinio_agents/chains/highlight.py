@@ -45,7 +45,7 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.llm.retry import RetryPolicy
 from opinio_agents.llm.tokens import TokenCounter
 from opinio_agents.models import Evidence, Highlight, Polarity, Support, TokenUsage
-from opinio_agents.prompts.highlight import EvidenceItem, HighlightInput, HighlightOutput
+from opinio_agents.prompts.highlight import EvidenceItem, HighlightOutput
 from opinio_agents.prompts.promptset import PromptSet, default_prompts
 from opinio_agents.synthesis.base import QueryEvidence
 

@@ -249,6 +249,14 @@ class StructuredCaller(Generic[OutT, R]):
             HumanMessage(content=self.repair_instruction.format(error=error)),
         ]
 
+    @staticmethod
+    def _unusable(error: OutputInvalid, raw: Any, attempts: int, usage: TokenUsage) -> LLMOutputError:
+        exc = LLMOutputError(
+            f"model output unusable after one repair attempt: {error}", raw_output=_text_of(raw), attempts=attempts
+        )
+        exc.usage = usage  # type: ignore[attr-defined]  # tokens spent, for accounting
+        return exc
+
     # -- public API ------------------------------------------------------------------------------
     def call(
         self,
@@ -266,7 +274,8 @@ class StructuredCaller(Generic[OutT, R]):
 
         Raises:
             LLMError: The model call failed after its retries.
-            LLMOutputError: The answer (and the repaired answer) could not be used.
+            LLMOutputError: The answer (and the repaired answer) could not be used; its
+                ``usage`` attribute holds the tokens spent.
         """
         check = validate or self.validate
         raw, parsed, attempts = self._invoke_once(messages, config)
@@ -281,11 +290,7 @@ class StructuredCaller(Generic[OutT, R]):
             try:
                 value = self._coerce(raw2, parsed2, check)
             except OutputInvalid as second:
-                raise LLMOutputError(
-                    f"model output unusable after one repair attempt: {second}",
-                    raw_output=_text_of(raw2),
-                    attempts=attempts + more,
-                ) from second
+                raise self._unusable(second, raw2, attempts + more, usage) from second
             return StructuredResult(value, _text_of(raw2), attempts + more, True, self.mode, usage, [str(first)])
 
     async def acall(
@@ -309,9 +314,5 @@ class StructuredCaller(Generic[OutT, R]):
             try:
                 value = self._coerce(raw2, parsed2, check)
             except OutputInvalid as second:
-                raise LLMOutputError(
-                    f"model output unusable after one repair attempt: {second}",
-                    raw_output=_text_of(raw2),
-                    attempts=attempts + more,
-                ) from second
+                raise self._unusable(second, raw2, attempts + more, usage) from second
             return StructuredResult(value, _text_of(raw2), attempts + more, True, self.mode, usage, [str(first)])

@@ -157,11 +157,26 @@ class LLMSynthesizer(Synthesizer):
             LLMError: The model failed after its retries.
             LLMOutputError: The answer could not be parsed or validated after one repair.
         """
-        return self._finish(item, self.chain.invoke(item))
+        try:
+            result = self.chain.invoke(item)
+        except OpinioError as exc:
+            self._record_failed(exc)
+            raise
+        return self._finish(item, result)
+
+    def _record_failed(self, exc: Exception) -> None:
+        spent = getattr(exc, "usage", None)
+        if isinstance(spent, TokenUsage):
+            self._meter.add(spent)
 
     async def asynthesize(self, item: QueryEvidence) -> list[Highlight]:
         """Async twin of :meth:`synthesize`."""
-        return self._finish(item, await self.chain.ainvoke(item))
+        try:
+            result = await self.chain.ainvoke(item)
+        except OpinioError as exc:
+            self._record_failed(exc)
+            raise
+        return self._finish(item, result)
 
     @staticmethod
     def _failure(item: QueryEvidence, exc: Exception) -> SynthesisOutcome:
