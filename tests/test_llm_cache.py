@@ -65,3 +65,13 @@ def test_bad_paths(tmp_path) -> None:  # type: ignore[no-untyped-def]
     corrupt.write_bytes(b"this is not a database" * 100)
     with pytest.raises(StoreError, match="delete the file"):
         SQLiteResponseCache(corrupt)
+
+
+def test_token_counters_agree_roughly() -> None:
+    from opinio_agents.llm import HeuristicTokenCounter, WordPieceTokenCounter
+
+    text = "The breakfast buffet was cold and stale, wi-fi cost 15 dollars a day."
+    wordpiece = WordPieceTokenCounter().count(text)
+    heuristic = HeuristicTokenCounter().count(text)
+    assert 12 <= wordpiece <= 25 and abs(wordpiece - heuristic) <= 6
+    assert WordPieceTokenCounter().count("") == 0

