@@ -63,7 +63,7 @@ are negative").
 _OPEN, _CLOSE = "<review_data>", "</review_data>"
 _MARKER = re.compile(r"\[S(\d+)\]")
 _BLOCK_TAG = re.compile(r"</?\s*review_data\s*>", re.IGNORECASE)
-_REFERENTS = frozenset({"it", "its", "that", "this", "they", "them", "those", "these", "there", "one", "ones"})
+_REFERENTS = frozenset({"it", "its", "it's", "they", "them", "their", "those", "that"})
 
 
 class Citation(BaseModel):

@@ -1,0 +1,109 @@
+"""CLI commands for the agent integration: ``opinio chat`` and ``opinio mcp``.
+
+``register(app)`` adds both commands to the main Typer app.
+
+Example:
+    $ opinio chat hotels.json --entity 101                    # extractive answers, no LLM
+    $ opinio chat hotels.json --entity 101 --llm openai:gpt-4o-mini
+    $ opinio mcp --store .opinio                              # MCP server on stdio
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from opinio_agents.errors import OpinioError
+
+__all__ = ["register", "chat_command", "mcp_command"]
+
+_HELP = "Commands: /reset forgets the conversation, /quit (or Ctrl-D) leaves."
+
+
+def chat_command(
+    dataset: Path = typer.Argument(..., help="OpinioBank JSON/JSONL file holding the entity (indexed if needed)."),
+    entity: str = typer.Option(..., "--entity", "-e", help="Id of the entity to chat about."),
+    llm: Optional[str] = typer.Option(  # noqa: UP045 - typer needs Optional on 3.10
+        None, "--llm", help="Chat model: 'openai:MODEL', 'ollama:MODEL', 'hf:/dir'. Omit for extractive answers."
+    ),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible server URL (…/v1)."),  # noqa: UP045
+    store: Path = typer.Option(Path(".opinio"), "--store", help="Index directory."),
+    k: int = typer.Option(6, "--k", min=1, max=50, help="Review sentences retrieved per question."),
+) -> None:
+    """Chat about one entity; answers stream and cite the review sentences they use."""
+    from opinio_agents.agents.chat import ReviewChat
+    from opinio_agents.api import OpinioRAG
+
+    try:
+        rag = OpinioRAG(store_dir=store, llm=llm, base_url=base_url)
+        if not dataset.is_file():
+            raise typer.BadParameter(f"{dataset} is not a file", param_hint="DATASET")
+        stats = rag.index(dataset)
+        added = sum(s.reviews_added + s.reviews_updated for s in stats)
+        if added:
+            typer.echo(f"indexed {added} new or changed reviews into {store}", err=True)
+        session = ReviewChat(rag, entity, k=k)
+    except OpinioError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    mode = "LLM" if session.mode == "llm" else "extractive (no --llm given)"
+    typer.echo(f"Chatting about {session.entity_name} [{session.entity_key}], mode: {mode}. {_HELP}")
+    while True:
+        typer.echo("you> ", nl=False)
+        line = sys.stdin.readline()
+        if not line:
+            typer.echo("")
+            break
+        question = line.strip()
+        if not question:
+            continue
+        if question in ("/quit", "/exit"):
+            break
+        if question == "/reset":
+            session.reset()
+            typer.echo("(conversation cleared)")
+            continue
+        typer.echo("opinio> ", nl=False)
+        try:
+            for piece in session.stream(question):
+                typer.echo(piece, nl=False)
+        except OpinioError as exc:
+            typer.echo(f"\nerror: {exc}", err=True)
+            continue
+        typer.echo("")
+        answer = session.last_answer
+        if answer is not None and answer.citations:
+            typer.echo("Sources:")
+            for c in answer.citations:
+                typer.echo(f"  [{c.marker}] {c.sentence_id}: {c.text}")
+        elif answer is not None and answer.mode == "extractive" and answer.covered:
+            typer.echo("Sources:")
+            for c in answer.evidence[: session.extractive_sentences]:
+                typer.echo(f"  [{c.marker}] {c.sentence_id}")
+
+
+def mcp_command(
+    store: Path = typer.Option(Path(".opinio"), "--store", help="Index directory to serve."),
+    dataset: Optional[Path] = typer.Option(  # noqa: UP045
+        None, "--dataset", help="Index this OpinioBank file into the store before serving."
+    ),
+    llm: Optional[str] = typer.Option(None, "--llm", help="Chat model used by review_highlights (optional)."),  # noqa: UP045
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible server URL."),  # noqa: UP045
+) -> None:
+    """Serve the review tools to MCP clients over stdio."""
+    from opinio_agents.agents.mcp_server import serve_stdio
+
+    try:
+        serve_stdio(store, dataset=dataset, llm=llm, base_url=base_url)
+    except OpinioError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``chat`` and ``mcp`` to ``app``."""
+    app.command("chat")(chat_command)
+    app.command("mcp")(mcp_command)
