@@ -1,0 +1,192 @@
+"""``opinio evaluate``: the paper's evaluation tables on a dataset with expert reviews.
+
+Indexes the dataset into ``--store`` (incremental; ``<out>/store`` by default),
+runs every system (OpinioRAG per retriever and top-K, the retrieval-only
+ablation and the App. F baselines; LLM systems with ``--llm``), scores them and
+writes Tables 2-5 as markdown and JSON (plus PNG plots) to ``-o DIR``. Runs and
+scores are cached under ``DIR``, so an interrupted evaluation resumes.
+
+Example:
+    $ opinio evaluate sample -o eval-out --top-k 5 --top-k 10
+    $ opinio evaluate reviews.json --systems opiniorag,oracle --retriever bm25 --top-k 10 -o out
+    $ opinio evaluate sample --systems llm --llm openai:gpt-4o-mini --judge openai:gpt-4o -o out
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+__all__ = ["register", "evaluate_cmd", "split_list"]
+
+
+def split_list(values: list[str] | None) -> list[str]:
+    """Flatten repeated and comma-separated option values.
+
+    Example:
+        >>> split_list(["bm25,dense", "hybrid"])
+        ['bm25', 'dense', 'hybrid']
+    """
+    return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
+
+
+def _load_entities(dataset: str, max_reviews: int | None, entity_ids: list[str]) -> list[Any]:
+    from opinio_agents.datasets import sample_path
+    from opinio_agents.io.loaders import iter_entities
+
+    path = sample_path() if dataset == "sample" else Path(dataset)
+    wanted = set(entity_ids)
+    out = []
+    for entity in iter_entities(path):
+        if wanted and entity.key not in wanted:
+            continue
+        if max_reviews is not None:
+            entity = entity.model_copy(update={"user_reviews": entity.user_reviews[:max_reviews]})
+        out.append(entity)
+    return out
+
+
+def _triplet_extractor(spec: str | None) -> tuple[Any, str | None]:
+    """The AOS extractor, or None with the reason Table 4 is skipped."""
+    try:
+        from opinio_agents.triplets import get_triplet_extractor  # type: ignore[attr-defined]
+    except ImportError as exc:
+        return None, f"no triplet extractor available ({exc})"
+    from opinio_agents.errors import OpinioError
+
+    try:
+        return (get_triplet_extractor(spec) if spec else get_triplet_extractor()), None
+    except (OpinioError, OSError, TypeError) as exc:
+        return None, f"the triplet extractor could not be loaded: {exc}"
+
+
+def evaluate_cmd(
+    dataset: Annotated[str, typer.Argument(help="OpinioBank JSON/JSONL/CSV file with expert reviews, or 'sample'.")],
+    systems: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--systems",
+            "-s",
+            help="Systems (comma-separated or repeated): opiniorag, retrieval, random, oracle, textrank, "
+            "lexrank, llm, long-context. Default: every system that needs no LLM.",
+        ),
+    ] = None,
+    top_k: Annotated[
+        Optional[list[str]], typer.Option("--top-k", "-k", help="Top-K values (repeat or comma-separate). Default: 5,10.")
+    ] = None,
+    retriever: Annotated[
+        Optional[list[str]],
+        typer.Option("--retriever", "-r", help="Retrievers: bm25, dense, hybrid (repeat or comma-separate). Default: all."),
+    ] = None,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Output directory (tables, runs, cache).")] = Path(
+        "evaluation"
+    ),
+    store: Annotated[Optional[Path], typer.Option("--store", help="Index directory. Default: <output>/store.")] = None,
+    entity: Annotated[Optional[list[str]], typer.Option("--entity", "-e", help="Only these entity ids.")] = None,
+    max_reviews: Annotated[
+        Optional[int], typer.Option(min=1, help="Use only the first N reviews of each entity (quick runs).")
+    ] = None,
+    llm: Annotated[Optional[str], typer.Option(help="LLM for the llm/long-context systems, e.g. openai:gpt-4o-mini.")] = None,
+    base_url: Annotated[Optional[str], typer.Option(help="Base URL of an OpenAI-compatible server.")] = None,
+    judge: Annotated[Optional[str], typer.Option(help="LLM judge for Table 3, e.g. openai:gpt-4o. Default: none.")] = None,
+    triplets: Annotated[
+        Optional[str], typer.Option(help="Triplet extractor spec for Table 4 (default: the embedded model).")
+    ] = None,
+    aos: Annotated[bool, typer.Option("--aos/--no-aos", help="Compute Table 4 (AOS verification).")] = True,
+    bertscore: Annotated[bool, typer.Option("--bertscore/--no-bertscore", help="Compute BERTScore.")] = True,
+    bertscore_model: Annotated[
+        Optional[Path], typer.Option(help="Local model directory for BERTScore (default: MiniLM).")
+    ] = None,
+    sentiment_model: Annotated[
+        Optional[Path],
+        typer.Option(help="Local transformers sentiment model (e.g. SiEBERT) for TPR/TNR and baselines; default VADER."),
+    ] = None,
+    ragas: Annotated[bool, typer.Option("--ragas/--no-ragas", help="Add RAGAs metrics (needs the ragas extra).")] = False,
+    seed: Annotated[int, typer.Option(help="Seed of the random and graph baselines.")] = 13,
+    graph_cap: Annotated[int, typer.Option(min=2, help="Max sentences ranked by TextRank/LexRank.")] = 1000,
+    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write PNG plots (needs matplotlib).")] = True,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
+) -> None:
+    """Evaluate systems against expert PROS/CONS and write the paper's tables (2-5)."""
+    from rich.console import Console
+
+    from opinio_agents.api import OpinioRAG
+    from opinio_agents.errors import ConfigError
+    from opinio_agents.evaluation.reference import BertScoreMetric, TransformersSentimentClassifier
+    from opinio_agents.evaluation.runner import EvaluationConfig, Evaluator
+    from opinio_agents.evaluation.systems import DEFAULT_SYSTEMS, expand_systems
+    from opinio_agents.evaluation.tables import to_markdown, write_tables
+
+    err = Console(stderr=True)
+    kinds = split_list(systems) or list(DEFAULT_SYSTEMS)
+    try:
+        ks = [int(k) for k in split_list(top_k)] or [5, 10]
+    except ValueError as exc:
+        raise ConfigError(f"--top-k expects integers, got {top_k!r}") from exc
+    specs = expand_systems(kinds, split_list(retriever) or ["bm25", "dense", "hybrid"], ks)
+    if any(s.needs_llm for s in specs) and not llm:
+        raise ConfigError("the llm and long-context systems need --llm (e.g. --llm openai:gpt-4o-mini)")
+
+    output.mkdir(parents=True, exist_ok=True)
+    rag = OpinioRAG(store_dir=store or output / "store", llm=llm, base_url=base_url, synthesizer="extractive")
+    entities = _load_entities(dataset, max_reviews, split_list(entity))
+    rag.index(entities, show_progress=not quiet)
+
+    skipped: dict[str, str] = {}
+    notes: list[str] = []
+    bs_metric = None
+    if bertscore:
+        if BertScoreMetric.available():
+            bs_metric = BertScoreMetric(bertscore_model)
+        else:
+            notes.append("BERTScore skipped: bert-score is not installed (pip install 'opinio-agents[eval]')")
+    extractor = None
+    if aos:
+        extractor, reason = _triplet_extractor(triplets)
+        if reason:
+            skipped["table4"] = reason
+    else:
+        skipped["table4"] = "--no-aos"
+    judge_obj = None
+    if judge:
+        from opinio_agents.evaluation.judge import LLMJudge
+        from opinio_agents.llm.providers import resolve_chat_model
+
+        judge_obj = LLMJudge(resolve_chat_model(judge, base_url=base_url))
+    else:
+        skipped["table3"] = "no --judge LLM given"
+    ragas_scorer = None
+    if ragas:
+        from opinio_agents.evaluation.ragas_adapter import RagasScorer
+
+        ragas_scorer = RagasScorer()
+    classifier = TransformersSentimentClassifier(sentiment_model) if sentiment_model else None
+
+    config = EvaluationConfig(
+        systems=specs,
+        out_dir=output,
+        bertscore=bs_metric,
+        classifier=classifier,
+        triplet_extractor=extractor,
+        judge=judge_obj,
+        ragas=ragas_scorer,
+        seed=seed,
+        max_graph_sentences=graph_cap,
+        show_progress=not quiet,
+    )
+    records = Evaluator(rag, config).run([e.key for e in entities])
+    summary = write_tables(records, output, skipped=skipped, plots=plots)
+    for table in summary["tables"].values():
+        typer.echo(to_markdown(table) + "\n")
+    for key, reason in summary["skipped"].items():
+        err.print(f"{key} not computed: {reason}", highlight=False)
+    for note in [*notes, *summary["notes"]]:
+        err.print(note, highlight=False)
+    err.print(f"wrote {output / 'tables.md'} and {output / 'tables.json'}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``opinio evaluate`` to a Typer app."""
+    app.command("evaluate")(evaluate_cmd)
