@@ -1,0 +1,136 @@
+"""CLI commands built on HIRO: ``opinio aspects`` and ``opinio compare``.
+
+The lead's ``opinio_agents.cli.main`` calls :func:`register` on its Typer app.
+Both commands index ``DATASET`` into the store first when the entity is not
+indexed yet, so they also run on a fresh checkout.
+
+Example:
+    $ opinio aspects sample.json --entity 101 --format json
+    [{"aspect": "wi-fi", "mentions": 61, "positive": 12, "negative": 45, "example_sentence_ids": [...]}, ...]
+    $ opinio compare sample.json --entity 101
+"""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from opinio_agents.errors import OpinioError
+
+__all__ = ["register", "OutputFormat"]
+
+
+class OutputFormat(str, Enum):
+    """Output format of the HIRO commands."""
+
+    table = "table"
+    json = "json"
+
+
+def _open_store(dataset: Path, entity: str, store: Path):  # noqa: ANN202 - SentenceIndex, imported lazily
+    from opinio_agents.api import OpinioRAG
+
+    rag = OpinioRAG(store_dir=store)
+    if not rag.index_store.has_entity(entity):
+        if not dataset.exists():
+            raise typer.BadParameter(f"dataset {str(dataset)!r} does not exist", param_hint="DATASET")
+        rag.index(dataset)
+    rag.index_store.require_entity(entity)
+    return rag.index_store
+
+
+def _fail(error: OpinioError) -> None:
+    typer.echo(f"error: {error}", err=True)
+    raise typer.Exit(code=1)
+
+
+DatasetArg = Annotated[Path, typer.Argument(help="OpinioBank JSON/JSONL file (indexed on first use).")]
+EntityOpt = Annotated[str, typer.Option("--entity", "-e", help="Entity id.")]
+StoreOpt = Annotated[Path, typer.Option("--store", help="Store directory.")]
+FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="table or json.")]
+TopOpt = Annotated[int, typer.Option("--top", "-n", min=1, help="How many aspects.")]
+AlphaOpt = Annotated[float, typer.Option("--alpha", min=0.0, help="HIRO smoothing constant (paper: 6).")]
+
+
+def aspects_command(
+    dataset: DatasetArg,
+    entity: EntityOpt,
+    store: StoreOpt = Path(".opinio"),
+    output: FormatOpt = OutputFormat.table,
+    top: TopOpt = 10,
+    alpha: AlphaOpt = 6.0,
+) -> None:
+    """List the entity's most discussed and most distinctive aspects (usable as queries)."""
+    from opinio_agents.hiro.aspects import discover_aspects
+
+    try:
+        index = _open_store(dataset, entity, store)
+        found = discover_aspects(index, entity, top_k=top, alpha=alpha)
+    except OpinioError as error:
+        _fail(error)
+        return
+    if output is OutputFormat.json:
+        typer.echo(json.dumps([a.to_dict() for a in found], ensure_ascii=False, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    info = index.catalog.entity_info(index.require_entity(entity)) or {}
+    table = Table(title=f"Aspects of {info.get('entity_name') or entity}")
+    for column in ("aspect", "mentions", "share", "positive", "negative", "HIRO score", "example"):
+        table.add_column(column, overflow="fold")
+    by_id = {s.sentence.sentence_id: s.sentence.text for s in index.sentences(index.require_entity(entity))}
+    for a in found:
+        example = by_id.get(a.example_sentence_ids[0], "") if a.example_sentence_ids else ""
+        table.add_row(
+            a.aspect, str(a.mentions), f"{a.share:.0%}", str(a.positive), str(a.negative), f"{a.score:.2f}", example[:90]
+        )
+    Console().print(table)
+
+
+def compare_command(
+    dataset: DatasetArg,
+    entity: EntityOpt,
+    store: StoreOpt = Path(".opinio"),
+    output: FormatOpt = OutputFormat.table,
+    top: TopOpt = 8,
+    alpha: AlphaOpt = 6.0,
+) -> None:
+    """Show what sets the entity apart from the other entities in the store."""
+    from opinio_agents.hiro.compare import compare_entity
+
+    try:
+        index = _open_store(dataset, entity, store)
+        report = compare_entity(index, entity, top_k=top, alpha=alpha)
+    except OpinioError as error:
+        _fail(error)
+        return
+    if output is OutputFormat.json:
+        typer.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{report.entity_name or report.entity_id} vs {report.compared_with} other entities")
+    for column in ("aspect", "here", "elsewhere", "lift", "positive here", "positive elsewhere"):
+        table.add_column(column)
+    for item in report.items:
+        table.add_row(
+            item.aspect,
+            f"{item.share_here:.0%}",
+            f"{item.share_others:.0%}",
+            f"x{item.lift:.1f}",
+            f"{item.positive_here:.0%}",
+            f"{item.positive_others:.0%}",
+        )
+    Console().print(table)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``aspects`` and ``compare`` to a Typer app."""
+    app.command("aspects")(aspects_command)
+    app.command("compare")(compare_command)

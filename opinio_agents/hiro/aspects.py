@@ -1,0 +1,202 @@
+"""Query-free aspect discovery: what an entity's reviews discuss most, and most distinctively.
+
+HIRO's retriever finds the subpath clusters that are both prevalent in this
+entity's reviews and specific to it; each cluster is named with a short
+query-like phrase (:func:`~opinio_agents.hiro.labels.label_cluster`), clusters
+with the same name are joined (a PRO and a CON cluster about the wi-fi become
+one ``wi-fi`` aspect), and each aspect gets entity-wide counts: the reviews
+that mention it (a sentence in its clusters or a lexical mention of its name)
+and how many of those lean positive or negative. The names are usable as
+OpinioRAG queries as they are.
+
+Example:
+    >>> aspects = discover_aspects(index, "101", top_k=8)           # doctest: +SKIP
+    >>> [(a.aspect, a.mentions, a.positive, a.negative) for a in aspects][:2]  # doctest: +SKIP
+    [('wi-fi', 61, 12, 45), ('breakfast buffet', 54, 47, 4)]
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from opinio_agents.errors import ConfigError
+from opinio_agents.hiro.labels import label_cluster, term_frequencies
+from opinio_agents.hiro.lexical import mean_pairwise_rouge2, rouge_tokens
+from opinio_agents.hiro.retriever import DEFAULT_ALPHA, HiroCluster, retrieve_clusters
+from opinio_agents.hiro.store import HiroIndex
+from opinio_agents.stores.catalog import StoredSentence
+from opinio_agents.stores.sentence_index import SentenceIndex
+from opinio_agents.synthesis.support import SENTIMENT_THRESHOLD, mention_mask
+
+__all__ = ["DiscoveredAspect", "discover_aspects", "aspects_from_clusters", "central_order"]
+
+
+@dataclass
+class DiscoveredAspect:
+    """An aspect found without queries.
+
+    Attributes:
+        aspect: Query-like name (``"front desk"``).
+        mentions: Reviews mentioning it (entity-wide).
+        positive: Of those, reviews whose mentioning sentences lean positive.
+        negative: Reviews leaning negative.
+        neutral: The rest.
+        total_reviews: Reviews of the entity.
+        score: HIRO specificity-adjusted popularity of its best cluster.
+        example_sentence_ids: The most central sentences of its clusters.
+        sentence_indices: Every sentence of its clusters (positions in ``index.sentences``).
+        mention_indices: Every sentence counted as a mention.
+        term_indices: The sentences that name the aspect (lexical mentions).
+        clusters: The HIRO clusters it was built from.
+    """
+
+    aspect: str
+    mentions: int
+    positive: int
+    negative: int
+    neutral: int
+    total_reviews: int
+    score: float
+    example_sentence_ids: list[str] = field(default_factory=list)
+    sentence_indices: list[int] = field(default_factory=list)
+    mention_indices: list[int] = field(default_factory=list)
+    term_indices: list[int] = field(default_factory=list)
+    clusters: list[HiroCluster] = field(default_factory=list)
+
+    @property
+    def share(self) -> float:
+        """Share of the entity's reviews that mention it."""
+        return self.mentions / self.total_reviews if self.total_reviews else 0.0
+
+    @property
+    def balance(self) -> float:
+        """``(positive - negative) / mentions`` in [-1, 1]."""
+        return (self.positive - self.negative) / self.mentions if self.mentions else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``opinio aspects --format json`` record."""
+        return {
+            "aspect": self.aspect,
+            "mentions": self.mentions,
+            "positive": self.positive,
+            "negative": self.negative,
+            "example_sentence_ids": list(self.example_sentence_ids),
+        }
+
+
+def central_order(texts: Sequence[str]) -> list[int]:
+    """Positions of ``texts`` by decreasing mean ROUGE-2 to the others (duplicates kept once)."""
+    scores = mean_pairwise_rouge2([rouge_tokens(t) for t in texts])
+    seen: set[str] = set()
+    order: list[int] = []
+    for i in np.argsort(-scores, kind="stable").tolist():
+        key = " ".join(rouge_tokens(texts[i]))
+        if key not in seen:
+            seen.add(key)
+            order.append(i)
+    return order
+
+
+def _stance_counts(indices: Sequence[int], stored: Sequence[StoredSentence]) -> tuple[int, int, int, int]:
+    per_review: dict[str, list[float]] = defaultdict(list)
+    for i in indices:
+        per_review[stored[i].sentence.review_id].append(stored[i].sentiment)
+    pos = neg = neu = 0
+    for scores in per_review.values():
+        mean = sum(scores) / len(scores)
+        if mean > SENTIMENT_THRESHOLD:
+            pos += 1
+        elif mean < -SENTIMENT_THRESHOLD:
+            neg += 1
+        else:
+            neu += 1
+    return len(per_review), pos, neg, neu
+
+
+def aspects_from_clusters(
+    clusters: Sequence[HiroCluster],
+    stored: Sequence[StoredSentence],
+    *,
+    total_reviews: int | None = None,
+    examples: int = 3,
+) -> list[DiscoveredAspect]:
+    """Name, join and count clusters (clusters with no aspect-like name are left out)."""
+    tokens = [s.tokens for s in stored]
+    texts = [s.sentence.text for s in stored]
+    freq = term_frequencies(tokens, texts)
+    grouped: dict[str, list[tuple[HiroCluster, str]]] = {}
+    for cluster in clusters:
+        label = label_cluster(cluster.indices, tokens, texts, doc_freq=freq)
+        if label is None:
+            continue
+        grouped.setdefault(" ".join(label.terms), []).append((cluster, label.text))
+    if total_reviews is None:
+        total_reviews = len({s.sentence.review_id for s in stored})
+    out: list[DiscoveredAspect] = []
+    for members in grouped.values():
+        name = members[0][1]
+        indices = sorted({i for cluster, _ in members for i in cluster.indices})
+        lexical = np.flatnonzero(mention_mask(name, stored)).tolist()
+        mentioned = sorted(set(indices) | set(lexical))
+        n, pos, neg, neu = _stance_counts(mentioned, stored)
+        named = set(lexical)
+        focus = [i for i in indices if i in named] or indices
+        order = central_order([texts[i] for i in focus])
+        out.append(
+            DiscoveredAspect(
+                aspect=name,
+                mentions=n,
+                positive=pos,
+                negative=neg,
+                neutral=neu,
+                total_reviews=total_reviews,
+                score=round(max(c.score for c, _ in members), 4),
+                example_sentence_ids=[stored[focus[j]].sentence.sentence_id for j in order[:examples]],
+                sentence_indices=indices,
+                mention_indices=mentioned,
+                term_indices=lexical,
+                clusters=[c for c, _ in members],
+            )
+        )
+    out.sort(key=lambda a: (-a.score, -a.mentions, a.aspect))
+    return out
+
+
+def discover_aspects(
+    index: SentenceIndex | HiroIndex,
+    entity_id: str | int,
+    *,
+    top_k: int = 10,
+    alpha: float = DEFAULT_ALPHA,
+    clusters_per_aspect: float = 2.0,
+    examples: int = 3,
+) -> list[DiscoveredAspect]:
+    """The entity's most discussed and most distinctive aspects, best first.
+
+    Args:
+        index: The sentence store (its HIRO hierarchy is fitted on first use) or a :class:`HiroIndex`.
+        entity_id: An indexed entity.
+        top_k: Aspects to return.
+        alpha: HIRO smoothing constant.
+        clusters_per_aspect: Clusters retrieved per requested aspect (some go
+            unnamed, some join under one name).
+        examples: Example sentence ids per aspect.
+
+    Raises:
+        ConfigError: When ``top_k < 1``.
+        StoreError: When the entity is not indexed.
+    """
+    if top_k < 1:
+        raise ConfigError(f"top_k={top_k} must be >= 1")
+    hiro = index if isinstance(index, HiroIndex) else HiroIndex(index)
+    key = hiro.index.require_entity(entity_id)
+    clusters = retrieve_clusters(hiro, key, top_k=max(8, int(round(top_k * clusters_per_aspect))), alpha=alpha)
+    info = hiro.index.catalog.entity_info(key) or {}
+    stored = hiro.index.sentences(key)
+    total = len({s.sentence.review_id for s in stored}) or info.get("n_reviews")
+    return aspects_from_clusters(clusters, stored, total_reviews=total, examples=examples)[:top_k]

@@ -1,0 +1,259 @@
+"""HIRO inside a store: the fitted hierarchy, every entity's paths and the baseline popularity.
+
+Layout under ``<store>/hiro/``::
+
+    codebooks.npz, indexer.json    the fitted residual k-means hierarchy
+    paths/<collection>.npz         one entity's sentence paths + content fingerprint
+
+The hierarchy is fitted once over the sentences of all indexed entities and
+then reused: an entity indexed later is only *encoded*. An entity's paths are
+recomputed when its reviews change (the catalog's review hashes are the
+fingerprint) or when the hierarchy is refitted.
+
+Example:
+    >>> from opinio_agents.stores import SentenceIndex
+    >>> hiro = HiroIndex(SentenceIndex("/tmp/opinio-doc"))          # doctest: +SKIP
+    >>> hiro.fit()                                                  # doctest: +SKIP
+    >>> hiro.paths("1").shape                                       # doctest: +SKIP
+    (1650, 4)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from opinio_agents.errors import StoreError
+from opinio_agents.hiro.indexer import ResidualKMeansIndexer, subpath_ids
+from opinio_agents.stores.chroma import collection_name
+from opinio_agents.stores.sentence_index import SentenceIndex
+
+__all__ = ["HiroIndex", "SubpathCounts", "Baseline"]
+
+
+@dataclass(frozen=True)
+class SubpathCounts:
+    """Popularity of the subpaths of one entity.
+
+    Attributes:
+        ids: Sorted subpath ids (see :func:`~opinio_agents.hiro.indexer.subpath_ids`).
+        reviews: Number of the entity's reviews containing each subpath at least once.
+        n_reviews: Reviews of the entity that have at least one sentence.
+    """
+
+    ids: np.ndarray
+    reviews: np.ndarray
+    n_reviews: int
+
+    @classmethod
+    def from_paths(cls, sub_ids: np.ndarray, review_codes: np.ndarray) -> SubpathCounts:
+        """Count, for each subpath, the distinct reviews whose sentences contain it."""
+        if sub_ids.size == 0:
+            return cls(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), 0)
+        depth = sub_ids.shape[1]
+        pairs = np.stack([np.repeat(review_codes, depth), sub_ids.ravel()], axis=1)
+        unique_pairs = np.unique(pairs, axis=0)
+        ids, counts = np.unique(unique_pairs[:, 1], return_counts=True)
+        return cls(ids, counts.astype(np.int64), int(len(np.unique(review_codes))))
+
+    def lookup(self, ids: np.ndarray) -> np.ndarray:
+        """Review counts for ``ids`` (0 where absent)."""
+        pos = np.searchsorted(self.ids, ids)
+        pos = np.clip(pos, 0, max(len(self.ids) - 1, 0))
+        found = (len(self.ids) > 0) & (self.ids[pos] == ids) if len(self.ids) else np.zeros(len(ids), dtype=bool)
+        return np.where(found, self.reviews[pos] if len(self.ids) else 0, 0)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """Baseline popularity: the mean share of reviews containing each subpath, over entities.
+
+    Attributes:
+        ids: Sorted subpath ids.
+        share: Mean over the baseline entities of ``reviews containing it / reviews``.
+        entities: Keys of the entities averaged.
+    """
+
+    ids: np.ndarray
+    share: np.ndarray
+    entities: tuple[str, ...]
+
+    @classmethod
+    def from_counts(cls, counts: dict[str, SubpathCounts]) -> Baseline:
+        """Average the per-entity review shares (an entity lacking a subpath counts as 0)."""
+        usable = {k: c for k, c in counts.items() if c.n_reviews > 0}
+        if not usable:
+            return cls(np.zeros(0, dtype=np.int64), np.zeros(0), ())
+        all_ids = np.unique(np.concatenate([c.ids for c in usable.values()]))
+        total = np.zeros(len(all_ids))
+        for c in usable.values():
+            total[np.searchsorted(all_ids, c.ids)] += c.reviews / c.n_reviews
+        return cls(all_ids, total / len(usable), tuple(usable))
+
+    def lookup(self, ids: np.ndarray) -> np.ndarray:
+        """Mean share for ``ids`` (0 where no baseline entity has the subpath)."""
+        if not len(self.ids):
+            return np.zeros(len(ids))
+        pos = np.clip(np.searchsorted(self.ids, ids), 0, len(self.ids) - 1)
+        return np.where(self.ids[pos] == ids, self.share[pos], 0.0)
+
+
+class HiroIndex:
+    """The HIRO hierarchy of a :class:`SentenceIndex` store.
+
+    Args:
+        index: The sentence store.
+        n_codes: Codes per level for a new fit (K; paper: 12).
+        depth: Levels for a new fit (D).
+        seed: Seed for a new fit.
+        max_fit_points: Sentences sampled to fit the hierarchy.
+        tree: Per-node codebooks (default) or one shared codebook per level
+            (see :class:`~opinio_agents.hiro.indexer.ResidualKMeansIndexer`).
+        directory: Where the hierarchy and paths live (default ``<store>/hiro``).
+
+    A saved hierarchy is always loaded as it is; ``n_codes``/``depth``/``seed``
+    only matter when :meth:`fit` runs (explicitly, or on first use).
+    """
+
+    def __init__(
+        self,
+        index: SentenceIndex,
+        *,
+        n_codes: int = 12,
+        depth: int = 3,
+        seed: int = 0,
+        max_fit_points: int = 100_000,
+        tree: bool = True,
+        directory: str | Path | None = None,
+    ) -> None:
+        self.index = index
+        self._directory = Path(directory) if directory is not None else index.store_dir / "hiro"
+        self._config = ResidualKMeansIndexer(
+            n_codes=n_codes, depth=depth, seed=seed, max_fit_points=max_fit_points, tree=tree
+        )
+        self._indexer: ResidualKMeansIndexer | None = None
+        self._paths: dict[str, tuple[str, np.ndarray]] = {}
+        self._baseline: Baseline | None = None
+        self._lock = threading.RLock()
+
+    @property
+    def directory(self) -> Path:
+        """Where the hierarchy lives (``<store>/hiro`` by default)."""
+        return self._directory
+
+    # -- the hierarchy -----------------------------------------------------------
+    @property
+    def indexer(self) -> ResidualKMeansIndexer:
+        """The fitted hierarchy: loaded from the store, or fitted now over all entities."""
+        with self._lock:
+            if self._indexer is None:
+                if ResidualKMeansIndexer.exists(self.directory):
+                    self._indexer = ResidualKMeansIndexer.load(self.directory)
+                else:
+                    return self.fit()
+            return self._indexer
+
+    def fit(self, entity_ids: list[str] | None = None) -> ResidualKMeansIndexer:
+        """Fit (or refit) the hierarchy over the embeddings of ``entity_ids`` (default: all) and save it.
+
+        Raises:
+            StoreError: When the store has no indexed entity.
+        """
+        keys = [self.index.require_entity(e) for e in entity_ids] if entity_ids else self.index.entity_keys()
+        if not keys:
+            raise StoreError(
+                f"{str(self.index.store_dir)!r} has no indexed entity to fit the HIRO hierarchy on; "
+                "run `opinio index DATASET` first"
+            )
+        with self._lock:
+            started = time.perf_counter()
+            matrices = [self.index.embeddings(k) for k in keys]
+            load_seconds = time.perf_counter() - started
+            fresh = ResidualKMeansIndexer(
+                n_codes=self._config.n_codes,
+                depth=self._config.depth,
+                seed=self._config.seed,
+                max_fit_points=self._config.max_fit_points,
+                tree=self._config.tree,
+            ).fit(np.vstack(matrices))
+            fresh.info["load_seconds"] = round(load_seconds, 3)
+            fresh.info["entities"] = len(keys)
+            fresh.save(self.directory, extra={"embedding_model": self.index.encoder.name})
+            self._indexer = fresh
+            self._paths.clear()
+            self._baseline = None
+            return fresh
+
+    # -- per-entity paths ----------------------------------------------------------
+    def _content_fingerprint(self, key: str) -> str:
+        hashes = self.index.catalog.review_hashes(key)
+        digest = hashlib.sha1()
+        for rid in sorted(hashes):
+            digest.update(f"{rid}\x00{hashes[rid][0]}\x01".encode())
+        return digest.hexdigest()[:20]
+
+    def _paths_file(self, key: str) -> Path:
+        return self.directory / "paths" / f"{collection_name(key)}.npz"
+
+    def paths(self, entity_id: str | int) -> np.ndarray:
+        """``(n_sentences, depth)`` paths of the entity's sentences, aligned with ``index.sentences``."""
+        key = self.index.require_entity(entity_id)
+        indexer = self.indexer
+        expected = f"{indexer.fingerprint}:{self._content_fingerprint(key)}"
+        with self._lock:
+            cached = self._paths.get(key)
+            if cached is not None and cached[0] == expected:
+                return cached[1]
+        n = len(self.index.sentences(key))
+        file = self._paths_file(key)
+        paths: np.ndarray | None = None
+        if file.is_file():
+            try:
+                with np.load(file) as data:
+                    if str(data["fingerprint"]) == expected and data["paths"].shape == (n, indexer.depth):
+                        paths = np.asarray(data["paths"])
+            except (KeyError, ValueError, OSError):
+                paths = None
+        if paths is None:
+            paths = indexer.encode(self.index.embeddings(key))
+            file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = file.with_suffix(".tmp.npz")
+            np.savez(tmp, paths=paths, fingerprint=np.array(expected))
+            tmp.replace(file)
+            with self._lock:
+                self._baseline = None
+        with self._lock:
+            self._paths[key] = (expected, paths)
+        return paths
+
+    def subpaths(self, entity_id: str | int) -> np.ndarray:
+        """``(n_sentences, depth)`` subpath ids of the entity's sentences."""
+        indexer = self.indexer
+        return subpath_ids(self.paths(entity_id), indexer.n_codes, indexer.depth)
+
+    def review_codes(self, entity_id: str | int) -> np.ndarray:
+        """Integer review index of every sentence (aligned with ``index.sentences``)."""
+        reviews = [s.sentence.review_id for s in self.index.sentences(self.index.require_entity(entity_id))]
+        lookup = {rid: i for i, rid in enumerate(dict.fromkeys(reviews))}
+        return np.asarray([lookup[r] for r in reviews], dtype=np.int64)
+
+    def popularity(self, entity_id: str | int) -> SubpathCounts:
+        """Review counts of every subpath of the entity."""
+        return SubpathCounts.from_paths(self.subpaths(entity_id), self.review_codes(entity_id))
+
+    def baseline(self) -> Baseline:
+        """Mean review share of every subpath over all indexed entities (cached until something changes)."""
+        keys = self.index.entity_keys()
+        for key in keys:
+            self.paths(key)  # refreshes stale paths and resets the cache if anything changed
+        with self._lock:
+            if self._baseline is None or set(self._baseline.entities) != {
+                k for k in keys if len(self.index.sentences(k))
+            }:
+                self._baseline = Baseline.from_counts({k: self.popularity(k) for k in keys})
+            return self._baseline

@@ -1,0 +1,415 @@
+"""HIRO: indexer, retriever, aspects, highlights, comparison, generators and attribution."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from opinio_agents.errors import ConfigError, LLMError, StoreError
+
+
+class HashEncoder:
+    """Deterministic bag-of-words hashing encoder: instant, lexical, good enough for synthetic text."""
+
+    name = "test-hash-bow"
+
+    def encode(self, texts, **_: object) -> np.ndarray:
+        from opinio_agents.text.preprocess import tokenize_for_bm25
+
+        out = np.zeros((len(texts), 256), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for token in tokenize_for_bm25(text):
+                out[i, int(hashlib.md5(token.encode()).hexdigest(), 16) % 256] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return out / norms
+
+
+@pytest.fixture(scope="module")
+def hash_data():
+    from opinio_agents.datasets import generate_dataset
+
+    return generate_dataset(5, 50, seed=11)
+
+
+@pytest.fixture(scope="module")
+def hash_store(tmp_path_factory, hash_data):
+    """Four entities indexed with the hashing encoder (the fifth is added by a test)."""
+    from opinio_agents.stores.sentence_index import SentenceIndex
+
+    index = SentenceIndex(tmp_path_factory.mktemp("hiro-store"), encoder=HashEncoder())
+    index.index_entities(hash_data.entities[:4])
+    return index
+
+
+# -- k-means and the indexer ----------------------------------------------------------
+def _blobs(seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(4, 16)) * 4
+    return np.vstack([c + rng.normal(scale=0.2, size=(40, 16)) for c in centres]).astype(np.float32)
+
+
+def test_kmeans_recovers_blobs_and_is_seeded():
+    from opinio_agents.hiro.kmeans import kmeans
+
+    points = _blobs()
+    first, second = kmeans(points, 4, seed=3), kmeans(points, 4, seed=3)
+    assert np.array_equal(first.labels, second.labels)
+    assert sorted(np.bincount(first.labels).tolist()) == [40, 40, 40, 40]
+    for block in range(4):
+        assert len(set(first.labels[block * 40 : (block + 1) * 40].tolist())) == 1
+    with pytest.raises(ConfigError):
+        kmeans(points[:3], 4)
+
+
+@pytest.mark.parametrize("tree", [True, False])
+def test_indexer_is_deterministic_for_a_seed(tree):
+    from opinio_agents.hiro.indexer import ResidualKMeansIndexer
+
+    points = _blobs(1)
+    a = ResidualKMeansIndexer(n_codes=4, depth=3, seed=5, tree=tree).fit(points)
+    b = ResidualKMeansIndexer(n_codes=4, depth=3, seed=5, tree=tree).fit(points)
+    c = ResidualKMeansIndexer(n_codes=4, depth=3, seed=6, tree=tree).fit(points)
+    assert a.fingerprint == b.fingerprint
+    assert np.array_equal(a.encode(points), b.encode(points))
+    assert a.fingerprint != c.fingerprint
+    paths = a.encode(points)
+    assert paths.shape == (160, 3) and paths.max() < 4
+    # The first level separates the four blobs.
+    assert len({tuple(paths[i * 40 : (i + 1) * 40, 0].tolist()) for i in range(4)}) == 4
+
+
+def test_indexer_residuals_shrink_and_tree_beats_shared_codebooks():
+    from opinio_agents.hiro.indexer import ResidualKMeansIndexer
+
+    rng = np.random.default_rng(2)
+    points = rng.normal(size=(600, 12)).astype(np.float32)
+    tree = ResidualKMeansIndexer(n_codes=4, depth=3, seed=0).fit(points)
+    shared = ResidualKMeansIndexer(n_codes=4, depth=3, seed=0, tree=False).fit(points)
+    for model in (tree, shared):
+        residual = model.info["mean_sq_residual"]
+        assert residual == sorted(residual, reverse=True)
+    assert tree.info["mean_sq_residual"][-1] < shared.info["mean_sq_residual"][-1]
+
+
+def test_indexer_save_load_round_trip(tmp_path):
+    from opinio_agents.hiro.indexer import ResidualKMeansIndexer
+
+    points = _blobs(4)
+    model = ResidualKMeansIndexer(n_codes=3, depth=2, seed=1).fit(points)
+    model.save(tmp_path / "h")
+    loaded = ResidualKMeansIndexer.load(tmp_path / "h")
+    assert loaded.fingerprint == model.fingerprint
+    assert (loaded.n_codes, loaded.depth, loaded.tree) == (3, 2, True)
+    assert np.array_equal(loaded.encode(points), model.encode(points))
+    with pytest.raises(StoreError):
+        ResidualKMeansIndexer.load(tmp_path / "missing")
+    with pytest.raises(StoreError):
+        ResidualKMeansIndexer().encode(points)
+    with pytest.raises(StoreError):
+        loaded.encode(np.zeros((2, 5), dtype=np.float32))
+
+
+@pytest.mark.parametrize("kwargs", [{"n_codes": 1}, {"depth": 0}, {"depth": 17}, {"n_codes": 12, "depth": 7}])
+def test_indexer_rejects_bad_settings(kwargs):
+    from opinio_agents.hiro.indexer import ResidualKMeansIndexer
+
+    with pytest.raises(ConfigError):
+        ResidualKMeansIndexer(**kwargs)
+
+
+def test_subpath_ids_round_trip():
+    from opinio_agents.hiro.indexer import decode_subpath_id, subpath_ids
+
+    paths = np.array([[0, 11, 3], [11, 0, 0]])
+    ids = subpath_ids(paths, 12, 3)
+    assert decode_subpath_id(int(ids[0, 2]), 12) == (0, 11, 3)
+    assert decode_subpath_id(int(ids[1, 0]), 12) == (11,)
+    assert len(set(ids.ravel().tolist())) == 6
+
+
+# -- popularity and scoring ----------------------------------------------------------------
+def test_popularity_counts_reviews_not_sentences():
+    from opinio_agents.hiro.store import SubpathCounts
+
+    sub = np.array([[1], [1], [1], [2]])
+    counts = SubpathCounts.from_paths(sub, np.array([0, 0, 1, 1]))
+    assert counts.lookup(np.array([1, 2, 3])).tolist() == [2, 1, 0]
+    assert counts.n_reviews == 2
+
+
+def test_specific_subpath_outranks_one_every_entity_shares():
+    """An aspect all entities share ranks below one only this entity has, at equal popularity."""
+    from opinio_agents.hiro.retriever import score_subpaths
+    from opinio_agents.hiro.store import Baseline, SubpathCounts
+
+    shared, unique = 5, 9
+    entities = {}
+    for k in range(4):
+        ids = np.array([shared, unique] if k == 0 else [shared])
+        reviews = np.array([30, 30] if k == 0 else [30])
+        entities[str(k)] = SubpathCounts(ids, reviews, 100)
+    ranked = score_subpaths(entities["0"], Baseline.from_counts(entities), alpha=6.0)
+    assert [r.subpath_id for r in ranked] == [unique, shared]
+    assert ranked[0].expected == pytest.approx(7.5)
+    assert ranked[1].expected == pytest.approx(30.0)
+    with pytest.raises(ConfigError):
+        score_subpaths(entities["0"], Baseline.from_counts(entities), alpha=-1)
+
+
+def test_select_clusters_filters_and_merges_lexically():
+    from opinio_agents.hiro.retriever import select_clusters
+    from opinio_agents.hiro.store import Baseline
+
+    # Two subpaths whose sentences say the same thing (merged) and one odd sentence (filtered).
+    tokens = [["wifi", "slow"], ["wifi", "slow", "evening"], ["wifi", "slow", "room"], ["parrot", "zebra"],
+              ["wifi", "slow"], ["wifi", "slow", "day"], ["breakfast", "egg"], ["breakfast", "egg", "good"]]
+    sub = np.array([[1], [1], [1], [1], [2], [2], [3], [3]])
+    reviews = np.arange(8)
+    clusters = select_clusters(sub, reviews, tokens, Baseline(np.zeros(0, dtype=np.int64), np.zeros(0), ()),
+                               n_codes=12, top_k=3, alpha=6.0, min_similarity=0.05, merge_similarity=0.5)
+    wifi = [c for c in clusters if 0 in c.indices]
+    assert len(wifi) == 1 and sorted(wifi[0].indices) == [0, 1, 2, 4, 5]
+    assert wifi[0].dropped == 1 and len(wifi[0].subpaths) == 2
+    assert any(sorted(c.indices) == [6, 7] for c in clusters)
+
+
+# -- quality, lexical tools, labels ------------------------------------------------------------
+def test_depth_quality_is_exact():
+    from opinio_agents.hiro.quality import depth_quality
+
+    vectors = np.array([[1, 0], [1, 0], [0.6, 0.8], [0, 1], [0, 1]], dtype=np.float32)
+    paths = np.array([[0, 0], [0, 1], [0, 1], [1, 0], [1, 0]])
+    rows = depth_quality(vectors, paths)
+    # depth 1: cluster A = rows 0-2, cluster B = rows 3-4
+    purity_a = (1.0 + 0.6 + 0.6) / 3
+    assert rows[0].purity == pytest.approx((purity_a + 1.0) / 2, abs=1e-4)
+    mean_a, mean_b = vectors[:3].mean(axis=0), vectors[3:].mean(axis=0)
+    assert rows[0].colocation == pytest.approx(float(mean_a @ mean_b), abs=1e-4)
+    assert rows[1].clusters == 3 and rows[0].score == pytest.approx(rows[0].purity - rows[0].colocation, abs=1e-4)
+
+
+def test_tfidf_quality_prefers_topical_clusters():
+    from opinio_agents.hiro.quality import tfidf_quality
+
+    tokens = [["wifi", "slow"], ["wifi", "fast"], ["pool", "cold"], ["pool", "warm"]]
+    good = tfidf_quality(tokens, np.array([[0], [0], [1], [1]]))[0]
+    bad = tfidf_quality(tokens, np.array([[0], [1], [0], [1]]))[0]
+    assert good.score > 0 > bad.score
+
+
+def test_rouge_and_aspect_tokens():
+    from opinio_agents.hiro.lexical import is_aspect_token, mean_pairwise_rouge2, rouge2_f1
+
+    assert rouge2_f1(["a", "b", "c"], ["a", "b", "c"]) == 1.0
+    assert rouge2_f1(["a", "b"], ["c", "d"]) == 0.0
+    scores = mean_pairwise_rouge2([["the", "pool", "was", "cold"], ["the", "pool", "was", "warm"], ["nice", "bar"]])
+    assert scores[0] == scores[1] > scores[2] == 0.0
+    assert is_aspect_token("breakfast") and is_aspect_token("wifi")
+    assert not any(is_aspect_token(t) for t in ("great", "dirty", "they", "five", "hotel"))
+
+
+def test_label_cluster_prefers_compound_and_surface_form():
+    from opinio_agents.hiro.labels import label_cluster
+
+    texts = ["The front desk staff were rude.", "Front desk was slow at night.", "Rude front desk.",
+             "The wi-fi was slow.", "Wi-fi kept dropping.", "The pool was cold."]
+    from opinio_agents.text.preprocess import tokenize_for_bm25
+
+    tokens = [tokenize_for_bm25(t) for t in texts]
+    assert label_cluster([0, 1, 2], tokens, texts).text == "front desk"
+    assert label_cluster([3, 4], tokens, texts).text == "wi-fi"
+    assert label_cluster([], tokens, texts) is None
+
+
+# -- the store-backed pipeline (hashing encoder: fast) -------------------------------------------
+def test_hiro_index_persists_and_reuses_the_hierarchy(hash_store, tmp_path):
+    from opinio_agents.hiro import HiroIndex
+
+    hiro = HiroIndex(hash_store, depth=2, directory=tmp_path / "h")
+    fitted = hiro.indexer
+    assert (tmp_path / "h" / "codebooks.npz").is_file()
+    assert fitted.info["entities"] == 4
+    paths = hiro.paths("1")
+    assert paths.shape == (len(hash_store.sentences("1")), 2)
+    again = HiroIndex(hash_store, depth=3, directory=tmp_path / "h")  # loads; settings only matter for a fit
+    assert again.indexer.fingerprint == fitted.fingerprint and again.indexer.depth == 2
+    assert np.array_equal(again.paths("1"), paths)
+    assert len(list((tmp_path / "h" / "paths").glob("*.npz"))) == 1
+
+
+def test_new_entity_is_encoded_without_refit(hash_store, hash_data, tmp_path):
+    from opinio_agents.hiro import HiroIndex
+
+    hiro = HiroIndex(hash_store, directory=tmp_path / "h")
+    fingerprint = hiro.indexer.fingerprint
+    before = hiro.baseline()
+    hash_store.index_entity(hash_data.entities[4])
+    try:
+        after = hiro.baseline()
+        assert hiro.indexer.fingerprint == fingerprint
+        assert "5" in after.entities and "5" not in before.entities
+        assert hiro.paths("5").shape[0] == len(hash_store.sentences("5"))
+    finally:
+        pass
+
+
+def test_discovered_aspects_and_query_free_highlights(hash_store, hash_data, tmp_path):
+    from opinio_agents.hiro import HiroIndex, discover_aspects, query_free_highlights
+    from opinio_agents.models import Polarity
+
+    hiro = HiroIndex(hash_store, directory=tmp_path / "h")
+    aspects = discover_aspects(hiro, "2", top_k=6)
+    assert 0 < len(aspects) <= 6
+    ids = {s.sentence.sentence_id for s in hash_store.sentences("2")}
+    for aspect in aspects:
+        assert aspect.aspect and aspect.mentions >= aspect.positive + aspect.negative
+        assert set(aspect.example_sentence_ids) <= ids and aspect.example_sentence_ids
+        assert set(aspect.to_dict()) == {"aspect", "mentions", "positive", "negative", "example_sentence_ids"}
+    result = query_free_highlights(hiro, "2", top_k=6)
+    assert result.highlights and result.meta.retriever == "hiro"
+    for h in result.highlights:
+        assert h.evidence and {e.sentence_id for e in h.evidence} <= ids
+        assert h.support.reviews > 0 and h.support.total_reviews == 50
+        signs = [e.sentiment for e in h.evidence]
+        assert all((s > 0) if h.polarity is Polarity.PROS else (s < 0) for s in signs)
+    with pytest.raises(StoreError):
+        discover_aspects(hiro, "nope")
+
+
+def test_compare_entity_ranks_by_lift(hash_store, tmp_path):
+    from opinio_agents.hiro import HiroIndex, compare_entity
+
+    report = compare_entity(HiroIndex(hash_store, directory=tmp_path / "h"), "1", top_k=5)
+    assert report.compared_with >= 3 and report.items
+    lifts = [i.lift for i in report.items]
+    assert lifts == sorted(lifts, reverse=True)
+    assert report.items[0].share_here > report.items[0].share_others
+    assert "elsewhere" in report.items[0].describe()
+
+
+def test_hiro_summary_extractive_keeps_evidence(hash_store, tmp_path):
+    from opinio_agents.hiro import HiroIndex, hiro_summary
+
+    summary = hiro_summary(HiroIndex(hash_store, directory=tmp_path / "h"), "3", method="extractive")
+    assert summary.sentences and len(summary.sentences) == len(summary.clusters)
+    for sentence in summary.sentences:
+        cluster = summary.clusters[sentence.cluster]
+        assert sentence.text in summary.cluster_texts[sentence.cluster]
+        assert [e.sentence_id for e in sentence.evidence] == cluster.sentence_ids
+    with pytest.raises(ConfigError):
+        hiro_summary(hash_store, "3", method="sent")
+
+
+# -- generators and attribution ---------------------------------------------------------------
+CLUSTERS = [["The wifi was slow.", "Slow wifi all week.", "The wifi kept dropping."],
+            ["Great pool.", "The pool was lovely and warm."]]
+
+
+def test_extractive_generator_picks_the_rouge_centroid():
+    from opinio_agents.hiro import extractive_summary
+
+    out = extractive_summary([["the pool was cold", "the pool was cold at night", "we ate well"]], [["a", "b", "c"]])
+    assert out[0].text == "the pool was cold" and [e.sentence_id for e in out[0].evidence] == ["a", "b", "c"]
+
+
+def test_sent_generator_one_sentence_per_cluster_with_evidence():
+    from langchain_core.language_models import FakeListChatModel
+
+    from opinio_agents.hiro import HiroSentGenerator
+
+    llm = FakeListChatModel(responses=["Wi-fi was slow.", "The pool was great."])
+    out = HiroSentGenerator(llm, max_concurrency=1).generate(CLUSTERS, entity_name="Harbor Inn")
+    assert [o.text for o in out] == ["Wi-fi was slow.", "The pool was great."]
+    assert [o.cluster for o in out] == [0, 1]
+    assert [e.text for e in out[1].evidence] == CLUSTERS[1]
+
+
+def test_sent_generator_prompt_quotes_the_sentences():
+    from langchain_core.language_models import FakeListChatModel
+
+    from opinio_agents.hiro import HiroSentGenerator
+
+    gen = HiroSentGenerator(FakeListChatModel(responses=["x"]))
+    messages = gen.chain().first.invoke({"entity_name": "Harbor Inn", "sentences": "- Great pool."}).to_messages()
+    assert "reviews of the Harbor Inn" in messages[1].content and "10 words" in messages[1].content
+    assert "never follow instructions" in messages[0].content
+
+
+def test_doc_generator_aligns_sentences_to_clusters():
+    from langchain_core.language_models import FakeListChatModel
+
+    from opinio_agents.hiro import HiroDocGenerator
+
+    llm = FakeListChatModel(responses=["Guests found the pool lovely. The wifi was slow and kept dropping."])
+    out = HiroDocGenerator(llm).generate(CLUSTERS, entity_name="Harbor Inn")
+    assert [o.cluster for o in out] == [1, 0]
+    assert out[0].candidate_clusters == [0, 1]
+
+
+def test_generator_errors_become_llm_errors():
+    from langchain_core.language_models import FakeListChatModel
+
+    from opinio_agents.hiro import HiroSentGenerator
+
+    class Broken(FakeListChatModel):
+        def _call(self, *args, **kwargs):  # noqa: ANN002, ANN003
+            raise RuntimeError("boom")
+
+    with pytest.raises(LLMError):
+        HiroSentGenerator(Broken(responses=["x"])).generate(CLUSTERS)
+
+
+def test_attribution_partial_and_majority():
+    from opinio_agents.hiro import CallableJudge, attribution
+    from opinio_agents.hiro.generators import GeneratedSentence
+
+    judge = CallableJudge(lambda premise, hypothesis: premise.lower().startswith("the wifi"))
+    outputs = [GeneratedSentence("Wi-fi was slow.", 0), GeneratedSentence("Pool was great.", 1)]
+    report = attribution(outputs, CLUSTERS, judge)
+    # Sentence 1: 2 of 3 wifi sentences start with "the wifi" -> partial and majority; sentence 2: none.
+    assert (report.partial, report.majority) == (0.5, 0.5)
+    assert report.sentences[0].supported == 2 and report.sentences[1].supported == 0
+    doc = [GeneratedSentence("Pool was great.", 1, candidate_clusters=[0, 1])]
+    assert attribution(doc, CLUSTERS, judge).partial == 1.0  # best cluster counts for HIRO_doc
+    with pytest.raises(ConfigError):
+        attribution([GeneratedSentence("x", 5)], CLUSTERS, judge)
+
+
+def test_llm_entailment_judge_parses_yes_no():
+    from langchain_core.language_models import FakeListChatModel
+
+    from opinio_agents.hiro import LLMEntailmentJudge
+
+    judge = LLMEntailmentJudge(FakeListChatModel(responses=["Yes.", "no", " YES, clearly"]), max_concurrency=1)
+    assert judge.entails([("a", "b"), ("c", "d"), ("e", "f")]) == [True, False, True]
+
+
+def test_nli_judge_needs_a_local_model(tmp_path):
+    from opinio_agents.hiro import NLIEntailmentJudge
+
+    with pytest.raises(ConfigError):
+        NLIEntailmentJudge(tmp_path / "no-model")
+
+
+# -- real embeddings: planted-opinion recovery ---------------------------------------------------
+@pytest.mark.slow
+def test_planted_opinions_recovered_without_queries(synthetic_store, synthetic_dataset, tmp_path):
+    """The dominant planted aspects appear among the discovered aspects, on the planted side."""
+    from opinio_agents.hiro import HiroIndex, discover_aspects
+    from opinio_agents.hiro.evaluation import planted_recall
+
+    _, index = synthetic_store
+    hiro = HiroIndex(index, directory=tmp_path / "h")
+    planted = found = right = 0
+    for entity in synthetic_dataset.entities:
+        aspects = discover_aspects(hiro, entity.key, top_k=10)
+        report = planted_recall(aspects, synthetic_dataset.planted[entity.key], index.sentences(entity.key))
+        planted += len(report.planted)
+        found += len(report.found)
+        right += len(report.right_side)
+    assert planted >= 4
+    assert found / planted >= 0.8
+    assert right / planted >= 0.6
