@@ -23,6 +23,7 @@ from opinio_agents.agents.schemas import (
     AspectOverview,
     Comparison,
     EntityList,
+    EntityRef,
     HighlightsResult,
     SearchResult,
 )
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["build_mcp_server", "serve_stdio", "SERVER_NAME"]
 
 SERVER_NAME = "opinio-reviews"
-_ENTITY = Annotated[str, Field(description="Entity id as listed by list_entities, or its exact name.")]
+_ENTITY = Annotated[EntityRef, Field(description="Entity id as listed by list_entities, or its exact name.")]
 
 
 def _import_server() -> Any:
@@ -91,7 +92,7 @@ def build_mcp_server(toolkit: ReviewToolkit, *, name: str = SERVER_NAME) -> Any:
         return guard(lambda: toolkit.aspect_overview(entity, top_k=top_k))
 
     def compare_entities(
-        entities: Annotated[list[str], Field(min_length=2, max_length=10, description="Entity ids to compare.")],
+        entities: Annotated[list[EntityRef], Field(min_length=2, max_length=10, description="Entity ids to compare.")],
         query: Annotated[str, Field(min_length=1, description="The aspect to compare on.")],
         k: Annotated[int, Field(ge=1, le=10, description="Example sentences per entity.")] = 3,
         filters: Annotated[ReviewFilters | None, Field(description="Optional metadata filters.")] = None,
