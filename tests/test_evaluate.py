@@ -192,3 +192,19 @@ def test_cli_evaluate_writes_tables_offline(sample_slice, tmp_path):
     assert [r["System"] for r in tables["table2"]["rows"]] == ["opiniorag-bm25-k5", "random", "oracle"]
     bad = CliRunner().invoke(app, [*args[:3], "llm", *args[5:]])
     assert bad.exit_code != 0
+
+
+def test_ragas_hook_runs_for_retrieval_systems_only(sample_slice, tmp_path):
+    rag, entities, _, _ = sample_slice
+    seen = []
+
+    def fake_ragas(result, expert, contexts):
+        seen.append((result.meta.synthesizer, sorted(contexts)))
+        assert all(len(texts) <= 5 for texts in contexts.values())
+        return {"non_llm_context_recall": 0.5}
+
+    specs = expand_systems(["opiniorag", "random"], ["bm25"], [5])
+    records = Evaluator(rag, EvaluationConfig(specs, tmp_path, ragas=fake_ragas)).run([entities[0].key])
+    assert len(seen) == 1
+    rows = build_tables(records)["ragas"]["rows"]
+    assert rows == [{"System": "opiniorag-bm25-k5", "non_llm_context_recall": 0.5}]

@@ -103,7 +103,7 @@ def evaluate_cmd(
         Optional[Path],
         typer.Option(help="Local transformers sentiment model (e.g. SiEBERT) for TPR/TNR and baselines; default VADER."),
     ] = None,
-    ragas: Annotated[bool, typer.Option("--ragas/--no-ragas", help="Add RAGAs metrics (needs the ragas extra).")] = False,
+    ragas: Annotated[bool, typer.Option("--ragas/--no-ragas", help="Add RAGAs metrics (ragas extra); LLM-based ones use the --judge model.")] = False,
     seed: Annotated[int, typer.Option(help="Seed of the random and graph baselines.")] = 13,
     graph_cap: Annotated[int, typer.Option(min=2, help="Max sentences ranked by TextRank/LexRank.")] = 1000,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write PNG plots (needs matplotlib).")] = True,
@@ -150,18 +150,22 @@ def evaluate_cmd(
     else:
         skipped["table4"] = "--no-aos"
     judge_obj = None
+    judge_llm = None
     if judge:
         from opinio_agents.evaluation.judge import LLMJudge
         from opinio_agents.llm.providers import resolve_chat_model
 
-        judge_obj = LLMJudge(resolve_chat_model(judge, base_url=base_url))
+        judge_llm = resolve_chat_model(judge, base_url=base_url)
+        judge_obj = LLMJudge(judge_llm)
     else:
         skipped["table3"] = "no --judge LLM given"
     ragas_scorer = None
     if ragas:
-        from opinio_agents.evaluation.ragas_adapter import RagasScorer
+        from opinio_agents.evaluation.ragas_adapter import EncoderEmbeddings, RagasScorer
 
-        ragas_scorer = RagasScorer()
+        # The LLM-based ragas metrics use the judge model (and the offline MiniLM embeddings).
+        embeddings = EncoderEmbeddings.create(rag.index_store.encoder) if judge_llm is not None else None
+        ragas_scorer = RagasScorer(judge_llm, embeddings)
     classifier = TransformersSentimentClassifier(sentiment_model) if sentiment_model else None
 
     config = EvaluationConfig(
