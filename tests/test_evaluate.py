@@ -208,3 +208,19 @@ def test_ragas_hook_runs_for_retrieval_systems_only(sample_slice, tmp_path):
     assert len(seen) == 1
     rows = build_tables(records)["ragas"]["rows"]
     assert rows == [{"System": "opiniorag-bm25-k5", "non_llm_context_recall": 0.5}]
+
+
+def test_cli_triplet_probe_reports_why_table4_is_skipped(monkeypatch):
+    import opinio_agents.cli.evaluate as cli
+    import opinio_agents.triplets as triplets_pkg
+
+    class Broken(TripletExtractor):
+        def extract(self, sentences):
+            raise ConfigError("weights missing")
+
+    monkeypatch.setattr(triplets_pkg, "get_triplet_extractor", lambda spec=None: Broken(), raising=False)
+    extractor, reason = cli._triplet_extractor(None)
+    assert extractor is None and "weights missing" in reason
+    monkeypatch.setattr(triplets_pkg, "get_triplet_extractor", lambda spec=None: KeywordTriplets(), raising=False)
+    extractor, reason = cli._triplet_extractor("embedded")
+    assert isinstance(extractor, KeywordTriplets) and reason is None

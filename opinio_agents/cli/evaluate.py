@@ -57,9 +57,11 @@ def _triplet_extractor(spec: str | None) -> tuple[Any, str | None]:
     from opinio_agents.errors import OpinioError
 
     try:
-        return (get_triplet_extractor(spec) if spec else get_triplet_extractor()), None
+        extractor = get_triplet_extractor(spec) if spec else get_triplet_extractor()
+        extractor.extract(["The staff was friendly."])  # load it now: fail here, not mid-run
     except (OpinioError, OSError, TypeError) as exc:
         return None, f"the triplet extractor could not be loaded: {exc}"
+    return extractor, None
 
 
 def evaluate_cmd(

@@ -200,12 +200,12 @@ def _plot(tables: dict[str, dict[str, Any]], out_dir: Path) -> list[str]:
         columns = [c for c in columns if any(r.get(c) is not None for r in rows)]
         if not columns:
             continue
-        fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(rows) * len(columns) / 2 + 3), 4.5))
+        fig, ax = plt.subplots(figsize=(min(14.0, 4 + 0.6 * len(rows)), 4.8))
         width = 0.8 / len(columns)
         for i, column in enumerate(columns):
             xs = [j + i * width for j in range(len(rows))]
             ax.bar(xs, [r.get(column) or 0.0 for r in rows], width=width, label=column)
-        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(rows))])
+        ax.set_xticks([j + width * (len(columns) - 1) / 2 for j in range(len(rows))])
         ax.set_xticklabels([r["System"] for r in rows], rotation=45, ha="right", fontsize=8)
         ax.set_ylabel(ylabel)
         ax.set_title(tables[key]["title"], fontsize=9)
