@@ -86,8 +86,11 @@ class HighlightPipeline:
         query_vectors = self.index.encoder.encode(list(queries))
         total_reviews = int(info.get("n_reviews") or 0) or None
         items = []
+        position = self.index.positions(key)
         for query, query_vector in zip(queries, query_vectors):
-            hits = self.index.retrieve(key, query, kind=self.retriever, top_k=self.top_k, filters=self.filters)
+            hits = self.index.retrieve(
+                key, query, kind=self.retriever, top_k=self.top_k, filters=self.filters, query_embedding=query_vector
+            )
             evidence = [
                 Evidence(sentence_id=h.sentence.sentence_id, text=h.sentence.text, score=h.score, sentiment=h.sentiment)
                 for h in hits
@@ -95,8 +98,15 @@ class HighlightPipeline:
             support = count_support(
                 query, stored, total_reviews=total_reviews, embeddings=embeddings, query_embedding=query_vector
             )
+            rows = [position[h.sentence.sentence_id] for h in hits]
             items.append(
-                QueryEvidence(query=query, evidence=evidence, support=support, entity_name=info.get("entity_name", ""))
+                QueryEvidence(
+                    query=query,
+                    evidence=evidence,
+                    support=support,
+                    entity_name=info.get("entity_name", ""),
+                    vectors=embeddings[rows] if rows else None,
+                )
             )
         return items
 

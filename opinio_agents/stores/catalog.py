@@ -262,6 +262,10 @@ class Catalog:
             user_reviews=[Review.model_validate_json(row[0]) for row in rows],
         )
 
+    def set_sentiments(self, conn: sqlite3.Connection, scores: Sequence[tuple[str, float]]) -> None:
+        """Overwrite the sentiment of sentences (``(sentence_id, score)`` pairs)."""
+        conn.executemany("UPDATE sentences SET sentiment = ? WHERE sentence_id = ?", [(s, i) for i, s in scores])
+
     # -- sentences ----------------------------------------------------------
     def sentences(self, entity_key: str, review_ids: Iterable[str] | None = None) -> list[StoredSentence]:
         """The entity's sentences in review order (optionally only some reviews)."""

@@ -116,6 +116,7 @@ class SentenceIndex:
         self._nodes: dict[str, dict[str, TextNode]] = {}
         self._bm25: dict[str, OpinioBM25Retriever] = {}
         self._embeddings: dict[str, np.ndarray] = {}
+        self._positions: dict[str, dict[str, int]] = {}
 
     # -- lazily opened resources ---------------------------------------------
     @property
@@ -159,8 +160,6 @@ class SentenceIndex:
         """Add or update one entity; only new or changed reviews are segmented and embedded."""
         from opinio_agents.text.preprocess import tokenize_for_bm25
         from opinio_agents.text.segment import segment_review
-        from opinio_agents.text.sentiment import default_sentiment_scorer
-
         started = time.perf_counter()
         key = entity.key
         stats = IndexStats(entity_id=key, reviews_total=len(entity.user_reviews))
@@ -176,14 +175,14 @@ class SentenceIndex:
         stats.reviews_removed, stats.reviews_updated, stats.reviews_added = len(removed), len(changed), len(new)
         stats.reviews_unchanged = len(hashes) - len(changed) - len(new) - len(pending_old)
 
-        # 1. Segment, tokenize and score sentiment of the new and changed reviews.
+        # 1. Segment and tokenize the new and changed reviews.
         t0 = time.perf_counter()
         by_id = {str(r.review_id): r for r in entity.user_reviews}
         to_insert = [*changed, *new]
         prepared: list[tuple[str, list[Sentence]]] = [(rid, segment_review(entity.entity_id, by_id[rid])) for rid in to_insert]
         flat = [s for _, sents in prepared for s in sents]
         tokens = [tokenize_for_bm25(s.text) for s in flat]
-        sentiments = default_sentiment_scorer().score([s.text for s in flat]) if flat else []
+        sentiments = [0.0] * len(flat)  # final (blended) scores are set once the vectors exist
         stats.timings["prepare"] = time.perf_counter() - t0
 
         # 2. Record them in the catalog (one transaction), drop stale sentences.
@@ -215,8 +214,11 @@ class SentenceIndex:
         pending = catalog.sentences(key, review_ids=pending_reviews) if pending_reviews else []
         todo, resumed = self._split_done(collection, pending, hashes)
         stats.sentences_resumed = resumed
-        self._embed_and_add(vector_store, todo, hashes, show_progress=show_progress, label=entity.entity_name or key)
+        vectors = self._embed_and_add(
+            vector_store, todo, hashes, show_progress=show_progress, label=entity.entity_name or key
+        )
         stats.sentences_embedded = len(todo)
+        self._finalize_sentiment(collection, pending, vectors)
         with catalog.transaction() as conn:
             catalog.mark_embedded(conn, key, pending_reviews)
         stats.timings["embed"] = time.perf_counter() - t0
@@ -229,6 +231,7 @@ class SentenceIndex:
             self._nodes.pop(key, None)
             self._bm25.pop(key, None)
             self._embeddings.pop(key, None)
+            self._positions.pop(key, None)
         if changed_any:
             self._build_bm25(key).persist(self._bm25_dir(key))
         stats.timings["bm25"] = time.perf_counter() - t0
@@ -265,13 +268,15 @@ class SentenceIndex:
         *,
         show_progress: bool,
         label: str,
-    ) -> None:
+    ) -> dict[str, np.ndarray]:
+        """Embed ``todo`` in chunks, adding each chunk to Chroma; return the new vectors."""
         from tqdm.auto import tqdm
 
         from opinio_agents.retrieval.nodes import sentence_to_node
 
+        out: dict[str, np.ndarray] = {}
         if not todo:
-            return
+            return out
         with tqdm(total=len(todo), desc=f"embedding {label}"[:60], unit="sent", disable=not show_progress) as bar:
             for chunk in _chunks(list(todo), _EMBED_CHUNK):
                 vectors = self.encoder.encode([s.sentence.text for s in chunk])
@@ -282,7 +287,32 @@ class SentenceIndex:
                     node.embedding = vector.tolist()
                     nodes.append(node)
                 vector_store.add(nodes)
+                out.update((s.sentence.sentence_id, v) for s, v in zip(chunk, vectors))
                 bar.update(len(chunk))
+        return out
+
+    def _finalize_sentiment(
+        self, collection, pending: Sequence[StoredSentence], vectors: dict[str, np.ndarray]
+    ) -> None:
+        """Replace the lexicon-only sentiment of new sentences by the blended score.
+
+        Sentences embedded by an interrupted earlier run get their vectors back from Chroma.
+        """
+        from opinio_agents.text.sentiment_head import EmbeddingSentimentHead, blend
+
+        if not pending:
+            return
+        missing = [p.sentence.sentence_id for p in pending if p.sentence.sentence_id not in vectors]
+        for chunk in _chunks(missing, 5000):
+            got = collection.get(ids=chunk, include=["embeddings"])
+            vectors.update((sid, np.asarray(v, dtype=np.float32)) for sid, v in zip(got["ids"], got["embeddings"]))
+        from opinio_agents.text.sentiment import default_sentiment_scorer
+
+        lexicon = default_sentiment_scorer().score([p.sentence.text for p in pending])
+        matrix = np.vstack([vectors[p.sentence.sentence_id] for p in pending])
+        scores = blend(EmbeddingSentimentHead.default().score_embeddings(matrix), lexicon)
+        with self.catalog.transaction() as conn:
+            self.catalog.set_sentiments(conn, [(p.sentence.sentence_id, s) for p, s in zip(pending, scores)])
 
     # -- reading ---------------------------------------------------------------
     def entity_keys(self) -> list[str]:
@@ -436,18 +466,37 @@ class SentenceIndex:
         kind: RetrieverKind = "hybrid",
         top_k: int = 10,
         filters: MetadataFilters | None = None,
+        query_embedding: np.ndarray | None = None,
     ) -> list[ScoredSentence]:
-        """Top-K sentences for ``query`` (score > 0), best first."""
+        """Top-K sentences for ``query`` (score > 0), best first.
+
+        Pass ``query_embedding`` when it is already computed to skip encoding the query.
+        """
+        from llama_index.core.schema import QueryBundle
+
         if not query or not query.strip():
             raise ConfigError("query is empty; pass a user-centric query such as 'wi-fi' or 'breakfast'")
-        hits = self.retriever(entity_id, kind, top_k=top_k, filters=filters).retrieve(query)
-        by_id = {s.sentence.sentence_id: s for s in self.sentences(entity_id)}
+        bundle = QueryBundle(
+            query_str=query, embedding=None if query_embedding is None else [float(x) for x in query_embedding]
+        )
+        hits = self.retriever(entity_id, kind, top_k=top_k, filters=filters).retrieve(bundle)
+        position = self.positions(entity_id)
+        stored_all = self.sentences(entity_id)
         out: list[ScoredSentence] = []
         for hit in hits:
-            stored = by_id.get(hit.node.node_id)
-            if stored is not None and (hit.score or 0.0) > 0:
+            i = position.get(hit.node.node_id)
+            if i is not None and (hit.score or 0.0) > 0:
+                stored = stored_all[i]
                 out.append(ScoredSentence(stored.sentence, float(hit.score or 0.0), stored.sentiment))
         return out
+
+    def positions(self, entity_id: str | int) -> dict[str, int]:
+        """``sentence_id -> row`` in :meth:`sentences` and :meth:`embeddings` (cached)."""
+        key = str(entity_id)
+        with self._lock:
+            if key not in self._positions:
+                self._positions[key] = {s.sentence.sentence_id: i for i, s in enumerate(self.sentences(key))}
+            return self._positions[key]
 
     def close(self) -> None:
         """Release the catalog connection."""

@@ -12,6 +12,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from opinio_agents.errors import OpinioError
 from opinio_agents.models import Evidence, Highlight, QueryFailure, Support, TokenUsage
 
@@ -27,12 +29,15 @@ class QueryEvidence:
         evidence: The top-K retrieved sentences (score > 0), best first.
         support: Review counts for the query over the whole entity.
         entity_name: Name of the entity, for prompts.
+        vectors: Optional stored embeddings of ``evidence`` (one row each), so
+            synthesizers need not encode them again.
     """
 
     query: str
     evidence: list[Evidence]
     support: Support = field(default_factory=Support)
     entity_name: str = ""
+    vectors: np.ndarray | None = None
 
 
 @dataclass

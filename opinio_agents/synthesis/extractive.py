@@ -22,6 +22,8 @@ Example:
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from opinio_agents.embeddings import SentenceEncoder, get_encoder
@@ -116,9 +118,9 @@ class ExtractiveSynthesizer(Synthesizer):
             candidates = [e for e in item.evidence if sign * (e.sentiment or 0.0) > _SENTIMENT_THRESHOLD]
             if not candidates:
                 continue
-            ranked = self._rank(item.query, candidates)
+            ranked = self._rank(item.query, candidates, self._vectors_of(item, candidates))
             best = ranked[0]
-            cited = ranked[: self.max_cited]
+            cited = _distinct(ranked)[: self.max_cited]
             leaning = evidence_polarity(cited)
             highlights.append(
                 Highlight(
@@ -133,11 +135,17 @@ class ExtractiveSynthesizer(Synthesizer):
             )
         return highlights
 
-    def _rank(self, query: str, candidates: list[Evidence]) -> list[Evidence]:
+    def _vectors_of(self, item: QueryEvidence, candidates: list[Evidence]) -> np.ndarray:
+        """Embeddings of ``candidates``: the stored ones when given, else freshly encoded."""
+        if item.vectors is not None and len(item.vectors) == len(item.evidence):
+            row = {id(e): i for i, e in enumerate(item.evidence)}
+            return item.vectors[[row[id(c)] for c in candidates]]
+        return self.encoder.encode([c.text for c in candidates])
+
+    def _rank(self, query: str, candidates: list[Evidence], vectors: np.ndarray) -> list[Evidence]:
         """Order same-side evidence by how well each states the shared opinion."""
         if len(candidates) == 1:
             return candidates
-        vectors = self.encoder.encode([c.text for c in candidates])
         sims = vectors @ vectors.T
         np.fill_diagonal(sims, 0.0)
         centrality = sims.sum(axis=1) / max(len(candidates) - 1, 1)
@@ -153,3 +161,15 @@ class ExtractiveSynthesizer(Synthesizer):
             )
         order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
         return [candidates[i] for i in order]
+
+
+def _distinct(evidence: list[Evidence]) -> list[Evidence]:
+    """Drop evidence whose text repeats an earlier one (case and punctuation aside)."""
+    seen: set[str] = set()
+    out: list[Evidence] = []
+    for item in evidence:
+        key = " ".join(re.findall(r"[a-z0-9]+", item.text.lower()))
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out

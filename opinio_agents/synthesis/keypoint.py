@@ -48,7 +48,11 @@ def clean_sentence(text: str) -> str:
     text = html.unescape(_TAG.sub(" ", text))
     text = _NON_TEXT.sub(" ", text)
     text = _REPEAT_PUNCT.sub(r"\1", text)
-    return _SPACES.sub(" ", text).strip()
+    text = _SPACES.sub(" ", text).strip()
+    letters = [c for c in text if c.isalpha()]
+    if len(letters) >= 8 and sum(c.isupper() for c in letters) > 0.7 * len(letters):
+        text = text.lower()  # SHOUTED sentences become sentence case in to_key_point
+    return text
 
 
 def best_clause(text: str, query: str, sign: int = 0) -> str:

@@ -1,0 +1,281 @@
+"""The ``opinio`` command line.
+
+Every command prints one clear line on bad input (``error: FILE: line N,
+entity E, review R, field 'F': ...``) and exits with status 2, without a
+traceback. Long work shows progress on stderr; results go to stdout.
+
+Example:
+    $ opinio sample sample.json
+    $ opinio index sample.json
+    $ opinio highlight sample.json --entity 101 --query "wi-fi" --query "breakfast buffet"
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from opinio_agents.errors import OpinioError
+
+__all__ = ["app", "main", "run"]
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+app = typer.Typer(
+    name="opinio",
+    help="User-centric opinion highlights (PROS/CONS with evidence) from large collections of reviews.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+StoreOpt = Annotated[Path, typer.Option("--store", help="Index directory.", show_default=True)]
+DEFAULT_STORE = Path(".opinio")
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+class RetrieverChoice(str, Enum):
+    bm25 = "bm25"
+    dense = "dense"
+    hybrid = "hybrid"
+
+
+class SynthesizerChoice(str, Enum):
+    extractive = "extractive"
+    llm = "llm"
+    long_context = "long-context"
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print ``error: message`` on stderr and return the Exit to raise."""
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+@app.command("index")
+def index_cmd(
+    dataset: Annotated[Path, typer.Argument(help="OpinioBank JSON/JSONL file or reviews CSV.")],
+    store: StoreOpt = DEFAULT_STORE,
+    skip_invalid: Annotated[bool, typer.Option(help="Skip bad records and report them.")] = False,
+    chroma_host: Annotated[Optional[str], typer.Option(help="Use a Chroma server at this host.")] = None,
+    chroma_port: Annotated[Optional[int], typer.Option(help="Port of the Chroma server.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Split reviews into sentences and index them (BM25 + Chroma vectors).
+
+    Incremental: unchanged reviews are never re-embedded; an interrupted run is
+    completed by the next one.
+
+    Example: opinio index sample.json --store .opinio
+    """
+    from rich.table import Table
+
+    from opinio_agents.api import OpinioRAG
+    from opinio_agents.io.loaders import LoadReport, iter_entities, validate_file
+
+    rag = OpinioRAG(store, chroma_host=chroma_host, chroma_port=chroma_port)
+    report = LoadReport()
+    if not skip_invalid:
+        validate_file(dataset)
+    stats = rag.index_store.index_entities(
+        iter_entities(dataset, skip_invalid=skip_invalid, report=report), show_progress=not quiet
+    )
+    table = Table(title=f"Indexed into {store}")
+    for column in ("entity", "reviews", "added", "updated", "unchanged", "removed", "sentences", "embedded", "seconds"):
+        table.add_column(column, justify="right" if column != "entity" else "left")
+    for s in stats:
+        table.add_row(
+            s.entity_id,
+            str(s.reviews_total),
+            str(s.reviews_added),
+            str(s.reviews_updated),
+            str(s.reviews_unchanged),
+            str(s.reviews_removed),
+            str(s.sentences_total),
+            str(s.sentences_embedded),
+            f"{s.seconds:.1f}",
+        )
+    out.print(table)
+    if report.skipped:
+        err.print(f"[yellow]skipped {len(report.skipped)} invalid record(s):[/]")
+        for line in report.skipped[:20]:
+            err.print(f"  {line}", highlight=False)
+
+
+@app.command("highlight")
+def highlight_cmd(
+    dataset: Annotated[Path, typer.Argument(help="The dataset the entity comes from (indexed on the fly).")],
+    entity: Annotated[str, typer.Option("--entity", "-e", help="Entity id.")],
+    query: Annotated[
+        Optional[list[str]],
+        typer.Option("--query", "-q", help="A user-centric query; repeat for several. Default: expert queries."),
+    ] = None,
+    top_k: Annotated[int, typer.Option("--top-k", "-k", min=1, help="Evidence sentences per query.")] = 10,
+    retriever: Annotated[RetrieverChoice, typer.Option(help="Retriever.")] = RetrieverChoice.hybrid,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file.")] = None,
+    store: StoreOpt = DEFAULT_STORE,
+    llm: Annotated[
+        Optional[str],
+        typer.Option(help="LLM, e.g. openai:gpt-4o-mini, ollama:llama3.1, hf:/path. Default: no LLM."),
+    ] = None,
+    base_url: Annotated[Optional[str], typer.Option(help="Base URL of an OpenAI-compatible server.")] = None,
+    synthesizer: Annotated[
+        Optional[SynthesizerChoice], typer.Option(help="extractive (default without --llm), llm, long-context.")
+    ] = None,
+    skip_invalid: Annotated[bool, typer.Option(help="Skip bad records while indexing.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
+) -> None:
+    """PROS and CONS of one entity for the queries asked, each with its evidence and support.
+
+    Examples:
+      opinio highlight sample.json --entity 101 --query wi-fi --query "breakfast buffet"
+      opinio highlight sample.json --entity 101 --format json -o highlights.json
+      opinio highlight sample.json --entity 101 --llm openai:gpt-4o-mini
+      opinio highlight sample.json --entity 101 --llm openai:qwen2.5 --base-url http://localhost:8000/v1
+    """
+    from opinio_agents.api import OpinioRAG
+    from opinio_agents.cli.render import to_json, to_markdown, to_rich
+    from opinio_agents.io.loaders import load_entity
+
+    rag = OpinioRAG(
+        store,
+        retriever=retriever.value,
+        top_k=top_k,
+        llm=llm,
+        base_url=base_url,
+        synthesizer=synthesizer.value if synthesizer else None,
+    )
+    record = load_entity(dataset, entity, skip_invalid=skip_invalid)
+    rag.index_store.index_entity(record, show_progress=not quiet)
+    if not query and not record.queries:
+        result = _query_free(rag, record.key)
+    else:
+        result = rag.highlights(record.key, query or None)
+    if fmt is Format.json:
+        text = to_json(result)
+    elif fmt is Format.markdown:
+        text = to_markdown(result)
+    else:
+        text = None
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        tmp = output.with_name(output.name + ".tmp")
+        tmp.write_text(text if text is not None else to_markdown(result), encoding="utf-8")
+        tmp.replace(output)
+        err.print(f"wrote {output}")
+    elif text is not None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    else:
+        out.print(to_rich(result))
+
+
+def _query_free(rag, entity_key: str):  # noqa: ANN001, ANN202
+    """Highlights without queries: HIRO clusters when available."""
+    try:
+        from opinio_agents.hiro import query_free_highlights
+    except ImportError as exc:
+        raise OpinioError(
+            f"entity {entity_key!r} has no expert-review queries; pass --query (e.g. --query wi-fi)"
+        ) from exc
+    return query_free_highlights(rag.index_store, entity_key)
+
+
+@app.command("sample")
+def sample_cmd(path: Annotated[Path, typer.Argument(help="Where to write the sample OpinioBank JSON.")]) -> None:
+    """Write the shipped sample dataset (2 hotels, ~230 reviews each, expert pros/cons).
+
+    Example: opinio sample sample.json
+    """
+    from opinio_agents.datasets import load_sample, write_sample
+
+    written = write_sample(path)
+    entities = load_sample()
+    summary = ", ".join(f"{e.entity_id} ({e.entity_name}, {len(e.user_reviews)} reviews)" for e in entities)
+    err.print(f"wrote {written}: {summary}")
+
+
+@app.command("synth")
+def synth_cmd(
+    path: Annotated[Path, typer.Argument(help="Where to write the synthetic OpinioBank JSON.")],
+    entities: Annotated[int, typer.Option("--entities", min=1, help="Number of entities.")] = 3,
+    reviews_per_entity: Annotated[int, typer.Option(min=1, help="Reviews per entity.")] = 200,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+) -> None:
+    """Write a synthetic dataset with planted opinions, and its ground truth to PATH.truth.json.
+
+    Example: opinio synth synth.json --entities 1 --reviews-per-entity 1500 --seed 7
+    """
+    from opinio_agents.datasets import write_synthetic
+
+    data_path, truth = write_synthetic(path, n_entities=entities, reviews_per_entity=reviews_per_entity, seed=seed)
+    err.print(f"wrote {data_path} and {truth}")
+
+
+#: Command groups contributed by subpackages (each module exposes ``register(app)``).
+_COMMAND_MODULES = (
+    "opinio_agents.cli.triplets",
+    "opinio_agents.cli.hiro",
+    "opinio_agents.cli.evaluate",
+    "opinio_agents.cli.agents",
+)
+
+
+def _register_commands() -> None:
+    for name in _COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue
+            raise
+        module.register(app)
+
+
+_register_commands()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI on ``argv`` and return the exit status (OpinioErrors become one-line messages)."""
+    import click
+
+    try:
+        app(args=argv, standalone_mode=False, prog_name="opinio")
+    except OpinioError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        return 2
+    except typer.Exit as exc:
+        return int(exc.exit_code or 0)
+    except click.exceptions.Abort:
+        err.print("aborted")
+        return 1
+    except click.exceptions.ClickException as exc:
+        exc.show()
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        return 130
+    return 0
+
+
+def run() -> None:
+    """Console-script entry point (``opinio``)."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run()

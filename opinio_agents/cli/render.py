@@ -1,0 +1,98 @@
+"""Rendering of HighlightSets for the terminal: rich table, markdown, JSON.
+
+Example:
+    >>> print(to_markdown(HighlightSet(entity_id=1, entity_name="Harbor Inn")))
+    # Harbor Inn (entity 1)
+    <BLANKLINE>
+    _No highlights._
+"""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from opinio_agents.models import Highlight, HighlightSet
+
+__all__ = ["to_markdown", "to_rich", "to_json"]
+
+
+def _title(result: HighlightSet) -> str:
+    name = result.entity_name or "Entity"
+    return f"{name} (entity {result.entity_id})"
+
+
+def to_json(result: HighlightSet, *, indent: int | None = 2) -> str:
+    """The HighlightSet as JSON (the ``--format json`` output)."""
+    return result.model_dump_json(indent=indent)
+
+
+def _evidence_lines(highlight: Highlight, limit: int = 3) -> list[str]:
+    return [f"[{e.sentence_id}] {e.text}" for e in highlight.evidence[:limit]]
+
+
+def to_markdown(result: HighlightSet, *, evidence: int = 3) -> str:
+    """PROS, CONS and alerts as a markdown document with evidence bullets."""
+    lines = [f"# {_title(result)}", ""]
+    for label, items in (("PROS", result.pros), ("CONS", result.cons)):
+        if not items:
+            continue
+        lines += [f"## {label}", ""]
+        for h in items:
+            lines.append(f"- **{h.query}**: {h.text} _({h.support.describe()})_")
+            for ev in _evidence_lines(h, evidence):
+                lines.append(f"  - {ev}")
+            if h.polarity_agrees is False:
+                lines.append("  - _note: the evidence leans the other way_")
+        lines.append("")
+    if result.alerts:
+        lines += ["## Alerts", ""]
+        for alert in result.alerts:
+            lines.append(f"- **{alert.category}** ({alert.support} reviews): {alert.description}")
+        lines.append("")
+    if result.failures:
+        lines += ["## Failed queries", ""]
+        lines += [f"- **{f.query}**: {f.error}" for f in result.failures]
+        lines.append("")
+    if len(lines) == 2:
+        lines.append("_No highlights._")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def to_rich(result: HighlightSet, *, evidence: int = 2) -> Group:
+    """A rich renderable: one table per side, alerts and failures below."""
+    parts: list = [Text(_title(result), style="bold")]
+    for label, items, style in (("PROS", result.pros, "green"), ("CONS", result.cons, "red")):
+        if not items:
+            continue
+        table = Table(title=label, title_style=f"bold {style}", show_lines=True, expand=True)
+        table.add_column("query", style="bold", ratio=1)
+        table.add_column("highlight", ratio=3)
+        table.add_column("support", ratio=1)
+        table.add_column("evidence", ratio=4, style="dim")
+        for h in items:
+            table.add_row(h.query, h.text, h.support.describe(), "\n".join(_evidence_lines(h, evidence)))
+        parts.append(table)
+    if result.alerts:
+        table = Table(title="ALERTS", title_style="bold yellow", expand=True)
+        table.add_column("category", style="bold yellow")
+        table.add_column("reviews")
+        table.add_column("what reviewers report", ratio=4)
+        for alert in result.alerts:
+            table.add_row(alert.category, str(alert.support), alert.description)
+        parts.append(table)
+    for failure in result.failures:
+        parts.append(Text(f"query {failure.query!r} failed: {failure.error}", style="red"))
+    if len(parts) == 1:
+        parts.append(Text("No highlights.", style="dim"))
+    meta = result.meta
+    parts.append(
+        Text(
+            f"retriever={meta.retriever} top_k={meta.top_k} synthesizer={meta.synthesizer}"
+            + (f" model={meta.model}" if meta.model else "")
+            + f" time={meta.timings.get('total', 0.0):.2f}s",
+            style="dim",
+        )
+    )
+    return Group(*parts)

@@ -1,0 +1,128 @@
+"""Train the embedding sentiment head shipped in opinio_agents/text/weights/.
+
+A multinomial logistic regression (negative / neutral / positive) over the
+frozen all-MiniLM-L6-v2 sentence embeddings, trained on the sentences of the
+ASTE-V2 train splits (SemEval 2014-2016 restaurant and laptop reviews) whose
+triplets all share one polarity. The dev splits select the regularisation
+strength; the SemEval-2015 hotel sentences are a held-out domain check.
+
+Usage:
+    python scripts/train_sentiment.py --data ../shared/data --seed 13 \
+        --out opinio_agents/text/weights/sentiment_head.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import csv
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+LABELS = {"NEG": 0, "NEU": 1, "POS": 2}
+HOTEL = {"negative": 0, "neutral": 1, "positive": 2}
+
+
+def read_aste(path: Path) -> tuple[list[str], list[int]]:
+    texts, labels = [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if "####" not in line:
+            continue
+        sentence, triplets = line.split("####", 1)
+        polarities = {t[2] for t in ast.literal_eval(triplets)}
+        if len(polarities) == 1:
+            texts.append(sentence.strip())
+            labels.append(LABELS[polarities.pop()])
+    return texts, labels
+
+
+def read_hotels(path: Path) -> tuple[list[str], list[int]]:
+    texts, labels = [], []
+    with path.open(encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            polarities = {a["polarity"] for a in ast.literal_eval(row["aspectTerms"])} - {"conflict", "none"}
+            if len(polarities) == 1:
+                texts.append(row["raw_text"])
+                labels.append(HOTEL[polarities.pop()])
+    return texts, labels
+
+
+def fit(x: np.ndarray, y: np.ndarray, c: float, seed: int):
+    from sklearn.linear_model import LogisticRegression
+
+    model = LogisticRegression(C=c, max_iter=2000, class_weight="balanced", random_state=seed)
+    return model.fit(x, y)
+
+
+def macro_f1(y: np.ndarray, pred: np.ndarray) -> float:
+    scores = []
+    for label in range(3):
+        tp = np.sum((pred == label) & (y == label))
+        p = tp / max(np.sum(pred == label), 1)
+        r = tp / max(np.sum(y == label), 1)
+        scores.append(0.0 if p + r == 0 else 2 * p * r / (p + r))
+    return float(np.mean(scores))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=Path("../shared/data"))
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--out", type=Path, default=Path("opinio_agents/text/weights/sentiment_head.json"))
+    args = parser.parse_args()
+
+    from opinio_agents.embeddings import get_encoder
+    from opinio_agents.text.sentiment import VaderSentimentScorer
+
+    encoder = get_encoder()
+    splits = {}
+    for split in ("train", "dev"):
+        texts, labels = [], []
+        for domain in ("14lap", "14res", "15res", "16res"):
+            t, lab = read_aste(args.data / "aste-v2" / domain / f"{split}_triplets.txt")
+            texts += t
+            labels += lab
+        splits[split] = (texts, np.array(labels))
+    hotels = read_hotels(args.data / "semeval15-hotels" / "hotels_aspects.csv")
+    splits["hotels"] = (hotels[0], np.array(hotels[1]))
+
+    started = time.perf_counter()
+    features = {name: encoder.encode(texts, batch_size=64) for name, (texts, _) in splits.items()}
+    print(f"embedded {sum(len(t) for t, _ in splits.values())} sentences in {time.perf_counter() - started:.1f}s")
+
+    best = None
+    for c in (0.25, 0.5, 1.0, 2.0, 4.0, 8.0):
+        model = fit(features["train"], splits["train"][1], c, args.seed)
+        score = macro_f1(splits["dev"][1], model.predict(features["dev"]))
+        print(f"C={c}: dev macro-F1 {score:.3f}")
+        if best is None or score > best[0]:
+            best = (score, c, model)
+    assert best is not None
+    _, c, model = best
+
+    vader = VaderSentimentScorer()
+    print("\n| split | n | head macro-F1 | VADER macro-F1 |\n|---|---|---|---|")
+    for name in ("train", "dev", "hotels"):
+        texts, y = splits[name]
+        head = model.predict(features[name])
+        v = np.array([0 if s < -0.05 else 2 if s > 0.05 else 1 for s in vader.score(texts)])
+        print(f"| {name} | {len(y)} | {macro_f1(y, head):.3f} | {macro_f1(y, v):.3f} |")
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "labels": ["negative", "neutral", "positive"],
+        "encoder": encoder.name,
+        "C": c,
+        "seed": args.seed,
+        "coef": model.coef_.round(6).tolist(),
+        "intercept": model.intercept_.round(6).tolist(),
+    }
+    args.out.write_text(json.dumps(payload), encoding="utf-8")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
