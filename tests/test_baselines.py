@@ -31,14 +31,21 @@ SENTENCES = [
     ("Parking costs twenty dollars a day.", 0),
 ]
 EXPERT = ExpertReview(
-    pros={"pool": "Warm, clean pool.", "breakfast": "Fresh pastries and great coffee at breakfast."},
+    pros={
+        "pool": "Warm, clean pool.",
+        "breakfast": "Fresh pastries and great coffee at breakfast.",
+    },
     cons={"staff": "Rude staff at check-in.", "noise": "Terrible street noise at night."},
 )
 
 
 def data(entity_id: str = "7", expert: ExpertReview = EXPERT) -> BaselineInput:
-    cands = [Candidate(f"{entity_id}:1:{i}", text, label) for i, (text, label) in enumerate(SENTENCES)]
-    return BaselineInput(entity_id=entity_id, expert=expert, candidates=cands, entity_name="Harbor Inn")
+    cands = [
+        Candidate(f"{entity_id}:1:{i}", text, label) for i, (text, label) in enumerate(SENTENCES)
+    ]
+    return BaselineInput(
+        entity_id=entity_id, expert=expert, candidates=cands, entity_name="Harbor Inn"
+    )
 
 
 def texts(hs, side):
@@ -47,7 +54,9 @@ def texts(hs, side):
 
 def test_random_is_deterministic_with_a_seed_and_disjoint():
     first, again = RandomBaseline(seed=1).run(data()), RandomBaseline(seed=1).run(data())
-    assert texts(first, "pros") == texts(again, "pros") and texts(first, "cons") == texts(again, "cons")
+    assert texts(first, "pros") == texts(again, "pros") and texts(first, "cons") == texts(
+        again, "cons"
+    )
     assert len(first.pros) == 2 and len(first.cons) == 2
     assert not set(texts(first, "pros")) & set(texts(first, "cons"))
     outs = {tuple(texts(RandomBaseline(seed=s).run(data()), "pros")) for s in range(10)}
@@ -64,7 +73,10 @@ def test_random_with_fewer_sentences_than_asked():
 
 def test_oracle_picks_best_rouge_l_under_sentiment_constraint():
     hs = ExtractiveOracle().run(data())
-    assert texts(hs, "cons") == ["The staff were rude at check-in.", "The street noise was terrible at night."]
+    assert texts(hs, "cons") == [
+        "The staff were rude at check-in.",
+        "The street noise was terrible at night.",
+    ]
     assert texts(hs, "pros")[1] == "Breakfast had great coffee and fresh pastries."
     cands = data().candidates
     positives = [c.text for c in cands if c.label == 1]
@@ -74,7 +86,9 @@ def test_oracle_picks_best_rouge_l_under_sentiment_constraint():
 
 
 def test_oracle_never_reuses_a_sentence_and_respects_polarity():
-    expert = ExpertReview(pros={"a": "Warm clean pool.", "b": "Warm clean pool."}, cons={"c": "Warm clean pool."})
+    expert = ExpertReview(
+        pros={"a": "Warm clean pool.", "b": "Warm clean pool."}, cons={"c": "Warm clean pool."}
+    )
     hs = ExtractiveOracle().run(data(expert=expert))
     picked = texts(hs, "pros")
     assert len(set(picked)) == 2
@@ -110,7 +124,9 @@ def test_graph_baselines_pick_central_sentences_by_polarity(cls):
 
 def test_graph_cap_samples_deterministically():
     many = BaselineInput(
-        "9", EXPERT, [Candidate(f"9:{i}:0", f"pool number {i} was warm", 1 if i % 2 else -1) for i in range(50)]
+        "9",
+        EXPERT,
+        [Candidate(f"9:{i}:0", f"pool number {i} was warm", 1 if i % 2 else -1) for i in range(50)],
     )
     base = TextRankBaseline(max_sentences=10)
     chosen = base.select(many)

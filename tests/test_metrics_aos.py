@@ -38,7 +38,13 @@ def test_aspect_normalisation_tolerates_surface_variation():
 
 
 def test_dominant_aspect_counts_normalised_triplets_and_skips_implicit():
-    evidence = [T("Pool", "big", 1), T("pools", "cold", -1), T("", "great", 1), T("", "nice", 1), T("", "ok", 0)]
+    evidence = [
+        T("Pool", "big", 1),
+        T("pools", "cold", -1),
+        T("", "great", 1),
+        T("", "nice", 1),
+        T("", "ok", 0),
+    ]
     assert dominant_aspects(evidence) == ["Pool"]
 
 
@@ -66,7 +72,12 @@ def test_ar_implicit_highlight_aspect_is_a_miss():
 
 
 def test_sf_excludes_neutral_and_uses_dominant_polarity():
-    evidence = [T("wifi", "ok", 0), T("wifi", "average", 0), T("wifi", "average", 0), T("wifi", "terrible", -1)]
+    evidence = [
+        T("wifi", "ok", 0),
+        T("wifi", "average", 0),
+        T("wifi", "average", 0),
+        T("wifi", "terrible", -1),
+    ]
     assert dominant_sentiments(evidence) == [-1]
     # App. E.2 positive bias: "The Wi-Fi was a bit slow" generated as positive.
     assert sentiment_factuality(evidence, [T("Wi-Fi", "a bit slow", 1)]) == 0.0
@@ -75,7 +86,12 @@ def test_sf_excludes_neutral_and_uses_dominant_polarity():
 
 
 def test_sf_only_counts_evidence_about_the_highlight_aspect():
-    evidence = [T("room", "spacious", 1), T("room", "noisy", -1), T("room", "dark", -1), T("view", "great", 1)]
+    evidence = [
+        T("room", "spacious", 1),
+        T("room", "noisy", -1),
+        T("room", "dark", -1),
+        T("view", "great", 1),
+    ]
     assert sentiment_factuality(evidence, [T("rooms", "spacious", 1)]) == 0.0
     assert sentiment_factuality(evidence, [T("view", "great", 1)]) == 1.0
 
@@ -112,7 +128,9 @@ def test_of_exact_match_scores_one_and_mean_over_same_aspect_and_sentiment():
     assert opinion_faithfulness(evidence, [T("Bed", "Comfortable!", 1)], sim) == pytest.approx(0.75)
     assert calls == [("Comfortable!", ["soft"])]
     # App. E.3 overstatement: graded by similarity, clipped to [0, 1].
-    assert opinion_faithfulness(evidence, [T("bed", "luxurious", 1)], lambda a, b: [-0.2, 1.4]) == 0.5
+    assert (
+        opinion_faithfulness(evidence, [T("bed", "luxurious", 1)], lambda a, b: [-0.2, 1.4]) == 0.5
+    )
 
 
 def test_of_unsupported_sentiment_and_undefined():
@@ -148,7 +166,15 @@ class FirstLastWord(TripletExtractor):
         for s in sentences:
             words = s.split()
             neg = s.startswith("-")
-            out.append([Triplet(aspect=words[0].lstrip("-"), opinion=words[-1], sentiment=-1 if neg else 1)] if words else [])
+            out.append(
+                [
+                    Triplet(
+                        aspect=words[0].lstrip("-"), opinion=words[-1], sentiment=-1 if neg else 1
+                    )
+                ]
+                if words
+                else []
+            )
         return out
 
 
@@ -156,7 +182,10 @@ def test_verifier_batches_extraction_and_scores():
     extractor = FirstLastWord()
     verifier = AOSVerifier(extractor, similarity=zero_sim)
     scores = verifier.verify(
-        [("wifi fast", ["wifi fast", "wifi quick", "-wifi slow"]), ("-pool cold", ["pool warm", "pool warm"])],
+        [
+            ("wifi fast", ["wifi fast", "wifi quick", "-wifi slow"]),
+            ("-pool cold", ["pool warm", "pool warm"]),
+        ],
         labels=[{"q": "wifi"}, {"q": "pool"}],
     )
     assert extractor.calls == 1

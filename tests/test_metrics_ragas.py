@@ -10,8 +10,13 @@ import pytest
 from opinio_agents.errors import MissingDependencyError
 from opinio_agents.models import ExpertReview, Highlight, HighlightSet, Polarity
 
-HAS_RAGAS = importlib.util.find_spec("ragas") is not None and importlib.util.find_spec("rapidfuzz") is not None
-needs_ragas = pytest.mark.skipif(not HAS_RAGAS, reason="ragas extra not installed (pip install 'ragas==0.4.3' rapidfuzz)")
+HAS_RAGAS = (
+    importlib.util.find_spec("ragas") is not None
+    and importlib.util.find_spec("rapidfuzz") is not None
+)
+needs_ragas = pytest.mark.skipif(
+    not HAS_RAGAS, reason="ragas extra not installed (pip install 'ragas==0.4.3' rapidfuzz)"
+)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ragas") is not None, reason="ragas is installed")
@@ -35,7 +40,9 @@ def test_non_llm_metrics_offline():
         "non_llm_string_similarity",
         "rouge_score",
     ]
-    same = scorer.score_sample("wifi", "Fast free wifi.", ["Fast free wifi.", "Cold eggs."], "Fast free wifi.")
+    same = scorer.score_sample(
+        "wifi", "Fast free wifi.", ["Fast free wifi.", "Cold eggs."], "Fast free wifi."
+    )
     assert same["non_llm_string_similarity"] == pytest.approx(1.0)
     assert same["non_llm_context_recall"] == pytest.approx(1.0)
     assert same["rouge_score"] == pytest.approx(1.0)
@@ -47,7 +54,9 @@ def test_non_llm_metrics_offline():
         pros=[Highlight(query="wifi", polarity=Polarity.PROS, text="Fast free wifi.")],
         cons=[Highlight(query="spa", polarity=Polarity.CONS, text="No spa.")],
     )
-    scores = scorer(hs, ExpertReview(pros={"wifi": "Fast free wifi."}), {"wifi": ["Fast free wifi."]})
+    scores = scorer(
+        hs, ExpertReview(pros={"wifi": "Fast free wifi."}), {"wifi": ["Fast free wifi."]}
+    )
     assert scores["rouge_score"] == pytest.approx(1.0)
 
 
@@ -59,12 +68,19 @@ def test_llm_metrics_through_langchain_wrapper_with_fake_model():
 
     answers = [
         json.dumps({"statements": ["The wifi is fast."]}),
-        json.dumps({"statements": [{"statement": "The wifi is fast.", "reason": "stated", "verdict": 1}]}),
+        json.dumps(
+            {"statements": [{"statement": "The wifi is fast.", "reason": "stated", "verdict": 1}]}
+        ),
         json.dumps({"reason": "useful", "verdict": 1}),
         json.dumps({"reason": "unrelated", "verdict": 0}),
     ]
     scorer = RagasScorer(FakeListChatModel(responses=answers), non_llm=False)
-    assert [m.name for m in scorer.metrics()] == ["faithfulness", "llm_context_precision_with_reference"]
-    scores = scorer.score_sample("wifi", "Fast wifi.", ["The wifi was fast.", "Breakfast was cold."], "Fast, free wifi.")
+    assert [m.name for m in scorer.metrics()] == [
+        "faithfulness",
+        "llm_context_precision_with_reference",
+    ]
+    scores = scorer.score_sample(
+        "wifi", "Fast wifi.", ["The wifi was fast.", "Breakfast was cold."], "Fast, free wifi."
+    )
     assert scores["faithfulness"] == pytest.approx(1.0)
     assert scores["llm_context_precision_with_reference"] == pytest.approx(1.0, abs=1e-6)

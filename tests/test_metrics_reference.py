@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from opinio_agents.errors import ConfigError
 from opinio_agents.evaluation.reference import (
     AlignmentCounts,
     BertScoreMetric,
@@ -15,17 +16,22 @@ from opinio_agents.evaluation.reference import (
     side_texts,
 )
 from opinio_agents.evaluation.rouge import lcs_length, rouge_f1, rouge_scores, rouge_tokenize
-from opinio_agents.errors import ConfigError
 from opinio_agents.models import ExpertReview, Highlight, HighlightSet, Polarity
 
-WORDS = "the room rooms was were clean cleaning dirty wifi wi-fi fast slow staff friendly breakfast and not very a pool".split()
+WORDS = (
+    "the room rooms was were clean cleaning dirty wifi wi-fi fast slow staff friendly breakfast "
+    "and not very a pool"
+).split()
 
 
 def _texts(seed: int, n: int) -> list[tuple[str, str]]:
     rng = random.Random(seed)
 
     def sent() -> str:
-        lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 12))) for _ in range(rng.randint(1, 3))]
+        lines = [
+            " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 12)))
+            for _ in range(rng.randint(1, 3))
+        ]
         return "\n".join(lines) + rng.choice(["", ".", "!"])
 
     return [(sent(), sent()) for _ in range(n)]
@@ -36,7 +42,11 @@ def test_rouge_parity_with_rouge_score(use_stemmer):
     rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
     types = ["rouge1", "rouge2", "rouge3", "rougeL", "rougeLsum"]
     scorer = rouge_scorer.RougeScorer(types, use_stemmer=use_stemmer)
-    pairs = _texts(7, 150) + [("", "clean room"), ("clean room", ""), ("Rooms: CLEAN!!", "room clean")]
+    pairs = _texts(7, 150) + [
+        ("", "clean room"),
+        ("clean room", ""),
+        ("Rooms: CLEAN!!", "room clean"),
+    ]
     for pred, ref in pairs:
         ours = rouge_scores(pred, ref, rouge_types=types, use_stemmer=use_stemmer)
         theirs = scorer.score(ref, pred)
@@ -65,7 +75,9 @@ def _hs(pros=(), cons=()):
 
 
 def test_side_texts_and_rouge_per_side():
-    expert = ExpertReview(pros={"wifi": "Fast wifi.", "staff": "Friendly staff."}, cons={"noise": "Noisy street."})
+    expert = ExpertReview(
+        pros={"wifi": "Fast wifi.", "staff": "Friendly staff."}, cons={"noise": "Noisy street."}
+    )
     result = _hs(pros=[("wifi", "Fast wifi."), ("staff", "Friendly staff.")])
     texts = side_texts(result, expert)
     assert texts["pros"] == ("Fast wifi.\nFriendly staff.", "Fast wifi.\nFriendly staff.")
@@ -77,7 +89,9 @@ def test_side_texts_and_rouge_per_side():
 
 
 def test_sentiment_alignment_counts_misses_and_other_side():
-    expert = ExpertReview(pros={"wifi": "a", "pool": "b", "spa": "c"}, cons={"noise": "d", "price": "e"})
+    expert = ExpertReview(
+        pros={"wifi": "a", "pool": "b", "spa": "c"}, cons={"noise": "d", "price": "e"}
+    )
     result = _hs(pros=[("wifi", "GOOD"), ("pool", "BAD")], cons=[("noise", "BAD"), ("spa", "GOOD")])
     seen = []
 
@@ -87,7 +101,12 @@ def test_sentiment_alignment_counts_misses_and_other_side():
 
     counts = sentiment_alignment(result, expert, classifier)
     # spa only has a CON text (classified positive here) -> still a TP; price is missing -> miss.
-    assert (counts.positives, counts.true_positives, counts.negatives, counts.true_negatives) == (3, 2, 2, 1)
+    assert (counts.positives, counts.true_positives, counts.negatives, counts.true_negatives) == (
+        3,
+        2,
+        2,
+        1,
+    )
     assert counts.tpr == pytest.approx(200 / 3) and counts.tnr == 50.0
     assert len(seen) == 4
     total = counts.add(AlignmentCounts(1, 1, 0, 0))
@@ -97,7 +116,9 @@ def test_sentiment_alignment_counts_misses_and_other_side():
 
 
 def test_vader_classifier_labels():
-    assert VaderClassifier()(["Spotless room, lovely staff!", "The wifi was terrible.", "We arrived at noon."]) == [1, -1, 0]
+    assert VaderClassifier()(
+        ["Spotless room, lovely staff!", "The wifi was terrible.", "We arrived at noon."]
+    ) == [1, -1, 0]
     assert VaderClassifier()([]) == []
 
 
@@ -106,7 +127,9 @@ def test_bertscore_with_local_minilm():
     if not BertScoreMetric.available():
         pytest.skip("bert-score not installed (eval extra)")
     metric = BertScoreMetric()
-    same, other, empty = metric.f1(["Fast wifi everywhere."] * 2 + [""], ["Fast wifi everywhere.", "Rude staff.", "x"])
+    same, other, empty = metric.f1(
+        ["Fast wifi everywhere."] * 2 + [""], ["Fast wifi everywhere.", "Rude staff.", "x"]
+    )
     assert same == pytest.approx(100.0, abs=0.01)
     assert other < same
     assert empty == 0.0

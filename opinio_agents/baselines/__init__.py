@@ -2,7 +2,8 @@
 
 * :class:`~opinio_agents.baselines.random_select.RandomBaseline`
 * :class:`~opinio_agents.baselines.oracle.ExtractiveOracle`
-* :class:`~opinio_agents.baselines.graph.TextRankBaseline`, :class:`~opinio_agents.baselines.graph.LexRankBaseline`
+* :class:`~opinio_agents.baselines.graph.TextRankBaseline`
+* :class:`~opinio_agents.baselines.graph.LexRankBaseline`
 * :class:`~opinio_agents.baselines.retrieval.RetrievalOnlyBaseline`
 
 The long-context LLM baseline is :mod:`opinio_agents.synthesis.long_context`.

@@ -64,8 +64,12 @@ def make_highlights(
     """Build the HighlightSet of ``(query, sentence)`` picks; each sentence is its own evidence."""
 
     def one(query: str, cand: Candidate, polarity: Polarity) -> Highlight:
-        evidence = [Evidence(sentence_id=cand.sentence_id, text=cand.text, score=1.0, sentiment=cand.score)]
-        return Highlight(query=query, polarity=polarity, text=cand.text[:MAX_TEXT], evidence=evidence)
+        evidence = [
+            Evidence(sentence_id=cand.sentence_id, text=cand.text, score=1.0, sentiment=cand.score)
+        ]
+        return Highlight(
+            query=query, polarity=polarity, text=cand.text[:MAX_TEXT], evidence=evidence
+        )
 
     return HighlightSet(
         entity_id=data.entity_id,

@@ -35,15 +35,25 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.evaluation.rouge import rouge_tokenize
 from opinio_agents.models import HighlightSet
 
-__all__ = ["pagerank", "textrank_matrix", "lexrank_matrix", "GraphRankBaseline", "TextRankBaseline", "LexRankBaseline"]
+__all__ = [
+    "pagerank",
+    "textrank_matrix",
+    "lexrank_matrix",
+    "GraphRankBaseline",
+    "TextRankBaseline",
+    "LexRankBaseline",
+]
 
 _STOP = frozenset(
-    "a an the and or but of to in on at for with is was were are be been it its this that we i you they our my "
+    "a an the and or but of to in on at for with is was were are be been it its this that "
+    "we i you they our my "
     "there here as so very had have has".split()
 )
 
 
-def pagerank(weights: np.ndarray, *, damping: float = 0.85, tol: float = 1e-8, max_iter: int = 200) -> np.ndarray:
+def pagerank(
+    weights: np.ndarray, *, damping: float = 0.85, tol: float = 1e-8, max_iter: int = 200
+) -> np.ndarray:
     """Stationary scores of a weighted graph (rows normalised; dangling rows spread uniformly).
 
     Args:
@@ -173,8 +183,8 @@ class GraphRankBaseline(Baseline):
         ranked = self.rank(self.select(data))
         pos = [c for c in ranked if c.label == 1]
         neg = [c for c in ranked if c.label == -1]
-        pros = list(zip(data.expert.pros, pos))
-        cons = list(zip(data.expert.cons, neg))
+        pros = list(zip(data.expert.pros, pos, strict=False))
+        cons = list(zip(data.expert.cons, neg, strict=False))
         return make_highlights(data, pros, cons, name=self.name)
 
 

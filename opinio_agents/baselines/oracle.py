@@ -8,8 +8,10 @@ oracle is deterministic. It reads the references, so it is an upper bound.
 Example:
     >>> from opinio_agents.baselines.base import BaselineInput, Candidate
     >>> from opinio_agents.models import ExpertReview
-    >>> cands = [Candidate("1:1:0", "The pool is huge and warm.", 1), Candidate("1:1:1", "Tiny cold pool.", -1)]
-    >>> hs = ExtractiveOracle().run(BaselineInput("1", ExpertReview(pros={"pool": "Huge warm pool."}), cands))
+    >>> cands = [Candidate("1:1:0", "The pool is huge and warm.", 1),
+    ...          Candidate("1:1:1", "Tiny cold pool.", -1)]
+    >>> expert = ExpertReview(pros={"pool": "Huge warm pool."})
+    >>> hs = ExtractiveOracle().run(BaselineInput("1", expert, cands))
     >>> hs.pros[0].text
     'The pool is huge and warm.'
 """
@@ -49,7 +51,10 @@ class ExtractiveOracle(Baseline):
 
     def run(self, data: BaselineInput) -> HighlightSet:
         """The oracle's picks for one entity."""
-        tokens = {c.sentence_id: rouge_tokenize(c.text, use_stemmer=self.use_stemmer) for c in data.candidates}
+        tokens = {
+            c.sentence_id: rouge_tokenize(c.text, use_stemmer=self.use_stemmer)
+            for c in data.candidates
+        }
         used: set[str] = set()
         picks: dict[int, list[tuple[str, Candidate]]] = {1: [], -1: []}
         for label, refs in ((1, data.expert.pros), (-1, data.expert.cons)):

@@ -45,4 +45,9 @@ class RandomBaseline(Baseline):
         chosen = {c.sentence_id for c in pros}
         rest = [c for c in pool if c.sentence_id not in chosen]
         cons = rng.sample(rest, min(len(con_queries), len(rest)))
-        return make_highlights(data, list(zip(pro_queries, pros)), list(zip(con_queries, cons)), name=self.name)
+        return make_highlights(
+            data,
+            list(zip(pro_queries, pros, strict=False)),
+            list(zip(con_queries, cons, strict=False)),
+            name=self.name,
+        )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from opinio_agents.baselines.base import Baseline, BaselineInput, Candidate, MAX_TEXT
+from opinio_agents.baselines.base import MAX_TEXT, Baseline, BaselineInput, Candidate
 from opinio_agents.errors import ConfigError
 from opinio_agents.models import Evidence, Highlight, HighlightSet, Polarity, RunMeta
 
@@ -59,7 +59,9 @@ class RetrievalOnlyBaseline(Baseline):
 
     name = "retrieval"
 
-    def __init__(self, index: SentenceIndex, retriever: RetrieverKind = "bm25", *, top_k: int = 10) -> None:
+    def __init__(
+        self, index: SentenceIndex, retriever: RetrieverKind = "bm25", *, top_k: int = 10
+    ) -> None:
         if top_k < 1:
             raise ConfigError(f"top_k={top_k} must be >= 1")
         self.index = index
@@ -71,14 +73,34 @@ class RetrievalOnlyBaseline(Baseline):
         result = HighlightSet(
             entity_id=data.entity_id,
             entity_name=data.entity_name,
-            meta=RunMeta(retriever=self.retriever, top_k=self.top_k, synthesizer=self.name, queries=data.expert.queries),
+            meta=RunMeta(
+                retriever=self.retriever,
+                top_k=self.top_k,
+                synthesizer=self.name,
+                queries=data.expert.queries,
+            ),
         )
-        for polarity, queries in ((Polarity.PROS, data.expert.pros), (Polarity.CONS, data.expert.cons)):
+        for polarity, queries in (
+            (Polarity.PROS, data.expert.pros),
+            (Polarity.CONS, data.expert.cons),
+        ):
             for query in queries:
-                hits = self.index.retrieve(data.entity_id, query, kind=self.retriever, top_k=self.top_k)
+                hits = self.index.retrieve(
+                    data.entity_id, query, kind=self.retriever, top_k=self.top_k
+                )
                 for hit in hits:
                     ev = Evidence(
-                        sentence_id=hit.sentence.sentence_id, text=hit.sentence.text, score=hit.score, sentiment=hit.sentiment
+                        sentence_id=hit.sentence.sentence_id,
+                        text=hit.sentence.text,
+                        score=hit.score,
+                        sentiment=hit.sentiment,
                     )
-                    result.add(Highlight(query=query, polarity=polarity, text=hit.sentence.text[:MAX_TEXT], evidence=[ev]))
+                    result.add(
+                        Highlight(
+                            query=query,
+                            polarity=polarity,
+                            text=hit.sentence.text[:MAX_TEXT],
+                            evidence=[ev],
+                        )
+                    )
         return result

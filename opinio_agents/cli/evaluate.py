@@ -15,7 +15,7 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -65,50 +65,91 @@ def _triplet_extractor(spec: str | None) -> tuple[Any, str | None]:
 
 
 def evaluate_cmd(
-    dataset: Annotated[str, typer.Argument(help="OpinioBank JSON/JSONL/CSV file with expert reviews, or 'sample'.")],
+    dataset: Annotated[
+        str, typer.Argument(help="OpinioBank JSON/JSONL/CSV file with expert reviews, or 'sample'.")
+    ],
     systems: Annotated[
-        Optional[list[str]],
+        list[str] | None,
         typer.Option(
             "--systems",
             "-s",
-            help="Systems (comma-separated or repeated): opiniorag, retrieval, random, oracle, textrank, "
+            help="Systems (comma-separated or repeated): opiniorag, retrieval, random, oracle, "
+            "textrank, "
             "lexrank, llm, long-context. Default: every system that needs no LLM.",
         ),
     ] = None,
     top_k: Annotated[
-        Optional[list[str]], typer.Option("--top-k", "-k", help="Top-K values (repeat or comma-separate). Default: 5,10.")
+        list[str] | None,
+        typer.Option(
+            "--top-k", "-k", help="Top-K values (repeat or comma-separate). Default: 5,10."
+        ),
     ] = None,
     retriever: Annotated[
-        Optional[list[str]],
-        typer.Option("--retriever", "-r", help="Retrievers: bm25, dense, hybrid (repeat or comma-separate). Default: all."),
+        list[str] | None,
+        typer.Option(
+            "--retriever",
+            "-r",
+            help="Retrievers: bm25, dense, hybrid (repeat or comma-separate). Default: all.",
+        ),
     ] = None,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Output directory (tables, runs, cache).")] = Path(
-        "evaluation"
-    ),
-    store: Annotated[Optional[Path], typer.Option("--store", help="Index directory. Default: <output>/store.")] = None,
-    entity: Annotated[Optional[list[str]], typer.Option("--entity", "-e", help="Only these entity ids.")] = None,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Output directory (tables, runs, cache).")
+    ] = Path("evaluation"),
+    store: Annotated[
+        Path | None, typer.Option("--store", help="Index directory. Default: <output>/store.")
+    ] = None,
+    entity: Annotated[
+        list[str] | None, typer.Option("--entity", "-e", help="Only these entity ids.")
+    ] = None,
     max_reviews: Annotated[
-        Optional[int], typer.Option(min=1, help="Use only the first N reviews of each entity (quick runs).")
+        int | None,
+        typer.Option(min=1, help="Use only the first N reviews of each entity (quick runs)."),
     ] = None,
-    llm: Annotated[Optional[str], typer.Option(help="LLM for the llm/long-context systems, e.g. openai:gpt-4o-mini.")] = None,
-    base_url: Annotated[Optional[str], typer.Option(help="Base URL of an OpenAI-compatible server.")] = None,
-    judge: Annotated[Optional[str], typer.Option(help="LLM judge for Table 3, e.g. openai:gpt-4o. Default: none.")] = None,
+    llm: Annotated[
+        str | None,
+        typer.Option(help="LLM for the llm/long-context systems, e.g. openai:gpt-4o-mini."),
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Base URL of an OpenAI-compatible server.")
+    ] = None,
+    judge: Annotated[
+        str | None,
+        typer.Option(help="LLM judge for Table 3, e.g. openai:gpt-4o. Default: none."),
+    ] = None,
     triplets: Annotated[
-        Optional[str], typer.Option(help="Triplet extractor spec for Table 4 (default: the embedded model).")
+        str | None,
+        typer.Option(help="Triplet extractor spec for Table 4 (default: the embedded model)."),
     ] = None,
-    aos: Annotated[bool, typer.Option("--aos/--no-aos", help="Compute Table 4 (AOS verification).")] = True,
-    bertscore: Annotated[bool, typer.Option("--bertscore/--no-bertscore", help="Compute BERTScore.")] = True,
+    aos: Annotated[
+        bool, typer.Option("--aos/--no-aos", help="Compute Table 4 (AOS verification).")
+    ] = True,
+    bertscore: Annotated[
+        bool, typer.Option("--bertscore/--no-bertscore", help="Compute BERTScore.")
+    ] = True,
     bertscore_model: Annotated[
-        Optional[Path], typer.Option(help="Local model directory for BERTScore (default: MiniLM).")
+        Path | None, typer.Option(help="Local model directory for BERTScore (default: MiniLM).")
     ] = None,
     sentiment_model: Annotated[
-        Optional[Path],
-        typer.Option(help="Local transformers sentiment model (e.g. SiEBERT) for TPR/TNR and baselines; default VADER."),
+        Path | None,
+        typer.Option(
+            help="Local transformers sentiment model (e.g. SiEBERT) for TPR/TNR and baselines; "
+            "default VADER."
+        ),
     ] = None,
-    ragas: Annotated[bool, typer.Option("--ragas/--no-ragas", help="Add RAGAs metrics (ragas extra); LLM-based ones use the --judge model.")] = False,
+    ragas: Annotated[
+        bool,
+        typer.Option(
+            "--ragas/--no-ragas",
+            help="Add RAGAs metrics (ragas extra); LLM-based ones use the --judge model.",
+        ),
+    ] = False,
     seed: Annotated[int, typer.Option(help="Seed of the random and graph baselines.")] = 13,
-    graph_cap: Annotated[int, typer.Option(min=2, help="Max sentences ranked by TextRank/LexRank.")] = 1000,
-    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write PNG plots (needs matplotlib).")] = True,
+    graph_cap: Annotated[
+        int, typer.Option(min=2, help="Max sentences ranked by TextRank/LexRank.")
+    ] = 1000,
+    plots: Annotated[
+        bool, typer.Option("--plots/--no-plots", help="Write PNG plots (needs matplotlib).")
+    ] = True,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
 ) -> None:
     """Evaluate systems against expert PROS/CONS and write the paper's tables (2-5)."""
@@ -129,10 +170,14 @@ def evaluate_cmd(
         raise ConfigError(f"--top-k expects integers, got {top_k!r}") from exc
     specs = expand_systems(kinds, split_list(retriever) or ["bm25", "dense", "hybrid"], ks)
     if any(s.needs_llm for s in specs) and not llm:
-        raise ConfigError("the llm and long-context systems need --llm (e.g. --llm openai:gpt-4o-mini)")
+        raise ConfigError(
+            "the llm and long-context systems need --llm (e.g. --llm openai:gpt-4o-mini)"
+        )
 
     output.mkdir(parents=True, exist_ok=True)
-    rag = OpinioRAG(store_dir=store or output / "store", llm=llm, base_url=base_url, synthesizer="extractive")
+    rag = OpinioRAG(
+        store_dir=store or output / "store", llm=llm, base_url=base_url, synthesizer="extractive"
+    )
     entities = _load_entities(dataset, max_reviews, split_list(entity))
     rag.index(entities, show_progress=not quiet)
 
@@ -143,7 +188,9 @@ def evaluate_cmd(
         if BertScoreMetric.available():
             bs_metric = BertScoreMetric(bertscore_model)
         else:
-            notes.append("BERTScore skipped: bert-score is not installed (pip install 'opinio-agents[eval]')")
+            notes.append(
+                "BERTScore skipped: bert-score is not installed (pip install 'opinio-agents[eval]')"
+            )
     extractor = None
     if aos:
         extractor, reason = _triplet_extractor(triplets)
@@ -166,7 +213,9 @@ def evaluate_cmd(
         from opinio_agents.evaluation.ragas_adapter import EncoderEmbeddings, RagasScorer
 
         # The LLM-based ragas metrics use the judge model (and the offline MiniLM embeddings).
-        embeddings = EncoderEmbeddings.create(rag.index_store.encoder) if judge_llm is not None else None
+        embeddings = (
+            EncoderEmbeddings.create(rag.index_store.encoder) if judge_llm is not None else None
+        )
         ragas_scorer = RagasScorer(judge_llm, embeddings)
     classifier = TransformersSentimentClassifier(sentiment_model) if sentiment_model else None
 

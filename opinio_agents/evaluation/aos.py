@@ -33,7 +33,8 @@ and report how many were defined.
 
 Example:
     >>> from opinio_agents.triplets.base import Triplet as T
-    >>> evidence = [T(aspect="wifi", opinion="slow", sentiment=-1), T(aspect="Wi-Fi", opinion="weak", sentiment=-1)]
+    >>> evidence = [T(aspect="wifi", opinion="slow", sentiment=-1),
+    ...             T(aspect="Wi-Fi", opinion="weak", sentiment=-1)]
     >>> highlight = [T(aspect="wi-fi", opinion="slow", sentiment=-1)]
     >>> aspect_relevance(evidence, highlight), sentiment_factuality(evidence, highlight)
     (1.0, 1.0)
@@ -148,11 +149,12 @@ def aspect_relevance(evidence: Sequence[Triplet], highlight: Sequence[Triplet]) 
 
 
 def dominant_sentiments(evidence: Sequence[Triplet]) -> list[int]:
-    """s* of Eq. 6 over the given triplets: the most frequent of -1/1 (both on a tie; none if no polar triplet).
+    """s* of Eq. 6: the most frequent of -1/1 (both on a tie; none without a polar triplet).
 
     Example:
         >>> from opinio_agents.triplets.base import Triplet as T
-        >>> dominant_sentiments([T(aspect="a", opinion="x", sentiment=0), T(aspect="a", opinion="y", sentiment=-1)])
+        >>> dominant_sentiments([T(aspect="a", opinion="x", sentiment=0),
+        ...                      T(aspect="a", opinion="y", sentiment=-1)])
         [-1]
     """
     pos = sum(1 for t in evidence if t.sentiment == 1)
@@ -201,7 +203,8 @@ def opinion_faithfulness(
     Example:
         >>> from opinio_agents.triplets.base import Triplet as T
         >>> ev = [T(aspect="beds", opinion="comfortable", sentiment=1)]
-        >>> opinion_faithfulness(ev, [T(aspect="bed", opinion="luxurious", sentiment=1)], lambda a, bs: [0.4])
+        >>> generated = [T(aspect="bed", opinion="luxurious", sentiment=1)]
+        >>> opinion_faithfulness(ev, generated, lambda a, bs: [0.4])
         0.4
     """
     dominant = dominant_aspects(evidence)
@@ -215,7 +218,7 @@ def opinion_faithfulness(
     if not opinions:
         return 0.0
     scores = [1.0 if same_opinion(focus.opinion, o) else None for o in opinions]
-    pending = [o for o, s in zip(opinions, scores) if s is None]
+    pending = [o for o, s in zip(opinions, scores, strict=False) if s is None]
     if pending:
         sims = iter(similarity(focus.opinion, pending))
         scores = [s if s is not None else min(1.0, max(0.0, float(next(sims)))) for s in scores]
@@ -265,7 +268,8 @@ def score_aos(
     Example:
         >>> from opinio_agents.triplets.base import Triplet as T
         >>> s = score_aos([T(aspect="pool", opinion="warm", sentiment=1)],
-        ...               [T(aspect="pool", opinion="warm", sentiment=1)], lambda a, bs: [0.0] * len(bs))
+        ...               [T(aspect="pool", opinion="warm", sentiment=1)],
+        ...               lambda a, bs: [0.0] * len(bs))
         >>> (s.ar, s.sf, s.of)
         (1.0, 1.0, 1.0)
     """

@@ -37,7 +37,22 @@ __all__ = ["normalize_aspect", "aspect_words", "aspects_match", "DETERMINERS"]
 
 #: Words dropped from aspects before comparison.
 DETERMINERS: frozenset[str] = frozenset(
-    {"the", "a", "an", "this", "that", "these", "those", "our", "my", "their", "its", "his", "her", "your"}
+    {
+        "the",
+        "a",
+        "an",
+        "this",
+        "that",
+        "these",
+        "those",
+        "our",
+        "my",
+        "their",
+        "its",
+        "his",
+        "her",
+        "your",
+    }
 )
 
 _NON_WORD = re.compile(r"[^a-z0-9]+")

@@ -29,7 +29,8 @@ Install in an environment where ragas' pins (openai < 2 via instructor) fit:
 
 Example:
     >>> scorer = RagasScorer()                                          # doctest: +SKIP
-    >>> scorer.score_sample("wifi", "Fast wifi.", ["The wifi was fast."], "Fast, free wifi.")  # doctest: +SKIP
+    >>> scorer.score_sample("wifi", "Fast wifi.", ["The wifi was fast."],
+    ...                     "Fast, free wifi.")  # doctest: +SKIP
     {'non_llm_context_precision_with_reference': 1.0, ...}
 """
 
@@ -90,7 +91,9 @@ def import_ragas() -> types.ModuleType:
     try:
         import rapidfuzz  # noqa: F401
     except ImportError as exc:
-        raise MissingDependencyError("rapidfuzz", extra="ragas", purpose="ragas' non-LLM string metrics") from exc
+        raise MissingDependencyError(
+            "rapidfuzz", extra="ragas", purpose="ragas' non-LLM string metrics"
+        ) from exc
     return ragas
 
 
@@ -101,7 +104,7 @@ def _embeddings_base() -> type:
 
 
 class EncoderEmbeddings:
-    """LangChain ``Embeddings`` over a :class:`~opinio_agents.embeddings.SentenceEncoder` (offline MiniLM).
+    """LangChain ``Embeddings`` over a :class:`~opinio_agents.embeddings.SentenceEncoder` (MiniLM).
 
     Built through :meth:`create` so that langchain-core is imported lazily.
 
@@ -193,13 +196,19 @@ class RagasScorer:
                 from ragas.embeddings import LangchainEmbeddingsWrapper
                 from ragas.metrics import ResponseRelevancy
 
-                metrics.append(ResponseRelevancy(llm=wrapped, embeddings=LangchainEmbeddingsWrapper(self.embeddings)))
+                metrics.append(
+                    ResponseRelevancy(
+                        llm=wrapped, embeddings=LangchainEmbeddingsWrapper(self.embeddings)
+                    )
+                )
         if not metrics:
             raise ConfigError("RagasScorer has no metric: keep non_llm=True or pass llm=...")
         self._metrics = metrics
         return metrics
 
-    def score_sample(self, query: str, response: str, contexts: Sequence[str], reference: str) -> dict[str, float]:
+    def score_sample(
+        self, query: str, response: str, contexts: Sequence[str], reference: str
+    ) -> dict[str, float]:
         """Every metric on one highlight (``nan`` scores are dropped)."""
         from ragas.dataset_schema import SingleTurnSample
 
@@ -217,16 +226,22 @@ class RagasScorer:
                 out[metric.name] = value
         return out
 
-    def __call__(self, result: HighlightSet, expert: ExpertReview, contexts: dict[str, list[str]]) -> dict[str, float]:
+    def __call__(
+        self, result: HighlightSet, expert: ExpertReview, contexts: dict[str, list[str]]
+    ) -> dict[str, float]:
         """Mean of each metric over the entity's highlights that have an expert sentence."""
         sums: dict[str, list[float]] = {}
         for highlight in result.highlights:
             side = highlight.polarity.value
             other = "cons" if side == "pros" else "pros"
-            reference = getattr(expert, side).get(highlight.query) or getattr(expert, other).get(highlight.query)
+            reference = getattr(expert, side).get(highlight.query) or getattr(expert, other).get(
+                highlight.query
+            )
             if not reference:
                 continue
-            scores = self.score_sample(highlight.query, highlight.text, contexts.get(highlight.query, []), reference)
+            scores = self.score_sample(
+                highlight.query, highlight.text, contexts.get(highlight.query, []), reference
+            )
             for name, value in scores.items():
                 sums.setdefault(name, []).append(value)
         return {name: sum(values) / len(values) for name, values in sums.items()}

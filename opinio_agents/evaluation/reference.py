@@ -13,7 +13,8 @@
 
 Example:
     >>> from opinio_agents.models import ExpertReview, HighlightSet, Highlight, Polarity
-    >>> hs = HighlightSet(entity_id=1, pros=[Highlight(query="wifi", polarity=Polarity.PROS, text="Fast wifi.")])
+    >>> pro = Highlight(query="wifi", polarity=Polarity.PROS, text="Fast wifi.")
+    >>> hs = HighlightSet(entity_id=1, pros=[pro])
     >>> side_texts(hs, ExpertReview(pros={"wifi": "The wifi is fast."}))["pros"]
     ('Fast wifi.', 'The wifi is fast.')
 """
@@ -58,17 +59,22 @@ def side_texts(result: HighlightSet, expert: ExpertReview) -> dict[Side, tuple[s
     return out
 
 
-def rouge_side_scores(result: HighlightSet, expert: ExpertReview, *, use_stemmer: bool = True) -> dict[str, dict[str, float]]:
+def rouge_side_scores(
+    result: HighlightSet, expert: ExpertReview, *, use_stemmer: bool = True
+) -> dict[str, dict[str, float]]:
     """``{side: {"R1", "R2", "RL"}}`` F1 x 100 for each annotated side (0 when a side is empty).
 
     Example:
         >>> from opinio_agents.models import HighlightSet
-        >>> rouge_side_scores(HighlightSet(entity_id=1), ExpertReview(cons={"noise": "Noisy street."}))
+        >>> expert = ExpertReview(cons={"noise": "Noisy street."})
+        >>> rouge_side_scores(HighlightSet(entity_id=1), expert)
         {'cons': {'R1': 0.0, 'R2': 0.0, 'RL': 0.0}}
     """
     out: dict[str, dict[str, float]] = {}
     for side, (system, reference) in side_texts(result, expert).items():
-        scores = rouge_scores(system, reference, rouge_types=("rouge1", "rouge2", "rougeL"), use_stemmer=use_stemmer)
+        scores = rouge_scores(
+            system, reference, rouge_types=("rouge1", "rouge2", "rougeL"), use_stemmer=use_stemmer
+        )
         out[side] = {
             "R1": 100 * scores["rouge1"].fmeasure,
             "R2": 100 * scores["rouge2"].fmeasure,
@@ -95,7 +101,9 @@ class BertScoreMetric:
         [71.3]
     """
 
-    def __init__(self, model_path: str | Path | None = None, *, num_layers: int = 6, batch_size: int = 16) -> None:
+    def __init__(
+        self, model_path: str | Path | None = None, *, num_layers: int = 6, batch_size: int = 16
+    ) -> None:
         self.model_path = model_path
         self.num_layers = num_layers
         self.batch_size = batch_size
@@ -113,15 +121,21 @@ class BertScoreMetric:
             try:
                 from bert_score import BERTScorer
             except ImportError as exc:
-                raise MissingDependencyError("bert-score", extra="eval", purpose="BERTScore") from exc
+                raise MissingDependencyError(
+                    "bert-score", extra="eval", purpose="BERTScore"
+                ) from exc
             from opinio_agents.embeddings import default_model_path
 
             path = Path(self.model_path) if self.model_path is not None else default_model_path()
             if not path.is_dir():
-                raise ConfigError(f"BERTScore model_path={str(path)!r} is not a directory of a local model")
+                raise ConfigError(
+                    f"BERTScore model_path={str(path)!r} is not a directory of a local model"
+                )
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            self._scorer = BERTScorer(model_type=str(path), num_layers=self.num_layers, batch_size=self.batch_size)
+            self._scorer = BERTScorer(
+                model_type=str(path), num_layers=self.num_layers, batch_size=self.batch_size
+            )
         return self._scorer
 
     def f1(self, predictions: Sequence[str], references: Sequence[str]) -> list[float]:
@@ -131,8 +145,10 @@ class BertScoreMetric:
         keep = [i for i, p in enumerate(predictions) if p.strip() and references[i].strip()]
         out = [0.0] * len(predictions)
         if keep:
-            _, _, f = self._get().score([predictions[i] for i in keep], [references[i] for i in keep])
-            for i, value in zip(keep, f.tolist()):
+            _, _, f = self._get().score(
+                [predictions[i] for i in keep], [references[i] for i in keep]
+            )
+            for i, value in zip(keep, f.tolist(), strict=False):
                 out[i] = 100 * float(value)
         return out
 
@@ -153,7 +169,11 @@ class VaderClassifier:
         """Labels -1/0/1 of the texts."""
         from opinio_agents.text.sentiment import default_sentiment_scorer, sentiment_label
 
-        return [sentiment_label(s) for s in default_sentiment_scorer().score(list(texts))] if texts else []
+        return (
+            [sentiment_label(s) for s in default_sentiment_scorer().score(list(texts))]
+            if texts
+            else []
+        )
 
 
 class TransformersSentimentClassifier:
@@ -190,7 +210,13 @@ class TransformersSentimentClassifier:
         out: list[int] = []
         for pred in self._pipe(list(texts), batch_size=self.batch_size, truncation=True):
             label = str(pred["label"]).upper()
-            out.append(-1 if "NEG" in label or label == "LABEL_0" else 1 if "POS" in label or label == "LABEL_1" else 0)
+            out.append(
+                -1
+                if "NEG" in label or label == "LABEL_0"
+                else 1
+                if "POS" in label or label == "LABEL_1"
+                else 0
+            )
         return out
 
 
@@ -249,8 +275,10 @@ def sentiment_alignment(
 
     Example:
         >>> from opinio_agents.models import Highlight, Polarity
-        >>> hs = HighlightSet(entity_id=1, cons=[Highlight(query="wifi", polarity=Polarity.CONS, text="Wifi kept dropping.")])
-        >>> sentiment_alignment(hs, ExpertReview(cons={"wifi": "Unreliable wifi."}), lambda t: [-1] * len(t)).tnr
+        >>> con = Highlight(query="wifi", polarity=Polarity.CONS, text="Wifi kept dropping.")
+        >>> expert = ExpertReview(cons={"wifi": "Unreliable wifi."})
+        >>> result = HighlightSet(entity_id=1, cons=[con])
+        >>> sentiment_alignment(result, expert, lambda t: [-1] * len(t)).tnr
         100.0
     """
     counts = AlignmentCounts()

@@ -159,7 +159,11 @@ def rouge_scores(
             out[kind] = _score(lcs_length(ref, pred), len(pred), len(ref))
         elif kind == "rougeLsum":
             split = lambda text: [  # noqa: E731
-                t for t in (rouge_tokenize(line, use_stemmer=use_stemmer) for line in text.split("\n")) if t
+                t
+                for t in (
+                    rouge_tokenize(line, use_stemmer=use_stemmer) for line in text.split("\n")
+                )
+                if t
             ]
             out[kind] = _summary_lcs(split(reference), split(prediction))
         elif re.fullmatch(r"rouge[1-9]", kind):
@@ -168,15 +172,21 @@ def rouge_scores(
             hits = sum((pred_grams & ref_grams).values())
             out[kind] = _score(hits, sum(pred_grams.values()), sum(ref_grams.values()))
         else:
-            raise ConfigError(f"rouge type {kind!r} is not one of rouge1..rouge9, rougeL, rougeLsum")
+            raise ConfigError(
+                f"rouge type {kind!r} is not one of rouge1..rouge9, rougeL, rougeLsum"
+            )
     return out
 
 
-def rouge_f1(prediction: str, reference: str, kind: str = "rougeL", *, use_stemmer: bool = True) -> float:
+def rouge_f1(
+    prediction: str, reference: str, kind: str = "rougeL", *, use_stemmer: bool = True
+) -> float:
     """F1 of a single ROUGE variant.
 
     Example:
         >>> rouge_f1("clean rooms", "the rooms are clean", "rouge1")
         0.6666666666666666
     """
-    return rouge_scores(prediction, reference, rouge_types=(kind,), use_stemmer=use_stemmer)[kind].fmeasure
+    return rouge_scores(prediction, reference, rouge_types=(kind,), use_stemmer=use_stemmer)[
+        kind
+    ].fmeasure

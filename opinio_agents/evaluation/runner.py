@@ -20,7 +20,8 @@ Example:
     >>> from opinio_agents.api import OpinioRAG                                    # doctest: +SKIP
     >>> rag = OpinioRAG(store_dir="/tmp/opinio-eval")                               # doctest: +SKIP
     >>> rag.index(sample_path())                                                    # doctest: +SKIP
-    >>> ev = Evaluator(rag, EvaluationConfig(expand_systems(["opiniorag", "random"], ["bm25"], [10]), "out"))  # doctest: +SKIP
+    >>> systems = expand_systems(["opiniorag", "random"], ["bm25"], [10])           # doctest: +SKIP
+    >>> ev = Evaluator(rag, EvaluationConfig(systems, "out"))                       # doctest: +SKIP
     >>> records = ev.run()                                                          # doctest: +SKIP
 """
 
@@ -30,7 +31,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -113,7 +114,6 @@ class EvaluationConfig:
     max_graph_sentences: int = 1000
     use_stemmer: bool = True
     show_progress: bool = False
-    notes: list[str] = field(default_factory=list)
 
 
 class Evaluator:
@@ -153,7 +153,9 @@ class Evaluator:
             return TextRankBaseline(max_sentences=cap, seed=self.config.seed)
         if spec.kind == "lexrank":
             return LexRankBaseline(max_sentences=cap, seed=self.config.seed)
-        return RetrievalOnlyBaseline(self.rag.index_store, spec.retriever or "bm25", top_k=spec.top_k or 10)  # type: ignore[arg-type]
+        return RetrievalOnlyBaseline(
+            self.rag.index_store, spec.retriever or "bm25", top_k=spec.top_k or 10
+        )  # type: ignore[arg-type]
 
     def _baseline_input(self, entity: Entity):  # noqa: ANN202 - BaselineInput
         from opinio_agents.baselines import BaselineInput, candidates_from_index
@@ -174,10 +176,16 @@ class Evaluator:
         queries = entity.queries
         if spec.kind == "opiniorag":
             result = self.rag.highlights(
-                entity.key, queries, top_k=spec.top_k, retriever=spec.retriever, synthesizer="extractive"  # type: ignore[arg-type]
+                entity.key,
+                queries,
+                top_k=spec.top_k,
+                retriever=spec.retriever,
+                synthesizer="extractive",  # type: ignore[arg-type]
             )
         elif spec.kind == "llm":
-            result = self.rag.highlights(entity.key, queries, top_k=spec.top_k, retriever=spec.retriever, synthesizer="llm")  # type: ignore[arg-type]
+            result = self.rag.highlights(
+                entity.key, queries, top_k=spec.top_k, retriever=spec.retriever, synthesizer="llm"
+            )  # type: ignore[arg-type]
         elif spec.kind == "long-context":
             result = self.rag.highlights(entity.key, queries, synthesizer="long-context")
         else:
@@ -186,11 +194,15 @@ class Evaluator:
         return result
 
     # -- scoring ----------------------------------------------------------------------
-    def _contexts(self, spec: SystemSpec, entity: Entity, queries: Sequence[str]) -> dict[str, list[str]]:
+    def _contexts(
+        self, spec: SystemSpec, entity: Entity, queries: Sequence[str]
+    ) -> dict[str, list[str]]:
         """Top-K retrieved evidence texts per query, as the system retrieved them."""
         out: dict[str, list[str]] = {}
         for query in dict.fromkeys(queries):
-            hits = self.rag.retrieve(entity.key, query, top_k=spec.top_k or 10, retriever=spec.retriever or "hybrid")  # type: ignore[arg-type]
+            hits = self.rag.retrieve(
+                entity.key, query, top_k=spec.top_k or 10, retriever=spec.retriever or "hybrid"
+            )  # type: ignore[arg-type]
             out[query] = [h.sentence.text for h in hits]
         return out
 
@@ -202,7 +214,13 @@ class Evaluator:
         contexts = self._contexts(spec, entity, [h.query for h in result.highlights])
         items = [(h.text, contexts[h.query]) for h in result.highlights]
         labels = [
-            {"system": spec.name, "entity_id": entity.key, "query": h.query, "side": h.polarity.value, "text": h.text}
+            {
+                "system": spec.name,
+                "entity_id": entity.key,
+                "query": h.query,
+                "side": h.polarity.value,
+                "text": h.text,
+            }
             for h in result.highlights
         ]
         return [score.to_dict() for score in self._verifier.verify(items, labels)]
@@ -211,7 +229,14 @@ class Evaluator:
         """The metric record of one system on one entity (cached; only missing parts computed)."""
         path = self.out_dir / "metrics" / spec.name / f"{entity_slug(entity.key)}.json"
         record: dict[str, Any] = _read_json(path) or {}
-        record.update({"system": spec.name, "kind": spec.kind, "retriever": spec.retriever, "top_k": spec.top_k})
+        record.update(
+            {
+                "system": spec.name,
+                "kind": spec.kind,
+                "retriever": spec.retriever,
+                "top_k": spec.top_k,
+            }
+        )
         record["entity_id"] = entity.key
         expert = entity.expert_review or ExpertReview()
         before = json.dumps(record, sort_keys=True, default=str)
@@ -220,8 +245,10 @@ class Evaluator:
         if self.config.bertscore is not None and "bertscore" not in record:
             pairs = side_texts(result, expert)
             sides = list(pairs)
-            scores = self.config.bertscore.f1([pairs[s][0] for s in sides], [pairs[s][1] for s in sides])
-            record["bertscore"] = dict(zip(sides, scores))
+            scores = self.config.bertscore.f1(
+                [pairs[s][0] for s in sides], [pairs[s][1] for s in sides]
+            )
+            record["bertscore"] = dict(zip(sides, scores, strict=False))
         if "alignment" not in record:
             record["alignment"] = sentiment_alignment(result, expert, self._classifier).to_dict()
         if self.config.triplet_extractor is not None and spec.has_evidence and "aos" not in record:
@@ -229,7 +256,11 @@ class Evaluator:
         if self.config.judge is not None and "judge" not in record:
             scores = self.config.judge.judge(result, expert)
             record["judge"] = {**scores.as_row(), "rationale": scores.rationale}
-        if self.config.ragas is not None and spec.kind in ("opiniorag", "llm", "retrieval") and "ragas" not in record:
+        if (
+            self.config.ragas is not None
+            and spec.kind in ("opiniorag", "llm", "retrieval")
+            and "ragas" not in record
+        ):
             contexts = self._contexts(spec, entity, [h.query for h in result.highlights])
             record["ragas"] = self.config.ragas(result, expert, contexts)
         if json.dumps(record, sort_keys=True, default=str) != before:
@@ -246,7 +277,9 @@ class Evaluator:
             if entity.expert_review and (entity.expert_review.pros or entity.expert_review.cons):
                 out.append(entity)
         if not out:
-            raise ConfigError("no indexed entity has an expert review (pros/cons) to evaluate against")
+            raise ConfigError(
+                "no indexed entity has an expert review (pros/cons) to evaluate against"
+            )
         return out
 
     def run(self, entity_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
@@ -256,7 +289,9 @@ class Evaluator:
         entities = self.entities(entity_ids)
         jobs = [(spec, entity) for spec in self.config.systems for entity in entities]
         records: list[dict[str, Any]] = []
-        with tqdm(total=len(jobs), desc="evaluating", unit="run", disable=not self.config.show_progress) as bar:
+        with tqdm(
+            total=len(jobs), desc="evaluating", unit="run", disable=not self.config.show_progress
+        ) as bar:
             for spec, entity in jobs:
                 bar.set_postfix_str(f"{spec.name} / {entity.key}"[:50])
                 records.append(self.score(spec, entity, self.generate(spec, entity)))

@@ -20,15 +20,36 @@ from dataclasses import dataclass
 
 from opinio_agents.errors import ConfigError
 
-__all__ = ["SystemSpec", "SYSTEM_KINDS", "RAG_KINDS", "LLM_KINDS", "DEFAULT_SYSTEMS", "expand_systems"]
+__all__ = [
+    "SystemSpec",
+    "SYSTEM_KINDS",
+    "RAG_KINDS",
+    "LLM_KINDS",
+    "DEFAULT_SYSTEMS",
+    "expand_systems",
+]
 
 #: Kinds that run per retriever and top-K.
 RAG_KINDS: tuple[str, ...] = ("opiniorag", "llm", "retrieval")
 #: Kinds that need an LLM.
 LLM_KINDS: tuple[str, ...] = ("llm", "long-context")
-SYSTEM_KINDS: tuple[str, ...] = (*RAG_KINDS, "long-context", "random", "oracle", "textrank", "lexrank")
+SYSTEM_KINDS: tuple[str, ...] = (
+    *RAG_KINDS,
+    "long-context",
+    "random",
+    "oracle",
+    "textrank",
+    "lexrank",
+)
 #: What runs when no system is named (everything that needs no LLM).
-DEFAULT_SYSTEMS: tuple[str, ...] = ("opiniorag", "retrieval", "random", "oracle", "textrank", "lexrank")
+DEFAULT_SYSTEMS: tuple[str, ...] = (
+    "opiniorag",
+    "retrieval",
+    "random",
+    "oracle",
+    "textrank",
+    "lexrank",
+)
 RETRIEVERS: tuple[str, ...] = ("bm25", "dense", "hybrid")
 
 
@@ -60,11 +81,13 @@ class SystemSpec:
 
     @property
     def has_evidence(self) -> bool:
-        """Whether its highlights are synthesised from retrieved evidence (AOS verification applies)."""
+        """Whether its highlights are synthesised from retrieved evidence (AOS applies)."""
         return self.kind in ("opiniorag", "llm")
 
 
-def expand_systems(kinds: Sequence[str], retrievers: Sequence[str], top_ks: Sequence[int]) -> list[SystemSpec]:
+def expand_systems(
+    kinds: Sequence[str], retrievers: Sequence[str], top_ks: Sequence[int]
+) -> list[SystemSpec]:
     """The cross product of RAG kinds with retrievers and top-K values, plus the other kinds.
 
     Raises:
@@ -82,7 +105,11 @@ def expand_systems(kinds: Sequence[str], retrievers: Sequence[str], top_ks: Sequ
     out: list[SystemSpec] = []
     for kind in dict.fromkeys(kinds):
         if kind in RAG_KINDS:
-            out += [SystemSpec(kind, r, k) for r in dict.fromkeys(retrievers) for k in dict.fromkeys(top_ks)]
+            out += [
+                SystemSpec(kind, r, k)
+                for r in dict.fromkeys(retrievers)
+                for k in dict.fromkeys(top_ks)
+            ]
         else:
             out.append(SystemSpec(kind))
     return out

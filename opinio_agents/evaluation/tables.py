@@ -14,8 +14,10 @@ in ``skipped`` with the reason. Plots need matplotlib (``eval`` extra) and are
 skipped with a note without it.
 
 Example:
-    >>> recs = [{"system": "random", "entity_id": "1", "rouge": {"pros": {"R1": 10.0, "R2": 1.0, "RL": 8.0}},
-    ...          "alignment": {"positives": 2, "true_positives": 1, "negatives": 1, "true_negatives": 1}}]
+    >>> recs = [{"system": "random", "entity_id": "1",
+    ...          "rouge": {"pros": {"R1": 10.0, "R2": 1.0, "RL": 8.0}},
+    ...          "alignment": {"positives": 2, "true_positives": 1,
+    ...                        "negatives": 1, "true_negatives": 1}}]
     >>> tables = build_tables(recs)
     >>> tables["table2"]["rows"][0]["PROS R1"], tables["table5"]["rows"][0]["TPR"]
     (10.0, 50.0)
@@ -60,7 +62,9 @@ def _table2(grouped: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"System": system, "Entities": len(recs)}
         for side in ("pros", "cons"):
             for metric in ("R1", "R2", "RL"):
-                row[f"{side.upper()} {metric}"] = _mean([r["rouge"][side][metric] for r in recs if side in r.get("rouge", {})])
+                row[f"{side.upper()} {metric}"] = _mean(
+                    [r["rouge"][side][metric] for r in recs if side in r.get("rouge", {})]
+                )
             bs = [r["bertscore"][side] for r in recs if side in (r.get("bertscore") or {})]
             row[f"{side.upper()} BS"] = _mean(bs)
         rows.append(row)
@@ -73,7 +77,11 @@ def _table3(grouped: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
         judged = [r["judge"] for r in recs if r.get("judge")]
         if judged:
             rows.append(
-                {"System": system, "Entities": len(judged), **{k: _mean([j[k] for j in judged]) for k in JUDGE_CRITERIA}}
+                {
+                    "System": system,
+                    "Entities": len(judged),
+                    **{k: _mean([j[k] for j in judged]) for k in JUDGE_CRITERIA},
+                }
             )
     return rows
 
@@ -116,8 +124,12 @@ def _table5(grouped: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
         rows.append(
             {
                 "System": system,
-                "TPR": 100 * counts["true_positives"] / counts["positives"] if counts["positives"] else None,
-                "TNR": 100 * counts["true_negatives"] / counts["negatives"] if counts["negatives"] else None,
+                "TPR": 100 * counts["true_positives"] / counts["positives"]
+                if counts["positives"]
+                else None,
+                "TNR": 100 * counts["true_negatives"] / counts["negatives"]
+                if counts["negatives"]
+                else None,
                 "Expert PROS": counts["positives"],
                 "Expert CONS": counts["negatives"],
             }
@@ -143,7 +155,13 @@ def _ragas(grouped: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
 def build_tables(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """``{table_id: {"title", "rows"}}`` for every table some record has data for."""
     grouped = _by_system(records)
-    builders = {"table2": _table2, "table3": _table3, "table4": _table4, "table5": _table5, "ragas": _ragas}
+    builders = {
+        "table2": _table2,
+        "table3": _table3,
+        "table4": _table4,
+        "table5": _table5,
+        "ragas": _ragas,
+    }
     out: dict[str, dict[str, Any]] = {}
     for key, build in builders.items():
         rows = build(grouped)
@@ -173,7 +191,12 @@ def to_markdown(table: dict[str, Any]) -> str:
     """
     rows = table["rows"]
     columns = list(dict.fromkeys(k for row in rows for k in row))
-    lines = [f"### {table['title']}", "", "| " + " | ".join(columns) + " |", "| " + " | ".join("---" for _ in columns) + " |"]
+    lines = [
+        f"### {table['title']}",
+        "",
+        "| " + " | ".join(columns) + " |",
+        "| " + " | ".join("---" for _ in columns) + " |",
+    ]
     lines += ["| " + " | ".join(_cell(row.get(c)) for c in columns) + " |" for row in rows]
     return "\n".join(lines)
 
@@ -224,7 +247,7 @@ def write_tables(
     skipped: dict[str, str] | None = None,
     plots: bool = True,
 ) -> dict[str, Any]:
-    """Write ``tables.md``, ``tables.json``, one ``<table>.md``/``.json`` each, the AOS breakdown and plots.
+    """Write ``tables.md``/``.json``, each ``<table>.md``/``.json``, the AOS breakdown and plots.
 
     Args:
         records: The evaluator's metric records.
@@ -254,7 +277,9 @@ def write_tables(
                 handle.write(json.dumps(item, ensure_ascii=False) + "\n")
     written = _plot(tables, out) if plots else []
     if plots and not written and tables:
-        notes.append("PNG plots skipped: matplotlib is not installed (pip install 'opinio-agents[eval]')")
+        notes.append(
+            "PNG plots skipped: matplotlib is not installed (pip install 'opinio-agents[eval]')"
+        )
     if notes:
         sections += ["", *[f"> {n}" for n in notes]]
     (out / "tables.md").write_text("\n".join(sections) + "\n", encoding="utf-8")

@@ -9,7 +9,8 @@ Example:
     >>> from opinio_agents.triplets.base import Triplet, TripletExtractor
     >>> class Words(TripletExtractor):
     ...     def extract(self, sentences):
-    ...         return [[Triplet(aspect=s.split()[0], opinion=s.split()[-1], sentiment=1)] for s in sentences]
+    ...         return [[Triplet(aspect=s.split()[0], opinion=s.split()[-1], sentiment=1)]
+    ...                 for s in sentences]
     >>> verifier = AOSVerifier(Words(), similarity=lambda a, bs: [0.0] * len(bs))
     >>> [s.ar for s in verifier.verify([("pool great", ["pool great", "pool warm"])])]
     [1.0]
@@ -54,7 +55,7 @@ class EmbeddingOpinionSimilarity:
             encoder = self._encoder or get_encoder()
             vectors = encoder.encode(missing)
             with self._lock:
-                self._cache.update(zip(missing, vectors))
+                self._cache.update(zip(missing, vectors, strict=False))
         return [self._cache[p] for p in phrases]
 
     def __call__(self, opinion: str, others: Sequence[str]) -> list[float]:
