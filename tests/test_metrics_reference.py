@@ -135,3 +135,31 @@ def test_bertscore_with_local_minilm():
     assert empty == 0.0
     with pytest.raises(ConfigError):
         metric.f1(["a"], [])
+
+
+def test_transformers_classifier_maps_labels_from_a_local_model(tmp_path):
+    """A tiny randomly initialised SiEBERT-like model saved locally (nothing downloaded)."""
+    import shutil
+
+    from transformers import BertConfig, BertForSequenceClassification
+
+    from opinio_agents.embeddings import default_model_path
+    from opinio_agents.evaluation.reference import TransformersSentimentClassifier
+
+    src = default_model_path()
+    for name in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copy(src / name, tmp_path / name)
+    config = BertConfig(
+        vocab_size=30522,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        id2label={0: "NEGATIVE", 1: "POSITIVE"},
+        label2id={"NEGATIVE": 0, "POSITIVE": 1},
+    )
+    BertForSequenceClassification(config).save_pretrained(tmp_path)
+    labels = TransformersSentimentClassifier(tmp_path)(["Great pool.", "Rude staff.", "Ok."])
+    assert len(labels) == 3 and set(labels) <= {-1, 1}
+    with pytest.raises(ConfigError):
+        TransformersSentimentClassifier(tmp_path / "missing")
