@@ -247,11 +247,13 @@ class Support(BaseModel):
         if not self.reviews:
             return "not mentioned in any review"
         of_total = f" of {self.total_reviews}" if self.total_reviews else ""
-        if self.negative > self.positive:
+        if self.positive == self.negative == 0:
+            lean = "no clear sentiment"
+        elif self.negative > self.positive:
             lean = f"{round(100 * self.share_negative)}% negative"
         else:
             lean = f"{round(100 * self.share_positive)}% positive"
-        noun = "review" if self.reviews == 1 else "reviews"
+        noun = "review" if (self.total_reviews or self.reviews) == 1 else "reviews"
         return f"mentioned in {self.reviews}{of_total} {noun}, {lean}"
 
 

@@ -1,0 +1,110 @@
+"""The ``opinio`` CLI end to end on (a subset of) the shipped sample."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from opinio_agents.cli.main import main
+from opinio_agents.datasets import load_sample
+from opinio_agents.io.writers import write_opiniobank
+
+
+@pytest.fixture(scope="module")
+def small_sample(tmp_path_factory, encoder):
+    """The two sample hotels cut to 40 reviews each, written as OpinioBank JSON, and a store path."""
+    entities = load_sample()
+    for entity in entities:
+        entity.user_reviews = entity.user_reviews[:40]
+    root = tmp_path_factory.mktemp("cli")
+    path = root / "small.json"
+    write_opiniobank(entities, path)
+    store = root / "store"
+    assert main(["index", str(path), "--store", str(store), "--quiet"]) == 0
+    return path, store, entities
+
+
+def test_sample_command_writes_the_dataset(tmp_path, capsys) -> None:
+    target = tmp_path / "sample.json"
+    assert main(["sample", str(target)]) == 0
+    data = json.loads(target.read_text())
+    assert len(data) >= 2 and all(len(e["user_reviews"]) >= 150 for e in data)
+    assert "wrote" in capsys.readouterr().err
+
+
+def test_synth_command_writes_truth(tmp_path) -> None:
+    target = tmp_path / "synth.json"
+    assert main(["synth", str(target), "--entities", "2", "--reviews-per-entity", "20", "--seed", "4"]) == 0
+    truth = json.loads((tmp_path / "synth.json.truth.json").read_text())
+    assert len(truth) == 2 and all(set(v) == {"pros", "cons"} for v in truth.values())
+
+
+def test_highlight_json_is_a_valid_highlight_set(small_sample, capsys) -> None:
+    from opinio_agents.models import HighlightSet
+
+    path, store, entities = small_sample
+    entity = entities[0]
+    code = main(
+        ["highlight", str(path), "--entity", str(entity.entity_id), "--store", str(store), "--format", "json",
+         "--top-k", "5", "--quiet"]
+    )
+    assert code == 0
+    result = HighlightSet.model_validate_json(capsys.readouterr().out)
+    assert result.entity_name == entity.entity_name
+    assert result.meta.queries == entity.queries
+    assert result.highlights
+    ids = {f"{entity.entity_id}:{r.review_id}" for r in entity.user_reviews}
+    for highlight in result.highlights:
+        assert all(e.sentence_id.rsplit(":", 1)[0] in ids for e in highlight.evidence)
+
+
+def test_highlight_markdown_to_file(small_sample, tmp_path) -> None:
+    path, store, entities = small_sample
+    out = tmp_path / "out" / "h.md"
+    code = main(
+        ["highlight", str(path), "-e", str(entities[1].entity_id), "--store", str(store), "-q", "pool",
+         "-q", "check-in", "--format", "markdown", "-o", str(out), "--quiet"]
+    )
+    assert code == 0
+    text = out.read_text()
+    assert text.startswith(f"# {entities[1].entity_name}")
+    assert "mentioned in" in text
+
+
+def test_highlight_table_output(small_sample, capsys) -> None:
+    path, store, entities = small_sample
+    assert main(["highlight", str(path), "-e", str(entities[0].entity_id), "--store", str(store), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "PROS" in out and "CONS" in out
+
+
+def test_bad_file_gives_one_line_error(tmp_path, capsys) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"entity_id": 1, "user_reviews": [{"review_id": 1, "text": ""}]}]')
+    store = tmp_path / "store"
+    assert main(["index", str(bad), "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.json" in err and "review 1" in err and "'text'" in err
+    assert "Traceback" not in err
+    assert not (store / "catalog.sqlite").exists()  # nothing indexed from a file that failed
+
+
+def test_unknown_entity(small_sample, capsys) -> None:
+    path, store, _ = small_sample
+    assert main(["highlight", str(path), "--entity", "nope", "--store", str(store)]) == 2
+    assert "nope" in capsys.readouterr().err
+
+
+def test_llm_synthesizer_without_llm_is_refused(small_sample, capsys) -> None:
+    path, store, entities = small_sample
+    code = main(["highlight", str(path), "-e", str(entities[0].entity_id), "--store", str(store), "--synthesizer", "llm"])
+    assert code == 2
+    assert "needs an LLM" in capsys.readouterr().err
+
+
+def test_help_lists_commands(capsys) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for command in ("index", "highlight", "sample", "synth"):
+        assert command in out

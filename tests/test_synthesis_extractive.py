@@ -1,0 +1,173 @@
+"""Extractive synthesizer, key points and support counts on hand-made inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from opinio_agents.errors import ConfigError
+from opinio_agents.models import Evidence, Polarity, Sentence, Support
+from opinio_agents.stores.catalog import StoredSentence
+from opinio_agents.synthesis.base import QueryEvidence
+from opinio_agents.synthesis.extractive import ExtractiveSynthesizer, evidence_polarity
+from opinio_agents.synthesis.keypoint import clean_sentence, to_key_point
+from opinio_agents.synthesis.support import count_support, mention_mask
+from opinio_agents.text.preprocess import tokenize_for_bm25
+
+
+def ev(i: int, text: str, sentiment: float) -> Evidence:
+    return Evidence(sentence_id=f"1:{i}:0", text=text, score=1.0 / (i + 1), sentiment=sentiment)
+
+
+@pytest.fixture(scope="module")
+def synth(encoder):
+    return ExtractiveSynthesizer(encoder)
+
+
+def test_majority_side_and_citations(synth) -> None:
+    item = QueryEvidence(
+        query="wi-fi",
+        evidence=[
+            ev(0, "The wi-fi was painfully slow and kept dropping.", -0.7),
+            ev(1, "Terrible wifi, we could not work.", -0.6),
+            ev(2, "Wi-fi is slow and costs extra.", -0.4),
+            ev(3, "Wifi was okay in the lobby.", 0.3),
+        ],
+        support=Support(reviews=10, positive=2, negative=8, total_reviews=40),
+    )
+    (highlight,) = synth.synthesize(item)
+    assert highlight.polarity is Polarity.CONS
+    assert highlight.polarity_agrees is True
+    assert set(highlight.sentence_ids) <= {e.sentence_id for e in item.evidence}
+    assert "1:3:0" not in highlight.sentence_ids  # the positive sentence is not cited for a CON
+    assert highlight.text.endswith(".") and highlight.text[0].isupper()
+    assert highlight.support.reviews == 10
+
+
+def test_genuine_split_yields_pro_and_con(synth) -> None:
+    item = QueryEvidence(
+        query="breakfast",
+        evidence=[
+            ev(0, "Breakfast was delicious with lots of choice.", 0.8),
+            ev(1, "Great breakfast, fresh pastries.", 0.7),
+            ev(2, "Breakfast was cold and overpriced.", -0.6),
+            ev(3, "The breakfast selection was poor and repetitive.", -0.5),
+        ],
+        support=Support(reviews=20, positive=11, negative=9),
+    )
+    sides = [h.polarity for h in synth.synthesize(item)]
+    assert sides == [Polarity.PROS, Polarity.CONS]
+
+
+def test_lopsided_support_gives_one_side(synth) -> None:
+    item = QueryEvidence(
+        query="pool",
+        evidence=[ev(0, "Lovely pool.", 0.6), ev(1, "Pool was great.", 0.6), ev(2, "Pool was dirty.", -0.5)],
+        support=Support(reviews=20, positive=18, negative=2),
+    )
+    assert [h.polarity for h in synth.synthesize(item)] == [Polarity.PROS]
+
+
+def test_no_opinion_no_highlight(synth) -> None:
+    item = QueryEvidence(query="gym", evidence=[ev(0, "There is a gym on floor 2.", 0.0)], support=Support())
+    assert synth.synthesize(item) == []
+    assert synth.synthesize(QueryEvidence(query="gym", evidence=[])) == []
+
+
+def test_stored_vectors_are_used_instead_of_encoding(encoder) -> None:
+    class NoEncode:
+        name = "x"
+
+        def encode(self, texts):  # pragma: no cover - must not be called
+            raise AssertionError("encoder called although vectors were given")
+
+    evidence = [ev(0, "Slow wifi.", -0.5), ev(1, "Wifi kept dropping.", -0.6)]
+    item = QueryEvidence(
+        query="wifi", evidence=evidence, support=Support(reviews=2, negative=2), vectors=encoder.encode([e.text for e in evidence])
+    )
+    assert ExtractiveSynthesizer(NoEncode()).synthesize(item)[0].polarity is Polarity.CONS  # type: ignore[arg-type]
+
+
+def test_duplicate_evidence_is_cited_once(synth) -> None:
+    evidence = [ev(0, "Noisy rooms!!", -0.5), ev(1, "NOISY ROOMS.", -0.5), ev(2, "Street noise all night.", -0.6)]
+    (h,) = synth.synthesize(QueryEvidence(query="noise", evidence=evidence, support=Support(reviews=3, negative=3)))
+    texts = [" ".join(e.text.lower().strip("!.").split()) for e in h.evidence]
+    assert len(texts) == len(set(texts))
+
+
+def test_bad_settings() -> None:
+    with pytest.raises(ConfigError, match="split_threshold"):
+        ExtractiveSynthesizer(split_threshold=0.9)
+
+
+def test_evidence_polarity() -> None:
+    assert evidence_polarity([ev(0, "a", 0.5), ev(1, "b", 0.4), ev(2, "c", -0.3)]) is Polarity.PROS
+    assert evidence_polarity([ev(0, "a", 0.5), ev(1, "b", -0.4)]) is None
+    assert evidence_polarity([]) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "query", "expected"),
+    [
+        ("Overall, the room was fine but the wifi was painfully slow!!!", "wi-fi", "The wifi was painfully slow."),
+        ("We loved the breakfast buffet 😍😍", "breakfast buffet", "Loved the breakfast buffet."),
+        ("THE POOL WAS AMAZING!!!", "pool", "The pool was amazing."),
+        ("To be honest, parking is expensive.", "parking", "Parking is expensive."),
+        ("Great staff<br/>and &amp; clean rooms", "staff", "Great staff and & clean rooms."),
+    ],
+)
+def test_to_key_point(text: str, query: str, expected: str) -> None:
+    assert to_key_point(text, query) == expected
+
+
+def test_key_point_length_cap() -> None:
+    long = "The shuttle service " + " ".join(["was very convenient"] * 20)
+    assert len(to_key_point(long, "shuttle service", max_words=12).split()) <= 12
+
+
+def test_clean_sentence_keeps_normal_case() -> None:
+    assert clean_sentence("Wi-Fi was OK") == "Wi-Fi was OK"
+
+
+def stored(review: str, index: int, text: str, sentiment: float) -> StoredSentence:
+    sentence = Sentence(
+        sentence_id=f"1:{review}:{index}", entity_id="1", review_id=review, index=index, text=text, start=0,
+        end=len(text),
+    )
+    return StoredSentence(sentence, tuple(tokenize_for_bm25(text)), sentiment)
+
+
+def test_support_counts_reviews_not_sentences() -> None:
+    sentences = [
+        stored("a", 0, "The wifi was slow.", -0.5),
+        stored("a", 1, "Wifi dropped again.", -0.4),
+        stored("b", 0, "Free wifi, fast.", 0.6),
+        stored("c", 0, "The pool was nice.", 0.5),
+        stored("d", 0, "Wi-fi exists.", 0.0),
+    ]
+    support = count_support("wi-fi", sentences)
+    assert (support.reviews, support.positive, support.negative, support.neutral) == (3, 1, 1, 1)
+    assert support.total_reviews == 4
+    assert support.describe() == "mentioned in 3 of 4 reviews, 33% positive"
+
+
+def test_mention_needs_the_rare_query_term() -> None:
+    sentences = [stored(str(i), 0, "Room service was quick.", 0.4) for i in range(8)]
+    sentences.append(stored("9", 0, "The shuttle was late.", -0.5))
+    mask = mention_mask("shuttle service", sentences)
+    assert mask.tolist() == [False] * 8 + [True]
+
+
+def test_dense_mentions_catch_paraphrases(encoder) -> None:
+    sentences = [stored("a", 0, "The furniture looked tired and old-fashioned.", -0.5), stored("b", 0, "Breakfast ok.", 0.1)]
+    vectors = encoder.encode([s.sentence.text for s in sentences])
+    mask = mention_mask("room decor", sentences, embeddings=vectors, query_embedding=encoder.encode(["room decor"])[0])
+    assert mask.tolist() == [True, False]
+    assert not mention_mask("room decor", sentences).any()
+
+
+def test_support_describe_edge_cases() -> None:
+    assert Support().describe() == "not mentioned in any review"
+    assert Support(reviews=5, neutral=5).describe() == "mentioned in 5 reviews, no clear sentiment"
+    assert Support(reviews=1, negative=1, total_reviews=3).describe() == "mentioned in 1 of 3 reviews, 100% negative"
+    assert np.isclose(Support(reviews=4, negative=3).share_negative, 0.75)
