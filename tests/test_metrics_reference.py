@@ -163,3 +163,25 @@ def test_transformers_classifier_maps_labels_from_a_local_model(tmp_path):
     assert len(labels) == 3 and set(labels) <= {-1, 1}
     with pytest.raises(ConfigError):
         TransformersSentimentClassifier(tmp_path / "missing")
+
+
+def test_scorer_classifier_thresholds_any_scorer():
+    from opinio_agents.evaluation.reference import ScorerClassifier
+
+    class Fixed:
+        def score(self, texts):
+            return [0.5, -0.06, 0.04, -0.5][: len(texts)]
+
+    assert ScorerClassifier(Fixed())(["a", "b", "c", "d"]) == [1, -1, 0, -1]
+    assert ScorerClassifier(Fixed(), threshold=0.1)(["a", "b"]) == [1, 0]
+    assert ScorerClassifier(Fixed())([]) == []
+
+
+@pytest.mark.slow
+def test_default_classifier_is_the_blended_indexing_scorer():
+    from opinio_agents.evaluation.reference import default_classifier
+
+    assert default_classifier()(["Spotless room, lovely staff!", "The wifi was terrible."]) == [
+        1,
+        -1,
+    ]

@@ -20,7 +20,14 @@ from dataclasses import dataclass, field
 
 from opinio_agents.models import Evidence, ExpertReview, Highlight, HighlightSet, Polarity, RunMeta
 
-__all__ = ["Candidate", "BaselineInput", "Baseline", "make_highlights", "MAX_TEXT"]
+__all__ = [
+    "Candidate",
+    "BaselineInput",
+    "Baseline",
+    "make_highlights",
+    "unique_candidates",
+    "MAX_TEXT",
+]
 
 #: Highlight texts are capped at this many characters (the Highlight model's limit).
 MAX_TEXT = 600
@@ -52,6 +59,27 @@ class BaselineInput:
     candidates: Sequence[Candidate]
     entity_name: str = ""
     extra: dict[str, object] = field(default_factory=dict)
+
+
+def unique_candidates(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """The candidates without repeated texts (case and spacing ignored), first occurrence kept.
+
+    Reviews repeat sentences verbatim ("Great location."); a baseline must not
+    pick the same text twice.
+
+    Example:
+        >>> [c.sentence_id for c in unique_candidates(
+        ...     [Candidate("a", "Great  pool.", 1), Candidate("b", "great pool.", 1)])]
+        ['a']
+    """
+    seen: set[str] = set()
+    out: list[Candidate] = []
+    for cand in candidates:
+        key = " ".join(cand.text.lower().split())
+        if key not in seen:
+            seen.add(key)
+            out.append(cand)
+    return out
 
 
 def make_highlights(
@@ -88,4 +116,4 @@ class Baseline(ABC):
 
     @abstractmethod
     def run(self, data: BaselineInput) -> HighlightSet:
-        """The baseline's PROS and CONS for one entity."""
+        """The baseline's PROS and CONS for one entity (never the same text twice)."""

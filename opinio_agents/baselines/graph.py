@@ -30,7 +30,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from opinio_agents.baselines.base import Baseline, BaselineInput, Candidate, make_highlights
+from opinio_agents.baselines.base import (
+    Baseline,
+    BaselineInput,
+    Candidate,
+    make_highlights,
+    unique_candidates,
+)
 from opinio_agents.errors import ConfigError
 from opinio_agents.evaluation.rouge import rouge_tokenize
 from opinio_agents.models import HighlightSet
@@ -160,7 +166,9 @@ class GraphRankBaseline(Baseline):
 
     def select(self, data: BaselineInput) -> list[Candidate]:
         """The sentences that enter the graph (opinionated first, sampled above the cap)."""
-        pool = [c for c in data.candidates if len(_words(c.text)) >= self.min_words]
+        pool = [
+            c for c in unique_candidates(data.candidates) if len(_words(c.text)) >= self.min_words
+        ]
         polar = [c for c in pool if c.label != 0]
         neutral = [c for c in pool if c.label == 0]
         rng = random.Random(f"{self.seed}:{data.entity_id}")

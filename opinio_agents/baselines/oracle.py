@@ -20,7 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from opinio_agents.baselines.base import Baseline, BaselineInput, Candidate, make_highlights
+from opinio_agents.baselines.base import (
+    Baseline,
+    BaselineInput,
+    Candidate,
+    make_highlights,
+    unique_candidates,
+)
 from opinio_agents.evaluation.rouge import lcs_length, rouge_tokenize
 from opinio_agents.models import HighlightSet
 
@@ -51,14 +57,14 @@ class ExtractiveOracle(Baseline):
 
     def run(self, data: BaselineInput) -> HighlightSet:
         """The oracle's picks for one entity."""
+        candidates = unique_candidates(data.candidates)
         tokens = {
-            c.sentence_id: rouge_tokenize(c.text, use_stemmer=self.use_stemmer)
-            for c in data.candidates
+            c.sentence_id: rouge_tokenize(c.text, use_stemmer=self.use_stemmer) for c in candidates
         }
         used: set[str] = set()
         picks: dict[int, list[tuple[str, Candidate]]] = {1: [], -1: []}
         for label, refs in ((1, data.expert.pros), (-1, data.expert.cons)):
-            pool = [c for c in data.candidates if c.label == label] or list(data.candidates)
+            pool = [c for c in candidates if c.label == label] or candidates
             for query, reference in refs.items():
                 ref = rouge_tokenize(reference, use_stemmer=self.use_stemmer)
                 ref_set = set(ref)

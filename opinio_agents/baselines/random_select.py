@@ -18,7 +18,12 @@ from __future__ import annotations
 
 import random
 
-from opinio_agents.baselines.base import Baseline, BaselineInput, make_highlights
+from opinio_agents.baselines.base import (
+    Baseline,
+    BaselineInput,
+    make_highlights,
+    unique_candidates,
+)
 from opinio_agents.models import HighlightSet
 
 __all__ = ["RandomBaseline"]
@@ -39,7 +44,7 @@ class RandomBaseline(Baseline):
     def run(self, data: BaselineInput) -> HighlightSet:
         """Random picks; fewer than asked when the entity has too few sentences."""
         rng = random.Random(f"{self.seed}:{data.entity_id}")
-        pool = list(data.candidates)
+        pool = unique_candidates(data.candidates)
         pro_queries, con_queries = list(data.expert.pros), list(data.expert.cons)
         pros = rng.sample(pool, min(len(pro_queries), len(pool)))
         chosen = {c.sentence_id for c in pros}

@@ -133,7 +133,7 @@ def evaluate_cmd(
         Path | None,
         typer.Option(
             help="Local transformers sentiment model (e.g. SiEBERT) for TPR/TNR and baselines; "
-            "default VADER."
+            "default: the offline blended MiniLM-head + VADER scorer."
         ),
     ] = None,
     ragas: Annotated[

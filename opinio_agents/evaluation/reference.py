@@ -9,7 +9,9 @@
   equal to ``rouge_score``'s); :class:`BertScoreMetric` adds BERTScore F1 with a
   local model (MiniLM, 6 layers, by default; ``bert-score`` from the ``eval``
   extra; no baseline rescaling).
-* :func:`sentiment_alignment` is Sec. 6's TPR/TNR with a pluggable classifier.
+* :func:`sentiment_alignment` is Sec. 6's TPR/TNR with a pluggable classifier (offline
+  default: :class:`ScorerClassifier`, the blended MiniLM-head + VADER scorer used at
+  indexing; a local SiEBERT-like model via :class:`TransformersSentimentClassifier`).
 
 Example:
     >>> from opinio_agents.models import ExpertReview, HighlightSet, Highlight, Polarity
@@ -37,7 +39,9 @@ __all__ = [
     "rouge_side_scores",
     "BertScoreMetric",
     "SentimentClassifier",
+    "ScorerClassifier",
     "VaderClassifier",
+    "default_classifier",
     "TransformersSentimentClassifier",
     "AlignmentCounts",
     "sentiment_alignment",
@@ -157,23 +161,61 @@ class BertScoreMetric:
 SentimentClassifier = Callable[[Sequence[str]], list[int]]
 
 
-class VaderClassifier:
-    """The offline default classifier: the library's review-tuned VADER, thresholded at +-0.05.
+class ScorerClassifier:
+    """Labels from a sentiment scorer's score in [-1, 1], thresholded at +-``threshold``.
+
+    The default scorer is the library's offline blended scorer (MiniLM sentiment
+    head + review-tuned VADER), the same one that scores sentences at indexing
+    time, so baseline labels and TPR/TNR agree.
+
+    Args:
+        scorer: Any object with ``score(texts) -> list[float]``.
+        threshold: Scores within +-threshold are neutral.
+
+    Example:
+        >>> ScorerClassifier()(["Spotless room!", "Rude staff."])       # doctest: +SKIP
+        [1, -1]
+    """
+
+    def __init__(self, scorer: Any | None = None, *, threshold: float = 0.05) -> None:
+        self._scorer = scorer
+        self.threshold = threshold
+
+    @property
+    def scorer(self) -> Any:
+        """The underlying scorer (the blended one unless given)."""
+        if self._scorer is None:
+            from opinio_agents.text.sentiment_head import BlendedSentimentScorer
+
+            self._scorer = BlendedSentimentScorer()
+        return self._scorer
+
+    def __call__(self, texts: Sequence[str]) -> list[int]:
+        """Labels -1/0/1 of the texts."""
+        from opinio_agents.text.sentiment import sentiment_label
+
+        if not texts:
+            return []
+        return [sentiment_label(s, self.threshold) for s in self.scorer.score(list(texts))]
+
+
+class VaderClassifier(ScorerClassifier):
+    """The review-tuned VADER alone (no model at all), thresholded at +-0.05.
 
     Example:
         >>> VaderClassifier()(["Spotless room!", "Rude staff."])
         [1, -1]
     """
 
-    def __call__(self, texts: Sequence[str]) -> list[int]:
-        """Labels -1/0/1 of the texts."""
-        from opinio_agents.text.sentiment import default_sentiment_scorer, sentiment_label
+    def __init__(self, *, threshold: float = 0.05) -> None:
+        from opinio_agents.text.sentiment import default_sentiment_scorer
 
-        return (
-            [sentiment_label(s) for s in default_sentiment_scorer().score(list(texts))]
-            if texts
-            else []
-        )
+        super().__init__(default_sentiment_scorer(), threshold=threshold)
+
+
+def default_classifier() -> SentimentClassifier:
+    """The offline default: :class:`ScorerClassifier` over the blended indexing-time scorer."""
+    return ScorerClassifier()
 
 
 class TransformersSentimentClassifier:

@@ -39,7 +39,7 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.evaluation.reference import (
     BertScoreMetric,
     SentimentClassifier,
-    VaderClassifier,
+    default_classifier,
     rouge_side_scores,
     sentiment_alignment,
     side_texts,
@@ -93,7 +93,9 @@ class EvaluationConfig:
         out_dir: Where runs, metrics and tables go.
         bertscore: BERTScore metric (None to skip Table 2's BS column).
         classifier: Sentiment classifier of TPR/TNR and of the baselines'
-            sentiment constraint (the review-tuned VADER when None).
+            sentiment constraint. When None, TPR/TNR use the blended
+            MiniLM-head + VADER scorer and the baselines use the sentiment
+            stored at indexing time (the same scorer).
         triplet_extractor: AOS extractor for Table 4 (skipped when None).
         judge: LLM judge for Table 3 (skipped when None).
         ragas: RAGAs scorer (skipped when None).
@@ -130,7 +132,7 @@ class Evaluator:
         self.rag = rag
         self.config = config
         self.out_dir = Path(config.out_dir)
-        self._classifier: SentimentClassifier = config.classifier or VaderClassifier()
+        self._classifier: SentimentClassifier = config.classifier or default_classifier()
         self._verifier = None
         self._candidates: dict[str, list] = {}
 
