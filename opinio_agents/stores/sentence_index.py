@@ -51,7 +51,7 @@ __all__ = ["SentenceIndex", "IndexStats", "ScoredSentence", "RetrieverKind", "DE
 DEFAULT_STORE = Path(".opinio")
 RetrieverKind = Literal["bm25", "dense", "hybrid"]
 RETRIEVER_KINDS: tuple[str, ...] = ("bm25", "dense", "hybrid")
-_EMBED_CHUNK = 512
+_EMBED_CHUNK = 1024
 _HASH_KEY = "review_hash"
 
 
@@ -269,7 +269,13 @@ class SentenceIndex:
         show_progress: bool,
         label: str,
     ) -> dict[str, np.ndarray]:
-        """Embed ``todo`` in chunks, adding each chunk to Chroma; return the new vectors."""
+        """Embed ``todo`` in chunks, adding each chunk to Chroma; return the new vectors.
+
+        Sentences are ordered by length so each encoder batch pads little, and
+        writing a chunk to Chroma overlaps with encoding the next one.
+        """
+        from concurrent.futures import Future, ThreadPoolExecutor
+
         from tqdm.auto import tqdm
 
         from opinio_agents.retrieval.nodes import sentence_to_node
@@ -277,18 +283,31 @@ class SentenceIndex:
         out: dict[str, np.ndarray] = {}
         if not todo:
             return out
-        with tqdm(total=len(todo), desc=f"embedding {label}"[:60], unit="sent", disable=not show_progress) as bar:
-            for chunk in _chunks(list(todo), _EMBED_CHUNK):
+
+        def write(chunk: list[StoredSentence], vectors: np.ndarray) -> None:
+            nodes = []
+            for stored, vector in zip(chunk, vectors):
+                node = sentence_to_node(stored.sentence)
+                node.metadata[_HASH_KEY] = hashes[stored.sentence.review_id]
+                node.embedding = vector.tolist()
+                nodes.append(node)
+            vector_store.add(nodes)
+
+        ordered = sorted(todo, key=lambda s: len(s.sentence.text))
+        pending_write: Future[None] | None = None
+        with (
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="opinio-chroma") as writer,
+            tqdm(total=len(todo), desc=f"embedding {label}"[:60], unit="sent", disable=not show_progress) as bar,
+        ):
+            for chunk in _chunks(ordered, _EMBED_CHUNK):
                 vectors = self.encoder.encode([s.sentence.text for s in chunk])
-                nodes = []
-                for stored, vector in zip(chunk, vectors):
-                    node = sentence_to_node(stored.sentence)
-                    node.metadata[_HASH_KEY] = hashes[stored.sentence.review_id]
-                    node.embedding = vector.tolist()
-                    nodes.append(node)
-                vector_store.add(nodes)
+                if pending_write is not None:
+                    pending_write.result()  # surface errors; keep at most one write in flight
+                pending_write = writer.submit(write, chunk, vectors)
                 out.update((s.sentence.sentence_id, v) for s, v in zip(chunk, vectors))
                 bar.update(len(chunk))
+            if pending_write is not None:
+                pending_write.result()
         return out
 
     def _finalize_sentiment(
