@@ -81,8 +81,9 @@ def aspects_command(
 
     info = index.catalog.entity_info(index.require_entity(entity)) or {}
     table = Table(title=f"Aspects of {info.get('entity_name') or entity}")
-    for column in ("aspect", "mentions", "share", "positive", "negative", "HIRO score", "example"):
-        table.add_column(column, overflow="fold")
+    for column in ("aspect", "mentions", "share", "positive", "negative", "HIRO score"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("example", overflow="fold", min_width=30)
     by_id = {s.sentence.sentence_id: s.sentence.text for s in index.sentences(index.require_entity(entity))}
     for a in found:
         example = by_id.get(a.example_sentence_ids[0], "") if a.example_sentence_ids else ""
