@@ -291,3 +291,27 @@ def test_cli_triplet_probe_reports_why_table4_is_skipped(monkeypatch):
     )
     extractor, reason = cli._triplet_extractor("embedded")
     assert isinstance(extractor, KeywordTriplets) and reason is None
+
+
+def test_llm_system_through_the_evaluator_with_a_fake_chat_model(sample_slice, tmp_path):
+    from opinio_agents.api import OpinioRAG
+
+    _, entities, _, store = sample_slice
+    answer = {
+        "highlights": [
+            {"polarity": "PROS", "text": "Friendly, helpful staff.", "sentence_ids": ["S1"]}
+        ]
+    }
+    llm = FakeListChatModel(responses=[json.dumps(answer)])
+    rag = OpinioRAG(store_dir=store, llm=llm, llm_options={"cache_path": tmp_path / "cache.sqlite"})
+    judge = LLMJudge(FakeListChatModel(responses=[json.dumps(VERDICT)]), structured=False)
+    specs = expand_systems(["llm"], ["bm25"], [5])
+    config = EvaluationConfig(specs, tmp_path, triplet_extractor=KeywordTriplets(), judge=judge)
+    records = Evaluator(rag, config).run([entities[0].key])
+    (record,) = records
+    assert record["system"] == "llm-bm25-k5"
+    run = json.loads((tmp_path / "runs" / "llm-bm25-k5" / f"{entities[0].key}.json").read_text())
+    assert run["pros"] and all(h["text"] == "Friendly, helpful staff." for h in run["pros"])
+    assert record["judge"]["AR"] == 4
+    assert len(record["aos"]) == len(run["pros"]) + len(run["cons"])
+    assert record["aos"][0]["focus"]["aspect"] == "staff"
