@@ -140,7 +140,8 @@ def test_graph_cap_samples_deterministically():
 )
 def test_baselines_never_pick_the_same_text_twice(cls):
     repeated = [Candidate(f"5:{i}:0", "The pool was warm and very clean.", 1) for i in range(6)]
-    repeated += [Candidate(f"5:{i}:1", "The staff were rude at check-in.", -1) for i in range(6)]
+    repeated += [Candidate(f"5:{i}:1", "The staff were RUDE at check-in!!", -1) for i in range(6)]
+    repeated += [Candidate("5:8:1", "The staff were rude at check-in.", -1)]
     repeated += [Candidate("5:9:0", "Warm clean pool, lovely loungers.", 1)]
     hs = cls().run(BaselineInput("5", EXPERT, repeated))
     chosen = texts(hs, "pros") + texts(hs, "cons")

@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,8 @@ __all__ = [
     "unique_candidates",
     "MAX_TEXT",
 ]
+
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
 
 #: Highlight texts are capped at this many characters (the Highlight model's limit).
 MAX_TEXT = 600
@@ -62,20 +65,20 @@ class BaselineInput:
 
 
 def unique_candidates(candidates: Sequence[Candidate]) -> list[Candidate]:
-    """The candidates without repeated texts (case and spacing ignored), first occurrence kept.
+    """The candidates without repeated texts (case, punctuation, spacing ignored), first kept.
 
     Reviews repeat sentences verbatim ("Great location."); a baseline must not
     pick the same text twice.
 
     Example:
         >>> [c.sentence_id for c in unique_candidates(
-        ...     [Candidate("a", "Great  pool.", 1), Candidate("b", "great pool.", 1)])]
+        ...     [Candidate("a", "Great  pool.", 1), Candidate("b", "great pool!!", 1)])]
         ['a']
     """
     seen: set[str] = set()
     out: list[Candidate] = []
     for cand in candidates:
-        key = " ".join(cand.text.lower().split())
+        key = " ".join(_NON_ALNUM.sub(" ", cand.text.lower()).split())
         if key not in seen:
             seen.add(key)
             out.append(cand)
