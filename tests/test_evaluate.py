@@ -147,6 +147,7 @@ def test_judge_native_structured_output_and_prompt_fencing():
     assert "- [wifi] Fast." in prompt[1].content
 
 
+@pytest.mark.slow
 def test_evaluator_end_to_end_with_fake_llm_and_resume(sample_slice, tmp_path):
     rag, entities, _, _ = sample_slice
     answers = FakeListChatModel(responses=[json.dumps(VERDICT)])
@@ -198,6 +199,7 @@ def test_evaluator_end_to_end_with_fake_llm_and_resume(sample_slice, tmp_path):
     assert summary["skipped"] == {}
 
 
+@pytest.mark.slow
 def test_random_and_oracle_runs_are_deterministic(sample_slice, tmp_path):
     rag, _, _, _ = sample_slice
     specs = expand_systems(["random", "oracle"], ["bm25"], [5])
@@ -210,6 +212,7 @@ def test_random_and_oracle_runs_are_deterministic(sample_slice, tmp_path):
     ]
 
 
+@pytest.mark.slow
 def test_cli_evaluate_writes_tables_offline(sample_slice, tmp_path):
     _, _, data, store = sample_slice
     app = typer.Typer()
@@ -255,6 +258,7 @@ def test_cli_evaluate_writes_tables_offline(sample_slice, tmp_path):
     assert bad.exit_code != 0
 
 
+@pytest.mark.slow
 def test_ragas_hook_runs_for_retrieval_systems_only(sample_slice, tmp_path):
     rag, entities, _, _ = sample_slice
     seen = []
@@ -293,6 +297,7 @@ def test_cli_triplet_probe_reports_why_table4_is_skipped(monkeypatch):
     assert isinstance(extractor, KeywordTriplets) and reason is None
 
 
+@pytest.mark.slow
 def test_llm_system_through_the_evaluator_with_a_fake_chat_model(sample_slice, tmp_path):
     from opinio_agents.api import OpinioRAG
 
