@@ -108,3 +108,35 @@ def test_help_lists_commands(capsys) -> None:
     out = capsys.readouterr().out
     for command in ("index", "highlight", "sample", "synth"):
         assert command in out
+
+
+def test_highlight_with_llm_over_loopback_openai_server(small_sample, tmp_path, capsys, monkeypatch) -> None:
+    """`--llm openai:MODEL --base-url` drives the real openai client; highlights cite real evidence."""
+    pytest.importorskip("langchain_openai")
+    from opinio_agents.models import HighlightSet
+    from opinio_agents.stores import SentenceIndex
+    from tests.llm_fixtures import answer
+    from tests.loopback_server import LoopbackServer, ok
+
+    path, store, entities = small_sample
+    entity = entities[0]
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    reply = answer(("cons", "Guests report a problem worth knowing about.", ["S1"]))
+    args = ["highlight", str(path), "-e", str(entity.entity_id), "--store", str(store), "-q", "noise level",
+            "-q", "wi-fi", "--llm", "openai:loopback-model", "--format", "json", "--quiet"]
+    with LoopbackServer([ok(reply, prompt_tokens=300, completion_tokens=25)]) as server:
+        assert main([*args, "--base-url", server.base_url]) == 0
+        assert server.request_count == 2
+        result = HighlightSet.model_validate_json(capsys.readouterr().out)
+        # A second run is answered from the persistent response cache: no request reaches the server.
+        assert main([*args, "--base-url", server.base_url]) == 0
+        assert server.request_count == 2
+        cached = HighlightSet.model_validate_json(capsys.readouterr().out)
+    assert result.meta.synthesizer == "llm" and result.meta.model == "loopback-model"
+    assert result.meta.tokens.prompt_tokens == 600 and result.meta.tokens.completion_tokens == 50
+    assert {h.query for h in result.cons} == {"noise level", "wi-fi"}
+    known = {s.sentence.sentence_id for s in SentenceIndex(store).sentences(entity.key)}
+    for highlight in result.cons:
+        assert highlight.evidence and all(e.sentence_id in known for e in highlight.evidence)
+    assert cached.meta.tokens.cached_calls == 2
+    assert [h.text for h in cached.cons] == [h.text for h in result.cons]

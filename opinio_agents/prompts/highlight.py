@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from opinio_agents.prompts.contracts import FewShotExample, PromptTemplate, quote_untrusted
 
@@ -55,6 +55,15 @@ class HighlightDraft(BaseModel):
     polarity: Literal["PROS", "CONS"] = Field(description="PROS if the evidence praises the query, CONS if it criticises it.")
     text: str = Field(description="One concise key-point phrase, at most about 20 words.")
     sentence_ids: list[str] = Field(description="Labels (S1, S2, ...) of the evidence sentences that support the text.")
+
+    @field_validator("polarity", mode="before")
+    @classmethod
+    def _normalise_polarity(cls, value: Any) -> Any:
+        """Accept 'pros', 'Pro', 'cons', 'CON' ... as models often vary the case or number."""
+        if isinstance(value, str):
+            word = value.strip().upper()
+            return {"PRO": "PROS", "CON": "CONS"}.get(word, word)
+        return value
 
 
 class HighlightOutput(BaseModel):
