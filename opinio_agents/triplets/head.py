@@ -1,0 +1,210 @@
+"""The trainable triplet head on top of frozen encoder word features.
+
+Architecture (about 1.1M parameters):
+
+1. projection of the (pre-averaged) frozen encoder word features;
+2. two residual 1-D convolution blocks (kernel 3) over words;
+3. two BIO taggers (aspect spans, opinion spans);
+4. span representations ``[h_first; h_last; mean(h_first..last)]`` projected
+   separately for aspects and opinions;
+5. a pair classifier over ``[a; o; a*o; mean of the words between them;
+   distance bucket; order]`` -> {none, NEG, NEU, POS};
+6. an opinion-polarity classifier (used for opinions without an aspect, i.e.
+   implicit aspects).
+
+Import this module only when torch is wanted (it defines ``nn.Module`` s).
+
+Example:
+    >>> import torch
+    >>> head = TripletHead(HeadConfig())
+    >>> h = head.encode(torch.zeros(1, 4, 384), torch.ones(1, 4, dtype=torch.bool))
+    >>> tuple(h.shape)
+    (1, 4, 256)
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+import torch
+from torch import nn
+
+__all__ = ["HeadConfig", "TripletHead", "PAIR_LABELS", "distance_bucket"]
+
+#: Pair classes; index 0 means "not a triplet"; others map to sentiment -1/0/1.
+PAIR_LABELS: tuple[int | None, ...] = (None, -1, 0, 1)
+_DIST_EDGES = (0, 1, 2, 3, 4, 5, 7, 10, 15, 20, 30)
+
+
+def distance_bucket(distance: int) -> int:
+    """Bucket a word distance (>= 0) into ``len(_DIST_EDGES)`` bins."""
+    for i in range(len(_DIST_EDGES) - 1, -1, -1):
+        if distance >= _DIST_EDGES[i]:
+            return i
+    return 0
+
+
+@dataclass
+class HeadConfig:
+    """Hyper-parameters of :class:`TripletHead` (saved next to the weights)."""
+
+    encoder_layers: tuple[int, ...] = (3, 4, 5, 6)
+    enc_dim: int = 384
+    hidden: int = 256
+    conv_layers: int = 2
+    kernel_size: int = 3
+    span_dim: int = 256
+    pair_hidden: int = 256
+    dropout: float = 0.3
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable form."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> HeadConfig:
+        """Build from :meth:`to_dict` output, ignoring unknown keys."""
+        names = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in names}
+        if "encoder_layers" in kwargs:
+            kwargs["encoder_layers"] = tuple(kwargs["encoder_layers"])
+        return cls(**kwargs)
+
+
+def _range_mean(
+    states: torch.Tensor, rows: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor
+) -> torch.Tensor:
+    """Mean of ``states[row, lo:hi]`` per item (zeros for empty ranges), via prefix sums."""
+    prefix = torch.cat([states.new_zeros(states.shape[0], 1, states.shape[2]), states.cumsum(1)], 1)
+    total = prefix[rows, hi] - prefix[rows, lo]
+    count = (hi - lo).clamp(min=1).unsqueeze(-1).to(states.dtype)
+    return total / count
+
+
+class _ConvBlock(nn.Module):
+    """Residual 1-D convolution over words (padding masked out)."""
+
+    def __init__(self, dim: int, kernel_size: int, dropout: float) -> None:
+        super().__init__()
+        self.conv = nn.Conv1d(dim, dim, kernel_size, padding=kernel_size // 2)
+        self.norm = nn.LayerNorm(dim)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        y = self.conv((x * mask.unsqueeze(-1)).transpose(1, 2)).transpose(1, 2)
+        return self.norm(x + self.drop(nn.functional.gelu(y)))
+
+
+class TripletHead(nn.Module):
+    """Convolutional tagger + span-pair classifier over frozen word features."""
+
+    def __init__(self, config: HeadConfig) -> None:
+        super().__init__()
+        self.config = config
+        c = config
+        hid = c.hidden
+        self.proj = nn.Linear(c.enc_dim, hid)
+        self.drop = nn.Dropout(c.dropout)
+        self.convs = nn.ModuleList(
+            _ConvBlock(hid, c.kernel_size, c.dropout) for _ in range(c.conv_layers)
+        )
+        self.aspect_tagger = nn.Linear(hid, 3)
+        self.opinion_tagger = nn.Linear(hid, 3)
+        self.aspect_span = nn.Sequential(nn.Linear(3 * hid, c.span_dim), nn.GELU())
+        self.opinion_span = nn.Sequential(nn.Linear(3 * hid, c.span_dim), nn.GELU())
+        self.dist_emb = nn.Embedding(len(_DIST_EDGES), 32)
+        self.order_emb = nn.Embedding(2, 8)
+        self.between = nn.Linear(hid, c.span_dim)
+        self.pair_mlp = nn.Sequential(
+            nn.Linear(4 * c.span_dim + 32 + 8, c.pair_hidden),
+            nn.GELU(),
+            nn.Dropout(c.dropout),
+            nn.Linear(c.pair_hidden, len(PAIR_LABELS)),
+        )
+        self.opinion_polarity = nn.Linear(c.span_dim, 3)
+
+    def encode(self, feats: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Contextual word states.
+
+        Args:
+            feats: ``(B, T, enc_dim)`` encoder features.
+            mask: ``(B, T)`` bool, True for real words.
+
+        Returns:
+            ``(B, T, hidden)``.
+        """
+        x = self.drop(nn.functional.gelu(self.proj(feats)))
+        for conv in self.convs:
+            x = conv(x, mask)
+        return x * mask.unsqueeze(-1)
+
+    def tag_logits(self, states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Aspect and opinion BIO logits, each ``(B, T, 3)``."""
+        return self.aspect_tagger(states), self.opinion_tagger(states)
+
+    @staticmethod
+    def _span_vectors(
+        states: torch.Tensor, rows: list[int], spans: list[tuple[int, int]]
+    ) -> torch.Tensor:
+        device = states.device
+        r = torch.tensor(rows, device=device)
+        first = torch.tensor([s[0] for s in spans], device=device)
+        last = torch.tensor([s[1] for s in spans], device=device)
+        return torch.cat(
+            [states[r, first], states[r, last], _range_mean(states, r, first, last + 1)], -1
+        )
+
+    def aspect_vectors(
+        self, states: torch.Tensor, rows: list[int], spans: list[tuple[int, int]]
+    ) -> torch.Tensor:
+        """Aspect span representations ``(N, span_dim)``."""
+        return self.aspect_span(self._span_vectors(states, rows, spans))
+
+    def opinion_vectors(
+        self, states: torch.Tensor, rows: list[int], spans: list[tuple[int, int]]
+    ) -> torch.Tensor:
+        """Opinion span representations ``(N, span_dim)``."""
+        return self.opinion_span(self._span_vectors(states, rows, spans))
+
+    def pair_logits(
+        self,
+        states: torch.Tensor,
+        rows: list[int],
+        aspects: list[tuple[int, int]],
+        opinions: list[tuple[int, int]],
+    ) -> torch.Tensor:
+        """Pair-class logits ``(N, 4)`` for aligned lists of (row, aspect span, opinion span)."""
+        a = self.aspect_vectors(states, rows, aspects)
+        o = self.opinion_vectors(states, rows, opinions)
+        lo, hi, dists, orders = [], [], [], []
+        for (a0, a1), (o0, o1) in zip(aspects, opinions, strict=True):
+            low, high = (a1 + 1, o0) if a1 < o0 else (o1 + 1, a0)
+            high = max(high, low)
+            lo.append(low)
+            hi.append(high)
+            dists.append(distance_bucket(high - low))
+            orders.append(0 if a0 <= o0 else 1)
+        device = states.device
+        r = torch.tensor(rows, device=device)
+        between = _range_mean(
+            states, r, torch.tensor(lo, device=device), torch.tensor(hi, device=device)
+        )
+        feats = torch.cat(
+            [
+                a,
+                o,
+                a * o,
+                self.between(between),
+                self.dist_emb(torch.tensor(dists, device=device)),
+                self.order_emb(torch.tensor(orders, device=device)),
+            ],
+            dim=-1,
+        )
+        return self.pair_mlp(feats)
+
+    def opinion_polarity_logits(
+        self, states: torch.Tensor, rows: list[int], opinions: list[tuple[int, int]]
+    ) -> torch.Tensor:
+        """Opinion sentiment logits ``(N, 3)`` over (NEG, NEU, POS)."""
+        return self.opinion_polarity(self.opinion_vectors(states, rows, opinions))

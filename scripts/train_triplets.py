@@ -1,0 +1,58 @@
+"""Train the embedded AOS triplet head shipped in opinio_agents/triplets/weights.
+
+Usage:
+    python scripts/train_triplets.py --seed 13 --epochs 10 --out opinio_agents/triplets/weights
+
+Trains on the union of the ASTE v2 train splits (14lap, 14res, 15res, 16res),
+keeps the epoch with the best exact-match triplet F1 on the union of the dev
+splits, and writes ``head.safetensors`` + ``config.json`` into ``--out``.
+Frozen encoder features are cached under ``--cache-dir`` (default: the system
+temp directory), never in the repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from opinio_agents.triplets.head import HeadConfig
+from opinio_agents.triplets.training import TrainConfig, save_head, train_head
+
+
+def main() -> None:
+    """Parse arguments, train, save."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--data-dir", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/aste-v2"
+    )
+    parser.add_argument("--out", type=Path, default=Path("opinio_agents/triplets/weights"))
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--cache-dir", type=Path, default=None)
+    parser.add_argument("--dry-run", action="store_true", help="train and report but do not save")
+    args = parser.parse_args()
+    config = TrainConfig(
+        seed=args.seed,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        threads=args.threads,
+        head=HeadConfig(),
+    )
+    head, report = train_head(args.data_dir, config, cache_dir=args.cache_dir)
+    n_params = sum(p.numel() for p in head.parameters())
+    report["n_parameters"] = n_params
+    print(json.dumps({k: v for k, v in report.items() if k not in ("history", "train")}, indent=2))
+    if not args.dry_run:
+        save_head(head, report, args.out)
+        print(f"saved to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
