@@ -236,6 +236,23 @@ class OpinioRAG:
         result.alerts = detect_alerts([s.sentence for s in stored], [s.sentiment for s in stored])
         return result
 
+    def query_free_highlights(self, entity_id: str | int, *, top_k: int = 8, alpha: float = 6.0) -> HighlightSet:
+        """Highlights without any query: HIRO's popular and entity-specific clusters, plus alerts."""
+        from opinio_agents.hiro import query_free_highlights
+        from opinio_agents.synthesis.alerts import detect_alerts
+
+        key = self.index_store.require_entity(entity_id)
+        result = query_free_highlights(self.index_store, key, top_k=top_k, alpha=alpha)
+        stored = self.index_store.sentences(key)
+        result.alerts = detect_alerts([s.sentence for s in stored], [s.sentiment for s in stored])
+        return result
+
+    def aspects(self, entity_id: str | int, *, top_k: int = 10) -> list[Any]:
+        """HIRO aspect discovery: the entity's most discussed and most distinctive aspects."""
+        from opinio_agents.hiro import discover_aspects
+
+        return discover_aspects(self.index_store, self.index_store.require_entity(entity_id), top_k=top_k)
+
     def entities(self) -> list[str]:
         """Ids of the indexed entities."""
         return self.index_store.entity_keys()

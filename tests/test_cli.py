@@ -140,3 +140,24 @@ def test_highlight_with_llm_over_loopback_openai_server(small_sample, tmp_path, 
         assert highlight.evidence and all(e.sentence_id in known for e in highlight.evidence)
     assert cached.meta.tokens.cached_calls == 2
     assert [h.text for h in cached.cons] == [h.text for h in result.cons]
+
+
+def test_query_free_highlight_uses_hiro(tmp_path, encoder, capsys) -> None:
+    from opinio_agents.models import HighlightSet
+
+    entities = load_sample()
+    for entity in entities:
+        entity.user_reviews = entity.user_reviews[:30]
+        entity.expert_review = None
+    path = tmp_path / "noexpert.json"
+    write_opiniobank(entities, path)
+    store = tmp_path / "store"
+    assert main(["index", str(path), "--store", str(store), "--quiet"]) == 0
+    capsys.readouterr()
+    code = main(["highlight", str(path), "-e", str(entities[0].entity_id), "--store", str(store), "--format", "json",
+                 "--quiet"])
+    assert code == 0
+    result = HighlightSet.model_validate_json(capsys.readouterr().out)
+    assert result.meta.retriever == "hiro"
+    assert result.highlights
+    assert all(h.evidence and h.support.reviews > 0 for h in result.highlights)

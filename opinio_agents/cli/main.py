@@ -163,7 +163,7 @@ def highlight_cmd(
     record = load_entity(dataset, entity, skip_invalid=skip_invalid)
     rag.index_store.index_entity(record, show_progress=not quiet)
     if not query and not record.queries:
-        result = _query_free(rag, record.key)
+        result = rag.query_free_highlights(record.key)  # HIRO clusters
     else:
         result = rag.highlights(record.key, query or None)
     if fmt is Format.json:
@@ -182,17 +182,6 @@ def highlight_cmd(
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     else:
         out.print(to_rich(result))
-
-
-def _query_free(rag, entity_key: str):  # noqa: ANN001, ANN202
-    """Highlights without queries: HIRO clusters when available."""
-    try:
-        from opinio_agents.hiro import query_free_highlights
-    except ImportError as exc:
-        raise OpinioError(
-            f"entity {entity_key!r} has no expert-review queries; pass --query (e.g. --query wi-fi)"
-        ) from exc
-    return query_free_highlights(rag.index_store, entity_key)
 
 
 @app.command("sample")
