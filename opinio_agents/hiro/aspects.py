@@ -31,7 +31,7 @@ from opinio_agents.hiro.retriever import DEFAULT_ALPHA, HiroCluster, retrieve_cl
 from opinio_agents.hiro.store import HiroIndex
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.sentence_index import SentenceIndex
-from opinio_agents.synthesis.support import SENTIMENT_THRESHOLD, mention_mask
+from opinio_agents.synthesis.support import mention_mask, support_of
 
 __all__ = ["DiscoveredAspect", "discover_aspects", "aspects_from_clusters", "central_order"]
 
@@ -103,19 +103,8 @@ def central_order(texts: Sequence[str]) -> list[int]:
 
 
 def _stance_counts(indices: Sequence[int], stored: Sequence[StoredSentence]) -> tuple[int, int, int, int]:
-    per_review: dict[str, list[float]] = defaultdict(list)
-    for i in indices:
-        per_review[stored[i].sentence.review_id].append(stored[i].sentiment)
-    pos = neg = neu = 0
-    for scores in per_review.values():
-        mean = sum(scores) / len(scores)
-        if mean > SENTIMENT_THRESHOLD:
-            pos += 1
-        elif mean < -SENTIMENT_THRESHOLD:
-            neg += 1
-        else:
-            neu += 1
-    return len(per_review), pos, neg, neu
+    support = support_of(stored, indices)
+    return support.reviews, support.positive, support.negative, support.neutral
 
 
 def aspects_from_clusters(

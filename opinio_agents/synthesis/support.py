@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from opinio_agents.models import Support
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
-__all__ = ["mention_mask", "count_support", "DEFAULT_COVERAGE", "DEFAULT_DENSE_THRESHOLD"]
+__all__ = ["mention_mask", "count_support", "support_of", "DEFAULT_COVERAGE", "DEFAULT_DENSE_THRESHOLD"]
 
 DEFAULT_COVERAGE = 0.6
 DEFAULT_DENSE_THRESHOLD = 0.45
@@ -84,10 +84,20 @@ def count_support(
         coverage=coverage,
         dense_threshold=dense_threshold,
     )
+    return support_of(sentences, np.flatnonzero(mask), total_reviews=total_reviews)
+
+
+def support_of(
+    sentences: Sequence[StoredSentence], indices: Iterable[int], *, total_reviews: int | None = None
+) -> Support:
+    """Review-level stance counts over the sentences at ``indices`` (the ones that mention something).
+
+    A review counts once; its stance is the mean sentiment of its listed sentences.
+    """
     per_review: dict[str, list[float]] = defaultdict(list)
-    for flag, stored in zip(mask, sentences):
-        if flag:
-            per_review[stored.sentence.review_id].append(stored.sentiment)
+    for i in indices:
+        stored = sentences[int(i)]
+        per_review[stored.sentence.review_id].append(stored.sentiment)
     positive = negative = neutral = 0
     for scores in per_review.values():
         mean = sum(scores) / len(scores)
