@@ -48,7 +48,7 @@ class OpinioReviewRetriever(BaseRetriever):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     rag: Any = Field(description="The OpinioRAG facade holding the index.")
-    entity_id: str
+    entity_id: str | int = Field(description="The entity to search (its id as in the dataset).")
     k: int = Field(default=10, ge=1)
     kind: Literal["bm25", "dense", "hybrid"] = "hybrid"
     filters: ReviewFilters | None = None
