@@ -21,7 +21,6 @@ Prints markdown tables:
 from __future__ import annotations
 
 import argparse
-import ast
 import csv
 import tempfile
 import time
@@ -63,8 +62,8 @@ def quality_section(encoder, depth: int, seed: int) -> str:
 
     corpora: list[tuple[str, list[str]]] = []
     sample = json.loads(Path(sample_path()).read_text(encoding="utf-8"))
-    from opinio_agents.text.segment import segment_review
     from opinio_agents.models import Review
+    from opinio_agents.text.segment import segment_review
 
     sample_sents = [
         s.text

@@ -8,8 +8,8 @@ import json
 import pytest
 from langchain_core.language_models import FakeListChatModel
 from langchain_core.messages import AIMessage
-
 from llm_fixtures import RaisingThenOk, ScriptedChatModel, ToolCallingFake, answer, make_item, tool_message
+
 from opinio_agents.chains import HighlightChain, LongContextChain, StructuredCaller, match_query
 from opinio_agents.errors import ConfigError, LLMError, LLMOutputError
 from opinio_agents.llm import RetryPolicy, iter_json_candidates, parse_json_output

@@ -11,8 +11,8 @@ import json
 import re
 
 import pytest
-
 from llm_fixtures import ScriptedChatModel, answer
+
 from opinio_agents.chains import HighlightChain
 from opinio_agents.errors import LLMOutputError
 from opinio_agents.llm import RetryPolicy

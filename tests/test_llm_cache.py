@@ -7,8 +7,8 @@ import threading
 import pytest
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, Generation
-
 from llm_fixtures import ScriptedChatModel
+
 from opinio_agents.errors import ConfigError, StoreError
 from opinio_agents.llm import SQLiteResponseCache, attach_cache, is_cache_hit
 

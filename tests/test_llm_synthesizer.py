@@ -6,8 +6,8 @@ import asyncio
 import json
 
 import pytest
-
 from llm_fixtures import EVIDENCE, ScriptedChatModel, answer, make_item
+
 from opinio_agents.errors import ConfigError
 from opinio_agents.llm import RetryPolicy, prompt_token_ratio
 from opinio_agents.models import Entity, Evidence, Polarity

@@ -6,13 +6,13 @@ malformed bodies, the downgrade to text parsing on HTTP 400, and the SQLite cach
 
 from __future__ import annotations
 
-
 import pytest
 
 pytest.importorskip("langchain_openai")
 
 from llm_fixtures import answer, make_item  # noqa: E402
 from loopback_server import LoopbackServer, delay, ok, raw, status  # noqa: E402
+
 from opinio_agents.llm import RetryPolicy  # noqa: E402
 from opinio_agents.synthesis.llm import LLMSynthesizer  # noqa: E402
 

@@ -17,7 +17,7 @@ import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -71,8 +71,8 @@ def index_cmd(
     dataset: Annotated[Path, typer.Argument(help="OpinioBank JSON/JSONL file or reviews CSV.")],
     store: StoreOpt = DEFAULT_STORE,
     skip_invalid: Annotated[bool, typer.Option(help="Skip bad records and report them.")] = False,
-    chroma_host: Annotated[Optional[str], typer.Option(help="Use a Chroma server at this host.")] = None,
-    chroma_port: Annotated[Optional[int], typer.Option(help="Port of the Chroma server.")] = None,
+    chroma_host: Annotated[str | None, typer.Option(help="Use a Chroma server at this host.")] = None,
+    chroma_port: Annotated[int | None, typer.Option(help="Port of the Chroma server.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Split reviews into sentences and index them (BM25 + Chroma vectors).
@@ -121,21 +121,21 @@ def highlight_cmd(
     dataset: Annotated[Path, typer.Argument(help="The dataset the entity comes from (indexed on the fly).")],
     entity: Annotated[str, typer.Option("--entity", "-e", help="Entity id.")],
     query: Annotated[
-        Optional[list[str]],
+        list[str] | None,
         typer.Option("--query", "-q", help="A user-centric query; repeat for several. Default: expert queries."),
     ] = None,
     top_k: Annotated[int, typer.Option("--top-k", "-k", min=1, help="Evidence sentences per query.")] = 10,
     retriever: Annotated[RetrieverChoice, typer.Option(help="Retriever.")] = RetrieverChoice.hybrid,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
     store: StoreOpt = DEFAULT_STORE,
     llm: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(help="LLM, e.g. openai:gpt-4o-mini, ollama:llama3.1, hf:/path. Default: no LLM."),
     ] = None,
-    base_url: Annotated[Optional[str], typer.Option(help="Base URL of an OpenAI-compatible server.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Base URL of an OpenAI-compatible server.")] = None,
     synthesizer: Annotated[
-        Optional[SynthesizerChoice], typer.Option(help="extractive (default without --llm), llm, long-context.")
+        SynthesizerChoice | None, typer.Option(help="extractive (default without --llm), llm, long-context.")
     ] = None,
     skip_invalid: Annotated[bool, typer.Option(help="Skip bad records while indexing.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,

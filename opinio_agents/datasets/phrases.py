@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from opinio_agents.errors import ConfigError
 
@@ -1175,7 +1175,7 @@ def _term_regex(term: str) -> str:
     return rf"(?<![\w\-']){body}(?:s|es)?(?![\w\-])"
 
 
-@lru_cache(maxsize=None)
+@cache
 def mention_pattern(name: str) -> re.Pattern[str]:
     """A case-insensitive pattern that matches any term of an aspect.
 

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from opinio_agents.errors import ConfigError, StoreError
-from opinio_agents.hiro.kmeans import assign, kmeans
+from opinio_agents.hiro.kmeans import kmeans
 
 __all__ = ["ResidualKMeansIndexer", "MAX_DEPTH", "subpath_ids", "decode_subpath_id"]
 

@@ -15,7 +15,6 @@ Example:
 from __future__ import annotations
 
 import json
-
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
