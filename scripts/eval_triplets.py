@@ -114,6 +114,7 @@ def main() -> None:
     parser.add_argument("--weights", type=Path, default=None)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--show", type=int, default=0, help="print N hotel sentences with triplets")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     aste = EmbeddedTripletExtractor(

@@ -1,5 +1,9 @@
 """Training of the embedded triplet head on ASTE v2 (train splits; dev for model selection).
 
+The union of the four train splits is used, minus every sentence that also
+occurs in one of the dev splits (the SemEval restaurant sets overlap heavily
+across years: without this, most 15res/16res dev sentences are in training).
+
 Frozen encoder features are computed once per split and cached (float16) in a
 cache directory outside the repository (default: ``$TMPDIR/opinio_triplets_features``).
 Everything is seeded, so a run with the same seed, data and torch version
@@ -226,9 +230,17 @@ def train_head(
                 train_feats.extend(feats)
             else:
                 dev[name] = (examples, feats)
-    log(f"features ready: {len(train_ex)} train sentences ({time.perf_counter() - started:.0f}s)")
     dev_ex = [e for name in DATASETS for e in dev[name][0]]
     dev_feats = [f for name in DATASETS for f in dev[name][1]]
+    # The SemEval restaurant sets overlap (e.g. 15res dev sentences occur in 16res train):
+    # drop every training sentence that occurs in any dev set, so dev scores stay honest.
+    dev_sentences = {" ".join(e.tokens) for e in dev_ex}
+    keep = [i for i, e in enumerate(train_ex) if " ".join(e.tokens) not in dev_sentences]
+    n_removed = len(train_ex) - len(keep)
+    train_ex = [train_ex[i] for i in keep]
+    train_feats = [train_feats[i] for i in keep]
+    log(f"features ready: {len(train_ex)} train sentences ({n_removed} dropped because they occur "
+        f"in a dev set; {time.perf_counter() - started:.0f}s)")
 
     _seed_all(config.seed)
     head = TripletHead(config.head)
@@ -274,6 +286,8 @@ def train_head(
         per_dataset[name] = {"precision": s.precision, "recall": s.recall, "f1": s.f1}
     report = {
         "train": asdict(config) | {"head": config.head.to_dict()},
+        "train_sentences": len(train_ex),
+        "train_sentences_dropped_as_dev_overlap": n_removed,
         "best_epoch": best_epoch,
         "dev_f1_all": best_f1,
         "dev": per_dataset,
