@@ -126,6 +126,11 @@ def main() -> None:
     rows, sentences = eval_hotels(hotel, args.hotels)
     print("\n## Hotel check\n")
     print("\n".join(rows))
+    if args.show:
+        print()
+    for sentence, found in zip(sentences[: args.show], hotel.extract(sentences[: args.show])):
+        text = ", ".join(f"({t.aspect!r}, {t.opinion!r}, {t.sentiment})" for t in found)
+        print(f"- {sentence} -> {text or 'none'}")
     hotel.extract(sentences[: args.batch_size])  # warm-up
     start = time.perf_counter()
     hotel.extract(sentences)
