@@ -163,6 +163,7 @@ class SentenceIndex:
         started = time.perf_counter()
         key = entity.key
         stats = IndexStats(entity_id=key, reviews_total=len(entity.user_reviews))
+        self.chroma  # noqa: B018 - connect first: an unreachable server must fail before anything is written
         catalog = self.catalog
         known = catalog.review_hashes(key)
         hashes = {str(r.review_id): review_hash(r) for r in entity.user_reviews}
