@@ -13,7 +13,7 @@ Guarantees on the output:
 * at most one PROS and one CONS highlight; text non-empty and at most
   ``max_text_chars`` characters;
 * a highlight that repeats the prompt's own wording is rejected (no prompt leak);
-* the model's side (PROS/CONS) is cross-checked with the mean sentiment of the
+* the model's side (PROS/CONS) is cross-checked with the majority sentiment of the
   cited evidence: ``evidence_polarity``, ``polarity_agrees`` and a note on
   disagreement.
 
@@ -32,7 +32,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -48,6 +48,7 @@ from opinio_agents.models import Evidence, Highlight, Polarity, Support, TokenUs
 from opinio_agents.prompts.highlight import EvidenceItem, HighlightOutput
 from opinio_agents.prompts.promptset import PromptSet, default_prompts
 from opinio_agents.synthesis.base import QueryEvidence
+from opinio_agents.synthesis.polarity import SENTIMENT_THRESHOLD, evidence_polarity
 
 __all__ = [
     "HighlightChain",
@@ -57,8 +58,6 @@ __all__ = [
     "SENTIMENT_THRESHOLD",
 ]
 
-#: |mean sentiment| below this is treated as balanced (VADER's neutral band).
-SENTIMENT_THRESHOLD = 0.05
 _LABEL_RE = re.compile(r"^\[?\s*[sS]\s*(\d+)\s*\]?$")
 _WORD_RE = re.compile(r"[a-z0-9]+")
 
@@ -66,19 +65,6 @@ _WORD_RE = re.compile(r"[a-z0-9]+")
 def label_for(index: int) -> str:
     """The prompt label of the ``index``-th (0-based) evidence sentence: ``S1``, ``S2``, ..."""
     return f"S{index + 1}"
-
-
-def evidence_polarity(evidence: Sequence[Evidence], threshold: float = SENTIMENT_THRESHOLD) -> Polarity | None:
-    """The side the evidence leans to by its own mean sentiment; None when balanced or unknown."""
-    scores = [e.sentiment for e in evidence if e.sentiment is not None]
-    if not scores:
-        return None
-    mean = sum(scores) / len(scores)
-    if mean >= threshold:
-        return Polarity.PROS
-    if mean <= -threshold:
-        return Polarity.CONS
-    return None
 
 
 class HighlightResult(BaseModel):

@@ -26,7 +26,7 @@ from opinio_agents.hiro.store import HiroIndex
 from opinio_agents.models import Evidence, Highlight, HighlightSet, Polarity, RunMeta, Support
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.sentence_index import SentenceIndex
-from opinio_agents.synthesis.extractive import evidence_polarity
+from opinio_agents.synthesis.polarity import evidence_polarity
 from opinio_agents.synthesis.keypoint import to_key_point
 from opinio_agents.synthesis.support import SENTIMENT_THRESHOLD
 

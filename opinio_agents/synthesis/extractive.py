@@ -31,21 +31,10 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.models import Evidence, Highlight, Polarity
 from opinio_agents.synthesis.base import QueryEvidence, Synthesizer
 from opinio_agents.synthesis.keypoint import to_key_point
+from opinio_agents.synthesis.polarity import SENTIMENT_THRESHOLD, evidence_polarity
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
 __all__ = ["ExtractiveSynthesizer", "evidence_polarity"]
-
-_SENTIMENT_THRESHOLD = 0.05
-
-
-def evidence_polarity(evidence: list[Evidence], threshold: float = _SENTIMENT_THRESHOLD) -> Polarity | None:
-    """The side the evidence leans to by its own sentiment (None when balanced or neutral)."""
-    pos = sum(1 for e in evidence if (e.sentiment or 0.0) > threshold)
-    neg = sum(1 for e in evidence if (e.sentiment or 0.0) < -threshold)
-    if pos == neg:
-        return None
-    return Polarity.PROS if pos > neg else Polarity.CONS
-
 
 class ExtractiveSynthesizer(Synthesizer):
     """Query-focused extractive PROS/CONS from retrieved evidence, no LLM needed.
@@ -90,8 +79,8 @@ class ExtractiveSynthesizer(Synthesizer):
 
     def sides(self, item: QueryEvidence) -> list[Polarity]:
         """Which side(s) the query's opinion falls on, majority first."""
-        pos_ev = [e for e in item.evidence if (e.sentiment or 0.0) > _SENTIMENT_THRESHOLD]
-        neg_ev = [e for e in item.evidence if (e.sentiment or 0.0) < -_SENTIMENT_THRESHOLD]
+        pos_ev = [e for e in item.evidence if (e.sentiment or 0.0) > SENTIMENT_THRESHOLD]
+        neg_ev = [e for e in item.evidence if (e.sentiment or 0.0) < -SENTIMENT_THRESHOLD]
         support = item.support
         pos, neg = (support.positive, support.negative) if support.positive + support.negative else (
             len(pos_ev),
@@ -115,7 +104,7 @@ class ExtractiveSynthesizer(Synthesizer):
         highlights: list[Highlight] = []
         for side in self.sides(item):
             sign = 1 if side is Polarity.PROS else -1
-            candidates = [e for e in item.evidence if sign * (e.sentiment or 0.0) > _SENTIMENT_THRESHOLD]
+            candidates = [e for e in item.evidence if sign * (e.sentiment or 0.0) > SENTIMENT_THRESHOLD]
             if not candidates:
                 continue
             ranked = self._rank(item.query, candidates, self._vectors_of(item, candidates))

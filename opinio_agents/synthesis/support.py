@@ -25,13 +25,13 @@ import numpy as np
 
 from opinio_agents.models import Support
 from opinio_agents.stores.catalog import StoredSentence
+from opinio_agents.synthesis.polarity import SENTIMENT_THRESHOLD
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
 __all__ = ["mention_mask", "count_support", "support_of", "DEFAULT_COVERAGE", "DEFAULT_DENSE_THRESHOLD"]
 
 DEFAULT_COVERAGE = 0.6
 DEFAULT_DENSE_THRESHOLD = 0.45
-SENTIMENT_THRESHOLD = 0.05
 
 
 def mention_mask(
