@@ -146,6 +146,7 @@ class OpinioRAG:
             total_reviews=info.get("n_reviews"),
             embeddings=self.index_store.embeddings(key),
             query_embedding=self.index_store.encoder.encode([query])[0],
+            encoder=self.index_store.encoder,
         )
 
     # -- synthesis -----------------------------------------------------------------

@@ -18,16 +18,22 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from opinio_agents.errors import ConfigError
-from opinio_agents.models import Evidence, HighlightSet, RunMeta
-from opinio_agents.stores.sentence_index import RetrieverKind, SentenceIndex
+from opinio_agents.models import Evidence, HighlightSet, RunMeta, Support
+from opinio_agents.stores.sentence_index import RetrieverKind, ScoredSentence, SentenceIndex
 from opinio_agents.synthesis.base import QueryEvidence, SynthesisOutcome, Synthesizer
+from opinio_agents.synthesis.polarity import SENTIMENT_THRESHOLD
 from opinio_agents.synthesis.support import count_support
 
 if TYPE_CHECKING:
     from llama_index.core.vector_stores.types import MetadataFilters
 
-__all__ = ["HighlightPipeline", "resolve_queries"]
+__all__ = ["HighlightPipeline", "resolve_queries", "MAJORITY_BACKFILL"]
+
+#: Deeper sentences added on the majority side when the top-K evidence has none of it.
+MAJORITY_BACKFILL = 2
 
 
 def resolve_queries(index: SentenceIndex, entity_key: str, queries: Sequence[str] | None) -> list[str]:
@@ -91,13 +97,19 @@ class HighlightPipeline:
             hits = self.index.retrieve(
                 key, query, kind=self.retriever, top_k=self.top_k, filters=self.filters, query_embedding=query_vector
             )
+            support = count_support(
+                query,
+                stored,
+                total_reviews=total_reviews,
+                embeddings=embeddings,
+                query_embedding=query_vector,
+                encoder=self.index.encoder,
+            )
+            hits = self._with_majority_side(key, query, hits, support, query_vector)
             evidence = [
                 Evidence(sentence_id=h.sentence.sentence_id, text=h.sentence.text, score=h.score, sentiment=h.sentiment)
                 for h in hits
             ]
-            support = count_support(
-                query, stored, total_reviews=total_reviews, embeddings=embeddings, query_embedding=query_vector
-            )
             rows = [position[h.sentence.sentence_id] for h in hits]
             items.append(
                 QueryEvidence(
@@ -109,6 +121,26 @@ class HighlightPipeline:
                 )
             )
         return items
+
+    def _with_majority_side(
+        self, key: str, query: str, hits: list[ScoredSentence], support: Support, query_vector: np.ndarray
+    ) -> list[ScoredSentence]:
+        """Add up to ``MAJORITY_BACKFILL`` deeper hits on the entity-wide majority side when the top-K has none.
+
+        Without them, a query most reviews criticise could only be written up
+        from its few positive top-K sentences.
+        """
+        if support.positive == support.negative:
+            return hits
+        sign = 1 if support.positive > support.negative else -1
+        if any(sign * h.sentiment > SENTIMENT_THRESHOLD for h in hits):
+            return hits
+        deeper = self.index.retrieve(
+            key, query, kind=self.retriever, top_k=self.top_k * 5, filters=self.filters, query_embedding=query_vector
+        )
+        seen = {h.sentence.sentence_id for h in hits}
+        extra = [h for h in deeper if h.sentence.sentence_id not in seen and sign * h.sentiment > SENTIMENT_THRESHOLD]
+        return hits + extra[:MAJORITY_BACKFILL]
 
     def stream(self, entity_id: str | int, queries: Sequence[str] | None = None) -> Iterator[SynthesisOutcome]:
         """Yield each query's outcome as soon as it is synthesized (guarded against softened complaints)."""

@@ -11,7 +11,7 @@ from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.synthesis.base import QueryEvidence
 from opinio_agents.synthesis.extractive import ExtractiveSynthesizer, evidence_polarity
 from opinio_agents.synthesis.keypoint import clean_sentence, to_key_point
-from opinio_agents.synthesis.support import count_support, mention_mask
+from opinio_agents.synthesis.support import count_support, generic_terms, mention_mask
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
 
@@ -164,6 +164,26 @@ def test_dense_mentions_catch_paraphrases(encoder) -> None:
     mask = mention_mask("room decor", sentences, embeddings=vectors, query_embedding=encoder.encode(["room decor"])[0])
     assert mask.tolist() == [True, False]
     assert not mention_mask("room decor", sentences).any()
+
+
+def test_generic_query_words_do_not_make_dense_mentions(encoder) -> None:
+    sentences = [
+        stored("a", 0, "The furniture looked tired and old-fashioned.", -0.5),
+        stored("b", 0, "Housekeeping did an excellent job, the room was spotless every day.", 0.6),
+        stored("c", 0, "Our room was on the fourth floor at the end of the corridor.", 0.0),
+        *[stored(str(i), 0, f"The room was fine, number {i}.", 0.1) for i in range(6)],
+    ]
+    assert generic_terms("room decor", sentences) == ["room"]
+    assert generic_terms("pool", sentences) == []
+    vectors = encoder.encode([s.sentence.text for s in sentences])
+    query = encoder.encode(["room decor"])[0]
+    loose = mention_mask("room decor", sentences, embeddings=vectors, query_embedding=query, dense_threshold=0.3)
+    strict = mention_mask(
+        "room decor", sentences, embeddings=vectors, query_embedding=query, dense_threshold=0.3,
+        generic_embeddings=encoder.encode(["room"]),
+    )
+    assert loose[1] and loose[2]  # the plain threshold takes generic room sentences as decor mentions
+    assert strict[0] and not strict[1] and not strict[2]
 
 
 def test_support_describe_edge_cases() -> None:

@@ -1,11 +1,13 @@
 """Support counts: how many of an entity's reviews discuss a query, and how.
 
-A sentence *mentions* a query when its App. D tokens cover at least
-``coverage`` (default 60%) of the query's IDF mass over the entity's sentences
-(so "shuttle" alone covers "shuttle service", while the common word "service"
-does not), or, when embeddings are given, when its cosine similarity with the
-query is at least ``dense_threshold`` (0.45 for MiniLM catches paraphrases such
-as "the furniture looked tired" for "room decor" while rejecting neighbours).
+A sentence *mentions* a query when its App. D tokens include the query's most
+specific word (highest IDF over the entity's sentences) or cover at least
+``coverage`` (default 60%) of the query's IDF mass, so "decor" alone covers
+"room decor" while the common word "room" does not. With embeddings, a
+paraphrase counts too: cosine similarity with the query of at least
+``dense_threshold`` (0.45 for MiniLM catches "the furniture looked tired" for
+"room decor") and at least ``GENERIC_MARGIN`` (0.1) above its similarity with
+each generic word of the query ("room"), so "the room was spotless" does not.
 A review mentions the query when any of its sentences does; its stance is the
 mean sentiment of those sentences (positive > 0.05, negative < -0.05).
 
@@ -23,15 +25,18 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from opinio_agents.embeddings import SentenceEncoder
 from opinio_agents.models import Support
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.synthesis.polarity import SENTIMENT_THRESHOLD
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
-__all__ = ["mention_mask", "count_support", "support_of", "DEFAULT_COVERAGE", "DEFAULT_DENSE_THRESHOLD"]
+__all__ = ["mention_mask", "count_support", "support_of", "generic_terms", "DEFAULT_COVERAGE", "DEFAULT_DENSE_THRESHOLD"]
 
 DEFAULT_COVERAGE = 0.6
 DEFAULT_DENSE_THRESHOLD = 0.45
+#: How much closer to the whole query than to its generic words a dense match must be.
+GENERIC_MARGIN = 0.1
 
 
 def mention_mask(
@@ -40,29 +45,62 @@ def mention_mask(
     *,
     embeddings: np.ndarray | None = None,
     query_embedding: np.ndarray | None = None,
+    generic_embeddings: np.ndarray | None = None,
     coverage: float = DEFAULT_COVERAGE,
     dense_threshold: float = DEFAULT_DENSE_THRESHOLD,
 ) -> np.ndarray:
-    """Boolean mask over ``sentences``: which ones mention ``query``."""
+    """Boolean mask over ``sentences``: which ones mention ``query``.
+
+    Args:
+        generic_embeddings: Embeddings of the query's generic words (see
+            :func:`generic_terms`); a dense match must then be closer to the
+            whole query than to any of them (by ``GENERIC_MARGIN``), so "the room was spotless" is not
+            taken as a mention of "room decor".
+    """
     n = len(sentences)
     mask = np.zeros(n, dtype=bool)
-    terms = list(dict.fromkeys(tokenize_for_bm25(query)))
-    if terms and n:
-        doc_freq = Counter()
-        term_set = set(terms)
-        token_sets = []
-        for stored in sentences:
-            present = term_set.intersection(stored.tokens)
-            token_sets.append(present)
-            doc_freq.update(present)
-        idf = {t: math.log(1.0 + n / (1.0 + doc_freq[t])) for t in terms}
-        total = sum(idf.values())
-        for i, present in enumerate(token_sets):
-            if present and sum(idf[t] for t in present) >= coverage * total - 1e-12:
-                mask[i] = True
-    if embeddings is not None and query_embedding is not None and len(embeddings) == n and n:
-        mask |= (embeddings @ query_embedding) >= dense_threshold
+    if not n:
+        return mask
+    idf, token_sets = _query_idf(query, sentences)
+    total = sum(idf.values())
+    head = max(idf, key=lambda t: (idf[t], t)) if idf else None
+    for i, present in enumerate(token_sets):
+        if present and (head in present or sum(idf[t] for t in present) >= coverage * total - 1e-12):
+            mask[i] = True
+    if embeddings is not None and query_embedding is not None and len(embeddings) == n:
+        similarity = embeddings @ query_embedding
+        dense = similarity >= dense_threshold
+        if generic_embeddings is not None and len(generic_embeddings):
+            dense &= similarity >= (embeddings @ generic_embeddings.T).max(axis=1) + GENERIC_MARGIN
+        mask |= dense
     return mask
+
+
+def _query_idf(query: str, sentences: Sequence[StoredSentence]) -> tuple[dict[str, float], list[set[str]]]:
+    """IDF of each App. D query term over the sentences, and the query terms present in each."""
+    terms = list(dict.fromkeys(tokenize_for_bm25(query)))
+    term_set = set(terms)
+    doc_freq: Counter[str] = Counter()
+    token_sets: list[set[str]] = []
+    for stored in sentences:
+        present = term_set.intersection(stored.tokens)
+        token_sets.append(present)
+        doc_freq.update(present)
+    n = len(sentences)
+    return {t: math.log(1.0 + n / (1.0 + doc_freq[t])) for t in terms}, token_sets
+
+
+def generic_terms(query: str, sentences: Sequence[StoredSentence], *, ratio: float = 0.6) -> list[str]:
+    """Words of a multi-word query too common to stand for it alone ("room" in "room decor").
+
+    A word is generic when its IDF over the entity's sentences is at most ``ratio``
+    times the IDF of the query's most specific word.
+    """
+    idf, _ = _query_idf(query, sentences)
+    if len(idf) < 2:
+        return []
+    top = max(idf.values())
+    return [t for t, weight in idf.items() if weight <= ratio * top]
 
 
 def count_support(
@@ -72,15 +110,26 @@ def count_support(
     total_reviews: int | None = None,
     embeddings: np.ndarray | None = None,
     query_embedding: np.ndarray | None = None,
+    encoder: SentenceEncoder | None = None,
     coverage: float = DEFAULT_COVERAGE,
     dense_threshold: float = DEFAULT_DENSE_THRESHOLD,
 ) -> Support:
-    """Count the reviews that mention ``query`` and their positive / negative / neutral stance."""
+    """Count the reviews that mention ``query`` and their positive / negative / neutral stance.
+
+    With ``embeddings`` and ``query_embedding`` paraphrases count too; pass the
+    ``encoder`` as well so that generic query words are embedded and guarded
+    against (see :func:`mention_mask`).
+    """
+    generic = None
+    if encoder is not None and embeddings is not None and query_embedding is not None:
+        words = generic_terms(query, sentences)
+        generic = encoder.encode(words) if words else None
     mask = mention_mask(
         query,
         sentences,
         embeddings=embeddings,
         query_embedding=query_embedding,
+        generic_embeddings=generic,
         coverage=coverage,
         dense_threshold=dense_threshold,
     )
