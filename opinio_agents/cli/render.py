@@ -49,7 +49,8 @@ def to_markdown(result: HighlightSet, *, evidence: int = 3) -> str:
     if result.alerts:
         lines += ["## Alerts", ""]
         for alert in result.alerts:
-            lines.append(f"- **{alert.category}** ({alert.support} reviews): {alert.description}")
+            noun = "review" if alert.support == 1 else "reviews"
+            lines.append(f"- **{alert.category}** ({alert.support} {noun}): {alert.description}")
         lines.append("")
     if result.failures:
         lines += ["## Failed queries", ""]
