@@ -8,8 +8,8 @@ Example:
     >>> from opinio_agents.errors import DataError
     >>> err = DataError("text must not be empty", source="hotels.json", entity_id=7,
     ...                 review_id=3, field="text")
-    >>> str(err)
-    'hotels.json: entity 7, review 3, field \\'text\\': text must not be empty'
+    >>> print(err)
+    hotels.json: entity 7, review 3, field 'text': text must not be empty
 """
 
 from __future__ import annotations

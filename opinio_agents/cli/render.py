@@ -1,7 +1,7 @@
 """Rendering of HighlightSets for the terminal: rich table, markdown, JSON.
 
 Example:
-    >>> print(to_markdown(HighlightSet(entity_id=1, entity_name="Harbor Inn")))
+    >>> print(to_markdown(HighlightSet(entity_id=1, entity_name="Harbor Inn")), end="")
     # Harbor Inn (entity 1)
     <BLANKLINE>
     _No highlights._

@@ -6,10 +6,10 @@ embedded or shown to an LLM (LlamaIndex would otherwise prepend it).
 Example:
     >>> from opinio_agents.models import Sentence
     >>> s = Sentence(sentence_id="1:7:0", entity_id="1", review_id="7", index=0,
-    ...              text="Great pool.", start=0, end=11, rating=5)
+    ...              text="Great pool.", start=0, end=11, rating=5.0)
     >>> node = sentence_to_node(s)
     >>> node.node_id, node.metadata["rating"]
-    ('1:7:0', 5)
+    ('1:7:0', 5.0)
 """
 
 from __future__ import annotations

@@ -9,10 +9,11 @@ retriever is written the same way (``BaseRetriever`` with ``_retrieve``,
 
 Example:
     >>> from llama_index.core.schema import TextNode
-    >>> nodes = [TextNode(id_="a", text="The wi-fi was free."), TextNode(id_="b", text="Nice pool.")]
+    >>> texts = ["The wi-fi was free.", "Nice pool.", "Friendly staff.", "Big rooms."]
+    >>> nodes = [TextNode(id_=str(i), text=t) for i, t in enumerate(texts)]
     >>> retriever = OpinioBM25Retriever.from_defaults(nodes=nodes, similarity_top_k=5)
     >>> [hit.node.node_id for hit in retriever.retrieve("wifi")]
-    ['a']
+    ['0']
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ on 50K sentences; results are identical to ``rank_bm25`` (see the parity test).
 
 Example:
     >>> index = BM25Index.build([["clean", "room"], ["noisy", "room"], ["great", "pool"]])
-    >>> [round(s, 3) for s in index.scores(["noisy"])]
+    >>> [round(float(s), 3) for s in index.scores(["noisy"])]
     [0.0, 0.511, 0.0]
 """
 
