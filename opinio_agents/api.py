@@ -229,10 +229,13 @@ class OpinioRAG:
 
         key = self.index_store.require_entity(entity_id)
         asked = resolve_queries(self.index_store, key, queries)
-        options = {"cache_path": self.index_store.store_dir / "llm_cache.sqlite"}
+        options: dict[str, Any] = {"cache_path": self.index_store.store_dir / "llm_cache.sqlite"}
         options.update({k: v for k, v in self.llm_options.items() if k in ("cache_path", "context_window_tokens")})
-        synth = LongContextSynthesizer(self.llm, **options)
-        result = synth.run(self.index_store.entity(key), asked)
+        # Pass the spec, not the resolved model: the baseline resolves its own with max_tokens=512 (App. B.3).
+        synth = LongContextSynthesizer(self.llm_spec, base_url=self.base_url, **options)  # type: ignore[arg-type]
+        entity = self.index_store.entity(key)
+        expected = None if entity.expert_review is not None else len(asked)
+        result = synth.run(entity, asked, n_pros=expected, n_cons=expected)
         stored = self.index_store.sentences(key)
         result.alerts = detect_alerts([s.sentence for s in stored], [s.sentiment for s in stored])
         return result

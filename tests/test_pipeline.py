@@ -109,3 +109,30 @@ def test_facade_argument_errors(tmp_path) -> None:
         OpinioRAG(tmp_path, synthesizer="llm")
     with pytest.raises(ConfigError, match="synthesizer='magic'"):
         OpinioRAG(tmp_path, synthesizer="magic")  # type: ignore[arg-type]
+
+
+def test_long_context_baseline_through_the_facade(tmp_path, encoder, tiny_entity) -> None:
+    """The long-context synthesizer: all reviews in one request, 512 max tokens, same output schema."""
+    pytest.importorskip("langchain_openai")
+    import json
+
+    from tests.loopback_server import LoopbackServer, ok
+
+    reply = json.dumps(
+        {"pros": [{"query": "pool", "text": "Clean, uncrowded pool."}],
+         "cons": [{"query": "wi-fi", "text": "Slow, paid wi-fi."}]}
+    )
+    OpinioRAG(tmp_path / "store").index(tiny_entity)
+    with LoopbackServer([ok(reply, prompt_tokens=900, completion_tokens=40)]) as server:
+        rag = OpinioRAG(tmp_path / "store", llm="openai:loopback-model", base_url=server.base_url,
+                        synthesizer="long-context")
+        result = rag.highlights(7)
+        assert server.request_count == 1
+        body = server.requests[0]["body"]
+    assert body.get("max_completion_tokens", body.get("max_tokens")) == 512
+    prompt = json.dumps(body["messages"])
+    assert all(review.text.split(".")[0] in prompt for review in tiny_entity.user_reviews)
+    assert result.meta.synthesizer != "extractive"
+    assert [h.text for h in result.pros] == ["Clean, uncrowded pool."]
+    assert [h.text for h in result.cons] == ["Slow, paid wi-fi."]
+    assert result.meta.tokens.prompt_tokens == 900
