@@ -101,10 +101,6 @@ def central_order(texts: Sequence[str]) -> list[int]:
     return order
 
 
-def _stance_counts(indices: Sequence[int], stored: Sequence[StoredSentence]) -> tuple[int, int, int, int]:
-    support = support_of(stored, indices)
-    return support.reviews, support.positive, support.negative, support.neutral
-
 
 def aspects_from_clusters(
     clusters: Sequence[HiroCluster],
@@ -131,7 +127,8 @@ def aspects_from_clusters(
         indices = sorted({i for cluster, _ in members for i in cluster.indices})
         lexical = np.flatnonzero(mention_mask(name, stored)).tolist()
         mentioned = sorted(set(indices) | set(lexical))
-        n, pos, neg, neu = _stance_counts(mentioned, stored)
+        stance = support_of(stored, mentioned)
+        n, pos, neg, neu = stance.reviews, stance.positive, stance.negative, stance.neutral
         named = set(lexical)
         focus = [i for i in indices if i in named] or indices
         order = central_order([texts[i] for i in focus])

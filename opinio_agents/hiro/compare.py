@@ -14,7 +14,6 @@ Example:
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -26,7 +25,7 @@ from opinio_agents.hiro.retriever import DEFAULT_ALPHA
 from opinio_agents.hiro.store import HiroIndex
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.sentence_index import SentenceIndex
-from opinio_agents.synthesis.support import SENTIMENT_THRESHOLD, mention_mask
+from opinio_agents.synthesis.support import count_support
 
 __all__ = ["ComparisonItem", "EntityComparison", "compare_entity"]
 
@@ -80,15 +79,10 @@ class EntityComparison:
 
 def _share(aspect: str, stored: list[StoredSentence]) -> tuple[float, float]:
     """Share of reviews mentioning ``aspect`` and the positive share of those."""
-    reviews = {s.sentence.review_id for s in stored}
-    if not reviews:
+    support = count_support(aspect, stored)
+    if not support.total_reviews:
         return 0.0, 0.0
-    per_review: dict[str, list[float]] = defaultdict(list)
-    for flag, s in zip(mention_mask(aspect, stored), stored):
-        if flag:
-            per_review[s.sentence.review_id].append(s.sentiment)
-    positive = sum(1 for v in per_review.values() if np.mean(v) > SENTIMENT_THRESHOLD)
-    return len(per_review) / len(reviews), (positive / len(per_review) if per_review else 0.0)
+    return support.reviews / support.total_reviews, support.share_positive
 
 
 def compare_entity(
