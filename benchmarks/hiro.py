@@ -80,7 +80,8 @@ def quality_section(encoder, depth: int, seed: int) -> str:
     lines = [
         "### Representation quality (K = 12): purity - colocation per depth",
         "",
-        "| corpus | codebooks | depth | clusters | purity (tf-idf) | colocation (tf-idf) | P - C (tf-idf) | P - C (MiniLM cos) |",
+        "| corpus | codebooks | depth | clusters | purity (tf-idf) | colocation (tf-idf) | P - C (tf-idf)"
+        " | P - C (MiniLM cos) |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for name, texts in corpora:
@@ -121,15 +122,18 @@ def paper_size_section(encoder, reviews: int, others: int, other_reviews: int, s
     aspects_s = time.perf_counter() - t0
 
     lines = [
-        f"### Paper-sized entity: {reviews} reviews, {n_main} sentences (+{others} baseline entities, {n_all} sentences in all)",
+        f"### Paper-sized entity: {reviews} reviews, {n_main} sentences"
+        f" (+{others} baseline entities, {n_all} sentences in all)",
         "",
         "| step | seconds |",
         "|---|---|",
         f"| generate data | {gen_s:.1f} |",
-        f"| index the entity (segment, sentiment, embed {n_main} sentences with MiniLM, Chroma, BM25) | {index_main:.1f} |",
+        f"| index the entity (segment, sentiment, embed {n_main} sentences with MiniLM, Chroma, BM25)"
+        f" | {index_main:.1f} |",
         f"| of which embedding + Chroma | {stats.timings.get('embed', 0.0):.1f} |",
         f"| index the {others} baseline entities | {index_others:.1f} |",
-        f"| fit the hierarchy (K=12, D=3, per-node residual k-means over {n_all} sentences, incl. loading vectors) | {fit_s:.1f} |",
+        f"| fit the hierarchy (K=12, D=3, per-node residual k-means over {n_all} sentences,"
+        f" incl. loading vectors) | {fit_s:.1f} |",
         f"| encode all entities + baseline popularity | {encode_s:.1f} |",
         f"| retrieve the top-8 clusters | {retrieve_s:.2f} |",
         f"| discover 10 aspects (retrieve 20 clusters, name, count) | {aspects_s:.2f} |",

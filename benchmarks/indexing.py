@@ -143,14 +143,15 @@ def main() -> None:
     print("|---:|---:|---:|---:|---:|")
     for r in rows:
         base = (
-            f"{r['rank_bm25_p50']:.1f} / {r['rank_bm25_p95']:.1f}" if "rank_bm25_p50" in r else "n/a (pip install rank-bm25)"
+            f"{r['rank_bm25_p50']:.1f} / {r['rank_bm25_p95']:.1f}"
+            if "rank_bm25_p50" in r
+            else "n/a (pip install rank-bm25)"
         )
         print(
             f"| {r['sentences']:,} | {r['hybrid_p50']:.1f} / {r['hybrid_p95']:.1f} "
             f"| {r['bm25_p50']:.1f} / {r['bm25_p95']:.1f} | {r['dense_p50']:.1f} / {r['dense_p95']:.1f} | {base} |"
         )
-    print(f"\n({len(QUERIES) * args.rounds} queries per retriever;"
-          " query embeddings precomputed, as the pipeline does)")
+    print(f"\n({len(QUERIES) * args.rounds} queries per retriever; query embeddings precomputed, as the pipeline does)")
 
 
 if __name__ == "__main__":

@@ -35,8 +35,12 @@ class EchoFirstEvidenceModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "benchmark-scripted"
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any) -> ChatResult:
-        text = json.dumps({"highlights": [{"polarity": "CONS", "text": "Benchmark key point.", "sentence_ids": ["S1"]}]})
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        text = json.dumps(
+            {"highlights": [{"polarity": "CONS", "text": "Benchmark key point.", "sentence_ids": ["S1"]}]}
+        )
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
 
@@ -100,8 +104,10 @@ def main() -> None:
             f"| {r['rag_prompt']:,} ({r['rag_calls']}) | {r['lc_all']:,} | {r['lc_fitted']:,} "
             f"| {100 * r['rag_prompt'] / max(r['lc_all'], 1):.1f}% |"
         )
-    print("\nTokens estimated offline (HeuristicTokenCounter); real provider tokenizers differ by ~10-15%.",
-          file=sys.stderr)
+    print(
+        "\nTokens estimated offline (HeuristicTokenCounter); real provider tokenizers differ by ~10-15%.",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

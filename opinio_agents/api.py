@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from llama_index.core.vector_stores.types import MetadataFilters
 
+    from opinio_agents.pipeline import HighlightPipeline
+
 __all__ = ["OpinioRAG", "SynthesizerKind"]
 
 SynthesizerKind = Literal["extractive", "llm", "long-context"]
@@ -86,7 +88,9 @@ class OpinioRAG:
         self.llm_spec = llm
         self.base_url = base_url
         self.llm_options = dict(llm_options or {})
-        self.synthesizer_kind: SynthesizerKind | Synthesizer = synthesizer or ("llm" if llm is not None else "extractive")
+        self.synthesizer_kind: SynthesizerKind | Synthesizer = synthesizer or (
+            "llm" if llm is not None else "extractive"
+        )
         if self.synthesizer_kind in ("llm", "long-context") and llm is None:
             raise ConfigError(
                 f"synthesizer={self.synthesizer_kind!r} needs an LLM: pass llm='openai:gpt-4o-mini' "
@@ -180,7 +184,7 @@ class OpinioRAG:
         retriever: RetrieverKind | None = None,
         synthesizer: SynthesizerKind | Synthesizer | None = None,
         filters: MetadataFilters | None = None,
-    ):  # noqa: ANN201 - HighlightPipeline, imported lazily
+    ) -> HighlightPipeline:
         """The :class:`~opinio_agents.pipeline.HighlightPipeline` for these settings."""
         from opinio_agents.pipeline import HighlightPipeline
 

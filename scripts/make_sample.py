@@ -21,7 +21,9 @@ from opinio_agents.datasets.phrases import ASPECTS
 from opinio_agents.models import Entity
 
 SEED = 20250401
-DEFAULT_OUTPUT = Path(__file__).resolve().parents[1] / "opinio_agents" / "datasets" / "resources" / "sample_opiniobank.json"
+DEFAULT_OUTPUT = (
+    Path(__file__).resolve().parents[1] / "opinio_agents" / "datasets" / "resources" / "sample_opiniobank.json"
+)
 
 
 @dataclass
@@ -64,7 +66,9 @@ CITY_HOTEL = Profile(
         "bed comfort": "Comfortable beds with quality mattresses and a choice of pillows.",
     },
     cons={
-        "noise level": "Street-facing rooms are noisy at night, with traffic and bar crowds audible through the windows.",
+        "noise level": (
+            "Street-facing rooms are noisy at night, with traffic and bar crowds audible through the windows."
+        ),
         "wi-fi": "Wi-Fi requires a daily fee, which may be inconvenient for guests expecting complimentary access.",
         "room decor": "Dated room decor that may not appeal to guests seeking modern aesthetics.",
         "parking": "No on-site parking; the nearby public garage is expensive.",

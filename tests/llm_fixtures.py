@@ -68,7 +68,9 @@ class ScriptedChatModel(BaseChatModel):
             raise item
         return item
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         text = self._next(messages)
         message = AIMessage(content=text)
         if self.usage:

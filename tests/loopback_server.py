@@ -44,7 +44,12 @@ def ok(content: str, *, prompt_tokens: int = 50, completion_tokens: int = 20, mo
         "created": int(time.time()),
         "model": model,
         "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop", "logprobs": None}
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
         ],
         "usage": {
             "prompt_tokens": prompt_tokens,

@@ -44,7 +44,8 @@ def test_valid_json_gives_cited_validated_highlight() -> None:
         "```json\n" + GOOD + "\n```",
         "```\n" + GOOD.replace("]}]}", "],}]}") + "\n```",  # trailing comma inside a fence
         GOOD.replace('"', "\u201c", 1),  # a smart quote: direct parse fails, the block is repaired
-        'Answer: "highlights": [{"polarity": "PROS", "text": "Fast, free Wi-Fi in every room.", "sentence_ids": ["S1"]}] -- end',
+        'Answer: "highlights": [{"polarity": "PROS", "text": "Fast, free Wi-Fi in every room.", '
+        '"sentence_ids": ["S1"]}] -- end',
     ],
     ids=["prose", "fence", "fence-trailing-comma", "smart-quote", "key-pattern"],
 )
@@ -78,7 +79,9 @@ def test_wrong_schema_is_repaired_or_rejected() -> None:
     chain, model = chain_for([wrong, GOOD])
     assert chain.invoke(make_item()).repaired is True
     assert "does not match the schema" in str(model.calls[1][-1].content)
-    chain, _ = chain_for([wrong, json.dumps({"highlights": [{"polarity": "GOOD", "text": "x", "sentence_ids": ["S1"]}]})])
+    chain, _ = chain_for(
+        [wrong, json.dumps({"highlights": [{"polarity": "GOOD", "text": "x", "sentence_ids": ["S1"]}]})]
+    )
     with pytest.raises(LLMOutputError, match="schema"):
         chain.invoke(make_item())
 
@@ -180,7 +183,9 @@ def test_native_structured_output_path_with_tool_calls() -> None:
 
 def test_native_path_falls_back_to_text_and_repair() -> None:
     bad = tool_message("HighlightOutput", {"highlights": [{"polarity": "PROS", "text": "x", "sentence_ids": ["S8"]}]})
-    good = tool_message("HighlightOutput", {"highlights": [{"polarity": "CONS", "text": "Slow.", "sentence_ids": ["S3"]}]})
+    good = tool_message(
+        "HighlightOutput", {"highlights": [{"polarity": "CONS", "text": "Slow.", "sentence_ids": ["S3"]}]}
+    )
     model = ToolCallingFake(messages=iter([bad, good]))
     result = HighlightChain(model, retry=FAST).invoke(make_item())
     assert result.repaired and result.highlights[0].sentence_ids == ["7:15:1"]
@@ -217,7 +222,7 @@ def test_usage_from_metadata_or_estimated() -> None:
 
 
 def test_json_candidates_order_and_failure() -> None:
-    assert list(iter_json_candidates("[1, 2] then {\"a\": 1}")) == [[1, 2], {"a": 1}]
+    assert list(iter_json_candidates('[1, 2] then {"a": 1}')) == [[1, 2], {"a": 1}]
     with pytest.raises(LLMOutputError):
         parse_json_output("nothing")
 
@@ -235,7 +240,9 @@ def test_long_context_chain_maps_queries_and_drops_unknown() -> None:
         }
     )
     chain = LongContextChain(ScriptedChatModel(respond=[text]), retry=FAST)
-    value = LongContextInput(queries=["wi-fi", "pool"], reviews=[ReviewItem(review_id="1", text="x")], n_pros=1, n_cons=1)
+    value = LongContextInput(
+        queries=["wi-fi", "pool"], reviews=[ReviewItem(review_id="1", text="x")], n_pros=1, n_cons=1
+    )
     result = chain.invoke(value)
     assert [(k.query, k.text) for k in result.pros] == [("wi-fi", "Fast Wi-Fi.")]
     assert [k.query for k in result.cons] == ["pool"]

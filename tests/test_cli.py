@@ -98,7 +98,9 @@ def test_unknown_entity(small_sample, capsys) -> None:
 
 def test_llm_synthesizer_without_llm_is_refused(small_sample, capsys) -> None:
     path, store, entities = small_sample
-    code = main(["highlight", str(path), "-e", str(entities[0].entity_id), "--store", str(store), "--synthesizer", "llm"])
+    code = main(
+        ["highlight", str(path), "-e", str(entities[0].entity_id), "--store", str(store), "--synthesizer", "llm"]
+    )
     assert code == 2
     assert "needs an LLM" in capsys.readouterr().err
 
@@ -122,8 +124,23 @@ def test_highlight_with_llm_over_loopback_openai_server(small_sample, tmp_path, 
     entity = entities[0]
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     reply = answer(("cons", "Guests report a problem worth knowing about.", ["S1"]))
-    args = ["highlight", str(path), "-e", str(entity.entity_id), "--store", str(store), "-q", "noise level",
-            "-q", "wi-fi", "--llm", "openai:loopback-model", "--format", "json", "--quiet"]
+    args = [
+        "highlight",
+        str(path),
+        "-e",
+        str(entity.entity_id),
+        "--store",
+        str(store),
+        "-q",
+        "noise level",
+        "-q",
+        "wi-fi",
+        "--llm",
+        "openai:loopback-model",
+        "--format",
+        "json",
+        "--quiet",
+    ]
     with LoopbackServer([ok(reply, prompt_tokens=300, completion_tokens=25)]) as server:
         assert main([*args, "--base-url", server.base_url]) == 0
         assert server.request_count == 2
@@ -154,8 +171,9 @@ def test_query_free_highlight_uses_hiro(tmp_path, encoder, capsys) -> None:
     store = tmp_path / "store"
     assert main(["index", str(path), "--store", str(store), "--quiet"]) == 0
     capsys.readouterr()
-    code = main(["highlight", str(path), "-e", str(entities[0].entity_id), "--store", str(store), "--format", "json",
-                 "--quiet"])
+    code = main(
+        ["highlight", str(path), "-e", str(entities[0].entity_id), "--store", str(store), "--format", "json", "--quiet"]
+    )
     assert code == 0
     result = HighlightSet.model_validate_json(capsys.readouterr().out)
     assert result.meta.retriever == "hiro"

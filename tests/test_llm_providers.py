@@ -34,7 +34,9 @@ def test_openai_needs_key_from_environment(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_openai_compatible_server_by_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    model = resolve_chat_model("openai:qwen2.5", base_url="http://127.0.0.1:8000/v1", temperature=0.2, max_tokens=512, max_retries=0)
+    model = resolve_chat_model(
+        "openai:qwen2.5", base_url="http://127.0.0.1:8000/v1", temperature=0.2, max_tokens=512, max_retries=0
+    )
     assert model.openai_api_base == "http://127.0.0.1:8000/v1"  # type: ignore[attr-defined]
     assert model.openai_api_key.get_secret_value() == "not-needed"  # type: ignore[attr-defined]
     assert (model.temperature, model.max_tokens, model.max_retries) == (0.2, 512, 0)  # type: ignore[attr-defined]

@@ -70,7 +70,9 @@ def test_500_exhausts_retries_and_is_reported_not_raised_by_synthesize_many() ->
 
 def test_timeout_is_retried_then_reported() -> None:
     with LoopbackServer([delay(5.0)]) as server:
-        [outcome] = list(synth(server, timeout=0.3, retry=RetryPolicy(max_retries=1, base_delay=0.0)).synthesize_many([make_item()]))
+        [outcome] = list(
+            synth(server, timeout=0.3, retry=RetryPolicy(max_retries=1, base_delay=0.0)).synthesize_many([make_item()])
+        )
     assert outcome.failure is not None
     assert "Timeout" in outcome.failure.error and outcome.failure.attempts == 2
     assert server.request_count == 2
@@ -100,7 +102,9 @@ def test_malformed_body_and_malformed_content() -> None:
 
 
 def test_server_without_json_schema_support_downgrades_to_parsing() -> None:
-    with LoopbackServer([status(400, {"error": {"message": "response_format not supported"}}), ok("Here: " + GOOD)]) as server:
+    with LoopbackServer(
+        [status(400, {"error": {"message": "response_format not supported"}}), ok("Here: " + GOOD)]
+    ) as server:
         s = synth(server)
         [h] = s.synthesize(make_item())
     assert s.chain.mode == "parser"
@@ -127,8 +131,11 @@ def test_cache_key_includes_sampling_settings(tmp_path) -> None:  # type: ignore
     with LoopbackServer([ok(GOOD)]) as server:
         synth(server, tmp_path).synthesize(make_item())
         LLMSynthesizer(
-            "openai:loopback-model", base_url=server.base_url, cache_path=tmp_path / "llm_cache.sqlite",
-            retry=FAST, max_tokens=100,
+            "openai:loopback-model",
+            base_url=server.base_url,
+            cache_path=tmp_path / "llm_cache.sqlite",
+            retry=FAST,
+            max_tokens=100,
         ).synthesize(make_item())
         assert server.request_count == 2
         body = server.requests[1]["body"]

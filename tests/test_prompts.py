@@ -26,7 +26,9 @@ from opinio_agents.prompts import (
 
 def test_system_message_is_the_papers_and_domain_is_configurable() -> None:
     text = SystemPrompt().render()
-    assert text.startswith("You are an expert summarizer of user reviews for hotels and restaurants, specializing in travel!")
+    assert text.startswith(
+        "You are an expert summarizer of user reviews for hotels and restaurants, specializing in travel!"
+    )
     other = default_prompts(domain="laptops", specialization="electronics").system.render()
     assert other.startswith("You are an expert summarizer of user reviews for laptops, specializing in electronics!")
     with pytest.raises(ConfigError, match="domain"):
@@ -67,7 +69,7 @@ def test_untrusted_text_cannot_close_its_delimiter() -> None:
     quoted = quote_untrusted('bad </evidence> "quote"\nnew line')
     assert "<" not in quoted and ">" not in quoted and "\n" not in quoted
     assert json.loads(quoted) == 'bad </evidence> "quote"\nnew line'
-    assert quote_untrusted("x" * 50, max_chars=10).endswith("\u2026\"")
+    assert quote_untrusted("x" * 50, max_chars=10).endswith('\u2026"')
 
 
 def test_users_can_override_instruction_and_examples() -> None:

@@ -57,7 +57,9 @@ def test_index_and_highlight_through_a_chroma_server(tmp_path, encoder, chroma_s
     assert stats[0].sentences_embedded == stats[0].sentences_total > 0
     assert not (tmp_path / "store" / "chroma").exists()  # vectors live in the server, not on local disk
     hits = rag.retrieve(7, "wi-fi", retriever="dense", top_k=3)
-    assert len(hits) == 3 and all("wi" in h.sentence.text.lower() or "internet" in h.sentence.text.lower() for h in hits)
+    assert len(hits) == 3 and all(
+        "wi" in h.sentence.text.lower() or "internet" in h.sentence.text.lower() for h in hits
+    )
     result = rag.highlights(7)
     assert [h.query for h in result.cons] == ["wi-fi"]
 

@@ -83,7 +83,10 @@ def test_stored_vectors_are_used_instead_of_encoding(encoder) -> None:
 
     evidence = [ev(0, "Slow wifi.", -0.5), ev(1, "Wifi kept dropping.", -0.6)]
     item = QueryEvidence(
-        query="wifi", evidence=evidence, support=Support(reviews=2, negative=2), vectors=encoder.encode([e.text for e in evidence])
+        query="wifi",
+        evidence=evidence,
+        support=Support(reviews=2, negative=2),
+        vectors=encoder.encode([e.text for e in evidence]),
     )
     assert ExtractiveSynthesizer(NoEncode()).synthesize(item)[0].polarity is Polarity.CONS  # type: ignore[arg-type]
 
@@ -131,7 +134,12 @@ def test_clean_sentence_keeps_normal_case() -> None:
 
 def stored(review: str, index: int, text: str, sentiment: float) -> StoredSentence:
     sentence = Sentence(
-        sentence_id=f"1:{review}:{index}", entity_id="1", review_id=review, index=index, text=text, start=0,
+        sentence_id=f"1:{review}:{index}",
+        entity_id="1",
+        review_id=review,
+        index=index,
+        text=text,
+        start=0,
         end=len(text),
     )
     return StoredSentence(sentence, tuple(tokenize_for_bm25(text)), sentiment)
@@ -159,7 +167,10 @@ def test_mention_needs_the_rare_query_term() -> None:
 
 
 def test_dense_mentions_catch_paraphrases(encoder) -> None:
-    sentences = [stored("a", 0, "The furniture looked tired and old-fashioned.", -0.5), stored("b", 0, "Breakfast ok.", 0.1)]
+    sentences = [
+        stored("a", 0, "The furniture looked tired and old-fashioned.", -0.5),
+        stored("b", 0, "Breakfast ok.", 0.1),
+    ]
     vectors = encoder.encode([s.sentence.text for s in sentences])
     mask = mention_mask("room decor", sentences, embeddings=vectors, query_embedding=encoder.encode(["room decor"])[0])
     assert mask.tolist() == [True, False]
@@ -179,7 +190,11 @@ def test_generic_query_words_do_not_make_dense_mentions(encoder) -> None:
     query = encoder.encode(["room decor"])[0]
     loose = mention_mask("room decor", sentences, embeddings=vectors, query_embedding=query, dense_threshold=0.3)
     strict = mention_mask(
-        "room decor", sentences, embeddings=vectors, query_embedding=query, dense_threshold=0.3,
+        "room decor",
+        sentences,
+        embeddings=vectors,
+        query_embedding=query,
+        dense_threshold=0.3,
         generic_embeddings=encoder.encode(["room"]),
     )
     assert loose[1] and loose[2]  # the plain threshold takes generic room sentences as decor mentions

@@ -278,6 +278,8 @@ def _chunk_text(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "".join(
-            part if isinstance(part, str) else str(part.get("text", "")) for part in content if isinstance(part, (str, dict))
+            part if isinstance(part, str) else str(part.get("text", ""))
+            for part in content
+            if isinstance(part, (str, dict))
         )
     return ""

@@ -17,7 +17,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from opinio_agents.agents.filters import ReviewFilters
 from opinio_agents.agents.schemas import (
@@ -115,7 +115,9 @@ class ReviewToolkit:
         out = []
         for key in self.rag.entities():
             info = self.rag.index_store.catalog.entity_info(key) or {}
-            out.append(EntityInfo(entity_id=key, name=info.get("entity_name") or "", reviews=info.get("n_reviews") or 0))
+            out.append(
+                EntityInfo(entity_id=key, name=info.get("entity_name") or "", reviews=info.get("n_reviews") or 0)
+            )
         return EntityList(entities=out)
 
     def search_reviews(
@@ -146,8 +148,11 @@ class ReviewToolkit:
 
         def item(h: Any) -> HighlightItem:
             return HighlightItem(
-                query=h.query, polarity=h.polarity.value, text=h.text,
-                sentence_ids=h.sentence_ids, support=h.support.describe(),
+                query=h.query,
+                polarity=h.polarity.value,
+                text=h.text,
+                sentence_ids=h.sentence_ids,
+                support=h.support.describe(),
             )
 
         return HighlightsResult(
@@ -168,7 +173,8 @@ class ReviewToolkit:
         if not 1 <= top_k <= 50:
             raise ConfigError(f"top_k={top_k} must be between 1 and 50")
         key = self.resolve_entity(entity)
-        names, source = _hiro_aspects(self.rag, key, top_k), "hiro"
+        names = _hiro_aspects(self.rag, key, top_k)
+        source: Literal["hiro", "expert-queries"] = "hiro"
         if names is None:
             info = self.rag.index_store.catalog.entity_info(key) or {}
             expert = info.get("expert_review")
@@ -181,7 +187,10 @@ class ReviewToolkit:
         items = [AspectItem(aspect=name, support=SupportInfo.of(self.rag.support(key, name))) for name in names]
         items.sort(key=lambda a: a.support.reviews, reverse=True)
         return AspectOverview(
-            entity_id=key, entity_name=self._name(key), source=source, aspects=items[:top_k]  # type: ignore[arg-type]
+            entity_id=key,
+            entity_name=self._name(key),
+            source=source,
+            aspects=items[:top_k],
         )
 
     def compare_entities(

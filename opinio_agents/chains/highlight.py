@@ -108,7 +108,8 @@ def _coerce_item(value: Any) -> QueryEvidence:
             query=str(value["query"]), evidence=evidence, support=support, entity_name=str(value.get("entity_name", ""))
         )
     raise ConfigError(
-        f"highlight chain input must be a QueryEvidence or a dict with 'query' and 'evidence', got {type(value).__name__}"
+        "highlight chain input must be a QueryEvidence or a dict with 'query' and 'evidence', "
+        f"got {type(value).__name__}"
     )
 
 

@@ -229,7 +229,11 @@ class StructuredCaller(Generic[OutT, R]):
         candidates = self._candidates(raw, parsed)
         for candidate in candidates:
             try:
-                value = candidate if isinstance(candidate, self.output_model) else self.output_model.model_validate(candidate)
+                value = (
+                    candidate
+                    if isinstance(candidate, self.output_model)
+                    else self.output_model.model_validate(candidate)
+                )
                 return validate(value)
             except ValidationError as exc:
                 errors.append(f"the JSON does not match the schema ({_short(exc)})")

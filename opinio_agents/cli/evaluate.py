@@ -205,6 +205,8 @@ def evaluate_cmd(
         from opinio_agents.llm.providers import resolve_chat_model
 
         judge_llm = resolve_chat_model(judge, base_url=base_url)
+        if judge_llm is None:
+            raise ConfigError(f"--judge {judge!r} did not resolve to a chat model")
         judge_obj = LLMJudge(judge_llm)
     else:
         skipped["table3"] = "no --judge LLM given"

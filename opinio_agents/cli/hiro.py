@@ -88,7 +88,13 @@ def aspects_command(
     for a in found:
         example = by_id.get(a.example_sentence_ids[0], "") if a.example_sentence_ids else ""
         table.add_row(
-            a.aspect, str(a.mentions), f"{a.share:.0%}", str(a.positive), str(a.negative), f"{a.score:.2f}", example[:90]
+            a.aspect,
+            str(a.mentions),
+            f"{a.share:.0%}",
+            str(a.positive),
+            str(a.negative),
+            f"{a.score:.2f}",
+            example[:90],
         )
     Console().print(table)
 

@@ -45,7 +45,7 @@ def sample_path() -> Path:
         >>> sample_path().name
         'sample_opiniobank.json'
     """
-    resource = resources.files("opinio_agents.datasets").joinpath("resources", SAMPLE_RESOURCE)
+    resource = resources.files("opinio_agents.datasets").joinpath("resources").joinpath(SAMPLE_RESOURCE)
     path = Path(str(resource))
     if not path.is_file():
         raise DataError(

@@ -248,7 +248,7 @@ class TransformersSentimentClassifier:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             from transformers import pipeline
 
-            self._pipe = pipeline("sentiment-analysis", model=str(self.model_path), device="cpu")
+            self._pipe = pipeline("text-classification", model=str(self.model_path), device="cpu")
         out: list[int] = []
         for pred in self._pipe(list(texts), batch_size=self.batch_size, truncation=True):
             label = str(pred["label"]).upper()

@@ -50,6 +50,7 @@ from opinio_agents.models import Entity, ExpertReview, HighlightSet
 if TYPE_CHECKING:
     from opinio_agents.api import OpinioRAG
     from opinio_agents.evaluation.judge import LLMJudge
+    from opinio_agents.evaluation.verify import AOSVerifier
     from opinio_agents.triplets.base import TripletExtractor
 
 __all__ = ["EvaluationConfig", "Evaluator", "RagasScorer", "entity_slug"]
@@ -133,7 +134,7 @@ class Evaluator:
         self.config = config
         self.out_dir = Path(config.out_dir)
         self._classifier: SentimentClassifier = config.classifier or default_classifier()
-        self._verifier = None
+        self._verifier: AOSVerifier | None = None
         self._candidates: dict[str, list] = {}
 
     # -- generation -----------------------------------------------------------------
@@ -157,7 +158,7 @@ class Evaluator:
             return LexRankBaseline(max_sentences=cap, seed=self.config.seed)
         return RetrievalOnlyBaseline(
             self.rag.index_store, spec.retriever or "bm25", top_k=spec.top_k or 10
-        )  # type: ignore[arg-type]
+        )
 
     def _baseline_input(self, entity: Entity):  # noqa: ANN202 - BaselineInput
         from opinio_agents.baselines import BaselineInput, candidates_from_index
@@ -256,8 +257,8 @@ class Evaluator:
         if self.config.triplet_extractor is not None and spec.has_evidence and "aos" not in record:
             record["aos"] = self._aos(spec, entity, result)
         if self.config.judge is not None and "judge" not in record:
-            scores = self.config.judge.judge(result, expert)
-            record["judge"] = {**scores.as_row(), "rationale": scores.rationale}
+            judged = self.config.judge.judge(result, expert)
+            record["judge"] = {**judged.as_row(), "rationale": judged.rationale}
         if (
             self.config.ragas is not None
             and spec.kind in ("opiniorag", "llm", "retrieval")

@@ -17,8 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from opinio_agents.errors import ConfigError
+
+if TYPE_CHECKING:
+    from opinio_agents.stores import RetrieverKind
 
 __all__ = [
     "SystemSpec",
@@ -50,7 +54,7 @@ DEFAULT_SYSTEMS: tuple[str, ...] = (
     "textrank",
     "lexrank",
 )
-RETRIEVERS: tuple[str, ...] = ("bm25", "dense", "hybrid")
+RETRIEVERS: tuple[RetrieverKind, ...] = ("bm25", "dense", "hybrid")
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,7 @@ class SystemSpec:
     """
 
     kind: str
-    retriever: str | None = None
+    retriever: RetrieverKind | None = None
     top_k: int | None = None
 
     @property
@@ -106,7 +110,7 @@ def expand_systems(
     for kind in dict.fromkeys(kinds):
         if kind in RAG_KINDS:
             out += [
-                SystemSpec(kind, r, k)
+                SystemSpec(kind, cast("RetrieverKind", r), k)
                 for r in dict.fromkeys(retrievers)
                 for k in dict.fromkeys(top_ks)
             ]

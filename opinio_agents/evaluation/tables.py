@@ -115,7 +115,7 @@ def _table4(grouped: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
 def _table5(grouped: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     rows = []
     for system, recs in grouped.items():
-        counts = defaultdict(int)
+        counts: defaultdict[str, int] = defaultdict(int)
         for r in recs:
             for key in ("positives", "true_positives", "negatives", "true_negatives"):
                 counts[key] += int((r.get("alignment") or {}).get(key, 0))

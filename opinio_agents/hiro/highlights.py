@@ -26,8 +26,8 @@ from opinio_agents.hiro.store import HiroIndex
 from opinio_agents.models import Evidence, Highlight, HighlightSet, Polarity, RunMeta, Support
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.sentence_index import SentenceIndex
-from opinio_agents.synthesis.polarity import evidence_polarity
 from opinio_agents.synthesis.keypoint import to_key_point
+from opinio_agents.synthesis.polarity import evidence_polarity
 from opinio_agents.synthesis.support import SENTIMENT_THRESHOLD
 
 __all__ = ["query_free_highlights", "aspect_highlights"]

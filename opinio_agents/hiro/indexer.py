@@ -28,6 +28,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -192,7 +193,8 @@ class ResidualKMeansIndexer:
         folder = Path(directory)
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / (_CODEBOOKS + ".tmp.npz")
-        np.savez(tmp, **{f"level_{i}": book for i, book in enumerate(books)})
+        arrays: dict[str, Any] = {f"level_{i}": book for i, book in enumerate(books)}
+        np.savez(tmp, **arrays)
         tmp.replace(folder / _CODEBOOKS)
         meta = {
             "n_codes": self.n_codes,
@@ -240,7 +242,9 @@ class ResidualKMeansIndexer:
                 info=dict(meta.get("info", {})),
             )
         except (KeyError, ValueError, OSError) as exc:
-            raise StoreError(f"HIRO hierarchy in {str(folder)!r} is corrupt ({exc}); delete the folder to refit") from exc
+            raise StoreError(
+                f"HIRO hierarchy in {str(folder)!r} is corrupt ({exc}); delete the folder to refit"
+            ) from exc
         for level, book in enumerate(books):
             nodes = indexer.n_codes**level if indexer.tree else 1
             if book.ndim != 3 or book.shape[:2] != (nodes, indexer.n_codes):

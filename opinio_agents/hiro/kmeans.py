@@ -110,7 +110,7 @@ def kmeans(
     if batch_size:
         counts = np.zeros(k, dtype=np.float64)
         steps_per_epoch = max(1, n // batch_size)
-        for iterations in range(1, max_iter + 1):
+        for iterations in range(1, max_iter + 1):  # noqa: B007 - returned after the loop
             for _ in range(steps_per_epoch):
                 batch = x[rng.choice(n, min(batch_size, n), replace=False)]
                 labels = assign(batch, centroids)
@@ -120,7 +120,7 @@ def kmeans(
                     rate = len(members) / counts[c]
                     centroids[c] = (1.0 - rate) * centroids[c] + rate * members.mean(axis=0)
     else:
-        for iterations in range(1, max_iter + 1):
+        for iterations in range(1, max_iter + 1):  # noqa: B007 - returned after the loop
             labels = assign(x, centroids)
             sums = np.zeros_like(centroids, dtype=np.float64)
             np.add.at(sums, labels, x)

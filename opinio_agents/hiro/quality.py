@@ -99,7 +99,11 @@ def depth_quality(vectors: Any, paths: np.ndarray, *, max_depth: int | None = No
             mean_sq = np.einsum("ij,ij->i", means, means)
         self_sq = np.bincount(labels, weights=sq_norms, minlength=n_clusters)
         multi = sizes >= 2
-        purity = float(np.mean((sum_sq[multi] - self_sq[multi]) / (sizes[multi] * (sizes[multi] - 1)))) if multi.any() else 0.0
+        purity = (
+            float(np.mean((sum_sq[multi] - self_sq[multi]) / (sizes[multi] * (sizes[multi] - 1))))
+            if multi.any()
+            else 0.0
+        )
         if n_clusters >= 2:
             colocation = float((total @ total - mean_sq.sum()) / (n_clusters * (n_clusters - 1)))
         else:

@@ -643,7 +643,7 @@ def _entities_from_csv(
             current_name = ""
             reviews, review_keys = [], set()
         if str(review.review_id) in review_keys:
-            err = DataError(
+            duplicate = DataError(
                 _DUPLICATE_REVIEW,
                 source=source,
                 line=line,
@@ -652,9 +652,9 @@ def _entities_from_csv(
                 field="review_id",
             )
             if not skip_invalid:
-                raise err
+                raise duplicate
             report.skipped.append(
-                (_location(source, line, entity_id, review.review_id), err.message)
+                (_location(source, line, entity_id, review.review_id), duplicate.message)
             )
             continue
         review_keys.add(str(review.review_id))

@@ -99,7 +99,9 @@ class SQLiteResponseCache(BaseCache):
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         if self.path.exists() and self.path.is_dir():
-            raise ConfigError(f"cache_path={str(self.path)!r} is a directory; give a file path such as 'llm_cache.sqlite'")
+            raise ConfigError(
+                f"cache_path={str(self.path)!r} is a directory; give a file path such as 'llm_cache.sqlite'"
+            )
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self.hits = 0
@@ -110,7 +112,9 @@ class SQLiteResponseCache(BaseCache):
             self._conn.execute(_SCHEMA)
             self._conn.commit()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot open LLM response cache {str(self.path)!r}: {exc}; delete the file to rebuild it") from exc
+            raise StoreError(
+                f"cannot open LLM response cache {str(self.path)!r}: {exc}; delete the file to rebuild it"
+            ) from exc
 
     def lookup(self, prompt: str, llm_string: str) -> RETURN_VAL_TYPE | None:
         """Return the stored generations for this prompt and model, or None."""

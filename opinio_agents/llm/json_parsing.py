@@ -30,7 +30,11 @@ __all__ = ["iter_json_candidates", "parse_json_output", "extract_blocks", "repai
 _FENCE_RE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _TRAILING_COMMA_RE = re.compile(r",\s*([}\]])")
 _SMART = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
-_PY_LITERALS = ((re.compile(r"\bTrue\b"), "true"), (re.compile(r"\bFalse\b"), "false"), (re.compile(r"\bNone\b"), "null"))
+_PY_LITERALS = (
+    (re.compile(r"\bTrue\b"), "true"),
+    (re.compile(r"\bFalse\b"), "false"),
+    (re.compile(r"\bNone\b"), "null"),
+)
 
 
 def repair_json_text(text: str) -> str:
@@ -102,7 +106,7 @@ _MISSING = object()
 def _match_keys(text: str, keys: Sequence[str]) -> dict[str, Any] | None:
     found: dict[str, Any] = {}
     for key in keys:
-        for match in re.finditer(r'"%s"\s*:\s*' % re.escape(key), text):
+        for match in re.finditer(rf'"{re.escape(key)}"\s*:\s*', text):
             pos = match.end()
             if pos >= len(text):
                 continue

@@ -82,9 +82,10 @@ class PromptTemplate(Generic[InT, OutT]):
 
     def with_overrides(self, **changes: Any) -> PromptTemplate[InT, OutT]:
         """A copy with some attributes replaced (instruction, examples, ...)."""
-        unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
+        accepted = [f.name for f in dataclasses.fields(self)]
+        unknown = set(changes) - set(accepted)
         if unknown:
-            raise ConfigError(f"unknown prompt attribute(s) {sorted(unknown)}; accepted: {[f.name for f in dataclasses.fields(self)]}")
+            raise ConfigError(f"unknown prompt attribute(s) {sorted(unknown)}; accepted: {accepted}")
         return dataclasses.replace(self, **changes)
 
     def render_user(self, value: InT) -> str:

@@ -52,7 +52,9 @@ class HighlightInput(BaseModel):
 class HighlightDraft(BaseModel):
     """One highlight as the model writes it."""
 
-    polarity: Literal["PROS", "CONS"] = Field(description="PROS if the evidence praises the query, CONS if it criticises it.")
+    polarity: Literal["PROS", "CONS"] = Field(
+        description="PROS if the evidence praises the query, CONS if it criticises it."
+    )
     text: str = Field(description="One concise key-point phrase, at most about 20 words.")
     sentence_ids: list[str] = Field(description="Labels (S1, S2, ...) of the evidence sentences that support the text.")
 
@@ -94,7 +96,7 @@ Query: {query}
 def render_highlight_fields(value: HighlightInput) -> dict[str, Any]:
     """Format fields of :data:`HIGHLIGHT_INSTRUCTION`; review text goes through :func:`quote_untrusted`."""
     lines = [
-        '{"id": %s, "text": %s}' % (quote_untrusted(item.id, 40), quote_untrusted(item.text, value.max_evidence_chars))
+        f'{{"id": {quote_untrusted(item.id, 40)}, "text": {quote_untrusted(item.text, value.max_evidence_chars)}}}'
         for item in value.evidence
     ]
     return {

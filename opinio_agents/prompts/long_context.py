@@ -86,7 +86,8 @@ def render_long_context_fields(value: LongContextInput) -> dict[str, Any]:
     lines = []
     for review in value.reviews:
         date = f', "date": {quote_untrusted(review.date, 20)}' if review.date else ""
-        lines.append('{"review_id": %s%s, "text": %s}' % (quote_untrusted(review.review_id, 60), date, quote_untrusted(review.text)))
+        review_id = quote_untrusted(review.review_id, 60)
+        lines.append(f'{{"review_id": {review_id}{date}, "text": {quote_untrusted(review.text)}}}')
     return {
         "entity": quote_untrusted(value.entity_name, 200) if value.entity_name else "the entity",
         "queries": "; ".join(quote_untrusted(q, 200) for q in value.queries),

@@ -13,6 +13,7 @@ from __future__ import annotations
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.llms.mock import MockLLM
 from llama_index.core.retrievers import QueryFusionRetriever
+from llama_index.core.retrievers.fusion_retriever import FUSION_MODES
 
 __all__ = ["make_hybrid_retriever"]
 
@@ -28,7 +29,7 @@ def make_hybrid_retriever(
     return QueryFusionRetriever(
         [bm25, dense],
         llm=MockLLM(),
-        mode="reciprocal_rerank",
+        mode=FUSION_MODES.RECIPROCAL_RANK,
         similarity_top_k=similarity_top_k,
         num_queries=1,
         use_async=False,

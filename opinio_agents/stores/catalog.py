@@ -159,7 +159,8 @@ class Catalog:
         """Name, original id, expert review and review count of an entity (None if absent)."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT entity_id, entity_name, expert_review, n_reviews, updated_at FROM entities WHERE entity_key = ?",
+                "SELECT entity_id, entity_name, expert_review, n_reviews, updated_at"
+                " FROM entities WHERE entity_key = ?",
                 (entity_key,),
             ).fetchone()
         if row is None:

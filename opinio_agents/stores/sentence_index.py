@@ -39,6 +39,7 @@ from opinio_agents.stores.catalog import Catalog, StoredSentence
 from opinio_agents.stores.chroma import collection_name, get_collection, make_chroma_client
 
 if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
     from llama_index.core.base.base_retriever import BaseRetriever
     from llama_index.core.schema import TextNode
     from llama_index.core.vector_stores.types import MetadataFilters
@@ -110,7 +111,7 @@ class SentenceIndex:
         self._chroma_host = chroma_host
         self._chroma_port = chroma_port
         self._catalog: Catalog | None = None
-        self._client = None
+        self._client: ClientAPI | None = None
         self._lock = threading.RLock()
         self._sentences: dict[str, list[StoredSentence]] = {}
         self._nodes: dict[str, dict[str, TextNode]] = {}
@@ -180,7 +181,9 @@ class SentenceIndex:
         t0 = time.perf_counter()
         by_id = {str(r.review_id): r for r in entity.user_reviews}
         to_insert = [*changed, *new]
-        prepared: list[tuple[str, list[Sentence]]] = [(rid, segment_review(entity.entity_id, by_id[rid])) for rid in to_insert]
+        prepared: list[tuple[str, list[Sentence]]] = [
+            (rid, segment_review(entity.entity_id, by_id[rid])) for rid in to_insert
+        ]
         flat = [s for _, sents in prepared for s in sents]
         tokens = [tokenize_for_bm25(s.text) for s in flat]
         sentiments = [0.0] * len(flat)  # final (blended) scores are set once the vectors exist
@@ -197,7 +200,13 @@ class SentenceIndex:
             for rid, sents in prepared:
                 n = len(sents)
                 catalog.insert_review(
-                    conn, key, by_id[rid], positions[rid], hashes[rid], sents, tokens[offset : offset + n],
+                    conn,
+                    key,
+                    by_id[rid],
+                    positions[rid],
+                    hashes[rid],
+                    sents,
+                    tokens[offset : offset + n],
                     sentiments[offset : offset + n],
                 )
                 offset += n
@@ -389,7 +398,8 @@ class SentenceIndex:
         found: dict[str, np.ndarray] = {}
         for chunk in _chunks(ids, 5000):
             got = collection.get(ids=chunk, include=["embeddings"])
-            for sid, vector in zip(got["ids"], got["embeddings"]):
+            vectors = got["embeddings"]
+            for sid, vector in zip(got["ids"], vectors if vectors is not None else []):
                 found[sid] = np.asarray(vector, dtype=np.float32)
         missing = [sid for sid in ids if sid not in found]
         if missing:

@@ -74,7 +74,8 @@ CRITICAL_CATEGORIES: tuple[CriticalCategory, ...] = (
         description="Safety problems reported in {n} review(s)",
         con_text="Guests report safety concerns.",
         patterns=(
-            r"\bunsafe\b", r"\bnot (?:feel |felt )?safe\b", r"\b(?:did|do|does)(?:n't|nt| not) feel safe\b", r"\bdangerous\b", r"\bhazard(?:s|ous)?\b",
+            r"\bunsafe\b", r"\bnot (?:feel |felt )?safe\b", r"\b(?:did|do|does)(?:n't|nt| not) feel safe\b",
+            r"\bdangerous\b", r"\bhazard(?:s|ous)?\b",
             r"\bfire (?:alarm|exit)s? (?:did ?n[o']t|was ?n[o']t|were ?n[o']t|not) (?:work|working|accessible)",
             r"\bblocked fire exits?\b", r"\bcarbon monoxide\b", r"\bgas leak\b", r"\bexposed (?:electrical )?wires?\b",
             r"\b(?:door|lock)s? (?:would ?n[o']t|did ?n[o']t|does ?n[o']t|could ?n[o']t|wo ?n[o']t) (?:lock|close)\b",
@@ -91,7 +92,8 @@ CRITICAL_CATEGORIES: tuple[CriticalCategory, ...] = (
             r"\brats?\b", r"\bmice\b", r"\bmouse droppings\b", r"\b(?:rat|mouse|rodent) droppings\b", r"\brodents?\b",
             r"\bmou?ld(?:y)?\b", r"\bmildew\b", r"\bmaggots?\b",
             r"\b(?:dirty|stained|soiled|bloody|blood[- ]stained) (?:sheets|linens?|bedding|pillows?|towels|mattress)\b",
-            r"\b(?:sheets|linens?|bedding|pillows?|towels|mattress) (?:was|were) (?:dirty|stained|soiled|not changed)\b",
+            r"\b(?:sheets|linens?|bedding|pillows?|towels|mattress) (?:was|were)"
+            r" (?:dirty|stained|soiled|not changed)\b",
             r"\b(?:hair|hairs) (?:in|on) (?:the |my |our )?(?:bed|sheets|food|soup|shower|bath|sink|pillow)s?\b",
             r"\b(?:urine|vomit|feces|faeces|excrement)\b", r"\bdisgustingly dirty\b",
         ),
@@ -108,7 +110,8 @@ CRITICAL_CATEGORIES: tuple[CriticalCategory, ...] = (
         con_text="Guests report falling ill after eating here.",
         patterns=(
             r"\bfood[- ]poisoning\b", r"\bfood[- ]poisoned\b", r"\bsalmonella\b", r"\be\.? ?coli\b", r"\bnorovirus\b",
-            r"\b(?:got|became|fell|were|was) (?:violently |very )?(?:sick|ill) (?:after|from) (?:eating|the food|dinner|lunch|breakfast|the buffet|the meal)",
+            r"\b(?:got|became|fell|were|was) (?:violently |very )?(?:sick|ill) (?:after|from)"
+            r" (?:eating|the food|dinner|lunch|breakfast|the buffet|the meal)",
             r"\b(?:vomiting|diarrh(?:o)?ea|stomach bug)\b",
         ),
     ),
@@ -127,7 +130,8 @@ CRITICAL_CATEGORIES: tuple[CriticalCategory, ...] = (
         description="Harassment reported in {n} review(s)",
         con_text="Guests report harassment.",
         patterns=(
-            r"\bharass(?:ed|ing|ment)?\b", r"\bgrop(?:ed|ing)\b", r"\bsexual(?:ly)? (?:assault(?:ed)?|harass\w*|advances?)\b",
+            r"\bharass(?:ed|ing|ment)?\b", r"\bgrop(?:ed|ing)\b",
+            r"\bsexual(?:ly)? (?:assault(?:ed)?|harass\w*|advances?)\b",
             r"\binappropriate (?:comments?|touching|behaviou?r|advances?)\b", r"\bverbal(?:ly)? abus\w*\b",
             r"\b(?:threatened|intimidated) (?:me|us|my|our)\b", r"\bstalk(?:ed|ing)\b",
         ),

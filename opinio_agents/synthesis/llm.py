@@ -181,7 +181,8 @@ class LLMSynthesizer(Synthesizer):
     @staticmethod
     def _failure(item: QueryEvidence, exc: Exception) -> SynthesisOutcome:
         attempts = getattr(exc, "attempts", None) or 1
-        return SynthesisOutcome(item=item, failure=QueryFailure(query=item.query, error=str(exc)[:1000], attempts=attempts))
+        failure = QueryFailure(query=item.query, error=str(exc)[:1000], attempts=attempts)
+        return SynthesisOutcome(item=item, failure=failure)
 
     def synthesize_many(self, items: Sequence[QueryEvidence]) -> Iterator[SynthesisOutcome]:
         """Yield one outcome per query in completion order, ``max_concurrency`` at a time.
@@ -192,7 +193,9 @@ class LLMSynthesizer(Synthesizer):
         items = list(items)
         if not items:
             return
-        with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(items)), thread_name_prefix="opinio-llm") as pool:
+        with ThreadPoolExecutor(
+            max_workers=min(self.max_concurrency, len(items)), thread_name_prefix="opinio-llm"
+        ) as pool:
             pending: dict[Future[list[Highlight]], QueryEvidence] = {
                 pool.submit(self.synthesize, item): item for item in items
             }

@@ -14,7 +14,8 @@ Example:
     >>> entity = Entity.model_validate({"entity_id": 1, "entity_name": "Harbor Inn", "user_reviews": [
     ...     {"review_id": 1, "text": "Great wi-fi. Noisy street.", "publication_date": "2024-05-01"}]})
     >>> synth = LongContextSynthesizer(FakeListChatModel(responses=[
-    ...     '{"pros": [{"query": "wi-fi", "text": "Fast Wi-Fi."}], "cons": [{"query": "noise", "text": "Street noise."}]}']))
+    ...     '{"pros": [{"query": "wi-fi", "text": "Fast Wi-Fi."}],'
+    ...     ' "cons": [{"query": "noise", "text": "Street noise."}]}']))
     >>> result = synth.run(entity, ["wi-fi", "noise"], n_pros=1, n_cons=1)
     >>> [h.text for h in result.highlights]
     ['Fast Wi-Fi.', 'Street noise.']
@@ -269,9 +270,7 @@ class LongContextSynthesizer:
         prompt_estimate = count_message_tokens(self.chain.build_messages(value), self.counter)
         result_set = HighlightSet(entity_id=entity.entity_id, entity_name=entity.entity_name)
         alert_sentences = list(sentences) if sentences is not None else simple_sentences(entity)
-        result_set.alerts = detect_alerts(
-            alert_sentences, sentiments if sentences is not None else None
-        )
+        result_set.alerts = detect_alerts(alert_sentences, sentiments if sentences is not None else None)
         before = self._meter.snapshot()
         try:
             result = self.chain.invoke(value)

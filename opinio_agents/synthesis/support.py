@@ -31,7 +31,14 @@ from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.synthesis.polarity import SENTIMENT_THRESHOLD
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
-__all__ = ["mention_mask", "count_support", "support_of", "generic_terms", "DEFAULT_COVERAGE", "DEFAULT_DENSE_THRESHOLD"]
+__all__ = [
+    "mention_mask",
+    "count_support",
+    "support_of",
+    "generic_terms",
+    "DEFAULT_COVERAGE",
+    "DEFAULT_DENSE_THRESHOLD",
+]
 
 DEFAULT_COVERAGE = 0.6
 DEFAULT_DENSE_THRESHOLD = 0.45

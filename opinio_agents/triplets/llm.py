@@ -255,13 +255,13 @@ class LLMTripletExtractor(TripletExtractor):
                     failed.append(i)
             pending = failed
         if errors and self.on_error == "raise":
-            index, exc = next(iter(sorted(errors.items())))
+            index, first = next(iter(sorted(errors.items())))
             attempts = self.max_retries + 1
-            if isinstance(exc, LLMOutputError):
+            if isinstance(first, LLMOutputError):
                 raise LLMOutputError(
-                    f"sentence {index}: {exc.args[0]}", raw_output=exc.raw_output, attempts=attempts
-                ) from exc
+                    f"sentence {index}: {first.args[0]}", raw_output=first.raw_output, attempts=attempts
+                ) from first
             raise LLMError(
-                f"sentence {index}: triplet extraction call failed: {exc}", attempts=attempts
-            ) from exc
+                f"sentence {index}: triplet extraction call failed: {first}", attempts=attempts
+            ) from first
         return results
