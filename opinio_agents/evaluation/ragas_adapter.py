@@ -20,12 +20,11 @@ ragas never builds a client of its own here: LLM metrics are created only with
 the models you pass. Usage analytics are switched off (``RAGAS_DO_NOT_TRACK``)
 unless you set the variable yourself. ragas 0.4.x imports
 ``langchain_community.chat_models.vertexai``, which langchain-community 0.4
-removed; :func:`import_ragas` registers a placeholder module for that import
-only when it is missing. The non-LLM metrics need ``rapidfuzz``, which ragas
-does not declare (the ``ragas`` extra should list it).
+removed, so the ``ragas`` extra pins ``langchain-community<0.4``; the non-LLM
+metrics need ``rapidfuzz``, which ragas does not declare (the extra lists it).
 
-Install in an environment where ragas' pins (openai < 2 via instructor) fit:
-``pip install "ragas==0.4.3" rapidfuzz``.
+Install in its own environment, where ragas' pins (openai < 2 via instructor)
+fit: ``pip install -e ".[ragas]"`` (see the README).
 
 Example:
     >>> scorer = RagasScorer()                                          # doctest: +SKIP
@@ -40,7 +39,6 @@ import asyncio
 import concurrent.futures
 import math
 import os
-import sys
 import types
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -62,27 +60,23 @@ _VERTEX = "langchain_community.chat_models.vertexai"
 
 
 def import_ragas() -> types.ModuleType:
-    """Import ragas safely: analytics off, the missing vertexai import stubbed, version checked.
+    """Import ragas lazily, with analytics off and its version checked.
 
     Raises:
-        MissingDependencyError: When ragas (or rapidfuzz) is not installed.
+        MissingDependencyError: When ragas (or rapidfuzz) is not installed, or when ragas
+            cannot import because langchain-community >= 0.4 (no ``chat_models.vertexai``)
+            is installed; the message says what to install.
         ConfigError: When the installed ragas is outside :data:`RAGAS_PIN`.
     """
     os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
-    if _VERTEX not in sys.modules:
-        try:
-            __import__(_VERTEX)
-        except ImportError:
-            stub = types.ModuleType(_VERTEX)
-
-            class ChatVertexAI:  # placeholder for ragas' isinstance checks; never instantiated
-                """Placeholder: langchain-community 0.4 no longer ships ChatVertexAI."""
-
-            stub.ChatVertexAI = ChatVertexAI  # type: ignore[attr-defined]
-            sys.modules[_VERTEX] = stub
     try:
         import ragas
-    except ImportError as exc:
+        import ragas.llms  # noqa: F401 - fails here when langchain-community is too new
+    except ModuleNotFoundError as exc:
+        if exc.name == _VERTEX:
+            raise MissingDependencyError(
+                "langchain-community<0.4", extra="ragas", purpose="ragas 0.4 (it imports " + _VERTEX + ")"
+            ) from exc
         raise MissingDependencyError("ragas", extra="ragas", purpose="RAGAs metrics") from exc
     version = getattr(ragas, "__version__", "0")
     major_minor = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
