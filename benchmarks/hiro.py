@@ -34,8 +34,9 @@ from opinio_agents.embeddings import get_encoder
 from opinio_agents.hiro import HiroIndex, ResidualKMeansIndexer, depth_quality, discover_aspects, tfidf_quality
 from opinio_agents.hiro.evaluation import planted_recall
 from opinio_agents.hiro.retriever import retrieve_clusters
+from opinio_agents.indexing import Indexer
 from opinio_agents.models import Entity
-from opinio_agents.stores.sentence_index import SentenceIndex
+from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
 SEMEVAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "semeval15-hotels" / "hotels_aspects.csv"
@@ -98,12 +99,13 @@ def paper_size_section(encoder, reviews: int, others: int, other_reviews: int, s
     entities = [Entity.model_validate(r) for r, _ in records]
     planted = {e.key: p for e, (_, p) in zip(entities, records)}
     gen_s = time.perf_counter() - t0
-    index = SentenceIndex(store, encoder=encoder)
+    index = SentenceStore(store)
+    indexer = Indexer(index, encoder)
     t0 = time.perf_counter()
-    stats = index.index_entity(entities[0])
+    stats = indexer.index_entity(entities[0])
     index_main = time.perf_counter() - t0
     t0 = time.perf_counter()
-    index.index_entities(entities[1:])
+    indexer.index_entities(entities[1:])
     index_others = time.perf_counter() - t0
     n_main = len(index.sentences(entities[0].key))
     n_all = sum(len(index.sentences(e.key)) for e in entities)

@@ -46,7 +46,9 @@ def peak_rss_mb() -> float:
 def bench(reviews: int, seed: int, rounds: int) -> dict[str, float]:
     from opinio_agents.datasets import generate_dataset
     from opinio_agents.embeddings import get_encoder
-    from opinio_agents.stores import SentenceIndex
+    from opinio_agents.indexing import Indexer
+    from opinio_agents.retrieval import RetrieverFactory
+    from opinio_agents.stores import SentenceStore
     from opinio_agents.text.segment import segment_entity
 
     entity = generate_dataset(n_entities=1, reviews_per_entity=reviews, seed=seed).entities[0]
@@ -59,22 +61,23 @@ def bench(reviews: int, seed: int, rounds: int) -> dict[str, float]:
     raw = time.perf_counter() - t0
 
     with tempfile.TemporaryDirectory() as tmp:
-        index = SentenceIndex(Path(tmp), encoder=encoder)
+        index = SentenceStore(Path(tmp))
         t0 = time.perf_counter()
-        stats = index.index_entity(entity, show_progress=True)
+        stats = Indexer(index, encoder).index_entity(entity, show_progress=True)
         first = time.perf_counter() - t0
         t0 = time.perf_counter()
-        SentenceIndex(Path(tmp), encoder=encoder).index_entity(entity)
+        Indexer(SentenceStore(Path(tmp)), encoder).index_entity(entity)
         again = time.perf_counter() - t0
 
+        factory = RetrieverFactory(index, encoder)
         query_vectors = encoder.encode(QUERIES)
         latency: dict[str, list[float]] = {"hybrid": [], "bm25": [], "dense": []}
         for kind in latency:
-            index.retrieve(entity.key, QUERIES[0], kind=kind)  # warm caches
+            factory.retrieve(entity.key, QUERIES[0], retriever=kind)  # warm caches
             for _ in range(rounds):
                 for query, vector in zip(QUERIES, query_vectors):
                     t0 = time.perf_counter()
-                    index.retrieve(entity.key, query, kind=kind, top_k=10, query_embedding=vector)
+                    factory.retrieve(entity.key, query, retriever=kind, top_k=10, query_embedding=vector)
                     latency[kind].append((time.perf_counter() - t0) * 1000)
 
         rank_ms: list[float] = []

@@ -26,18 +26,21 @@ def main() -> None:
     args = parser.parse_args()
 
     from opinio_agents.datasets import generate_dataset
+    from opinio_agents.indexing import Indexer
     from opinio_agents.pipeline import HighlightPipeline
-    from opinio_agents.stores import SentenceIndex
+    from opinio_agents.retrieval import RetrieverFactory
+    from opinio_agents.stores import SentenceStore
 
     data = generate_dataset(n_entities=args.entities, reviews_per_entity=args.reviews, seed=args.seed)
     with tempfile.TemporaryDirectory() as tmp:
-        index = SentenceIndex(Path(tmp))
-        index.index_entities(data.entities, show_progress=True)
+        index = SentenceStore(Path(tmp))
+        Indexer(index).index_entities(data.entities, show_progress=True)
+        factory = RetrieverFactory(index)
         print(f"\n{args.entities} entities x {args.reviews} reviews, seed {args.seed}, top-{args.top_k}\n")
         print("| retriever | planted | on the planted side | recall | also a minority highlight |")
         print("|---|---:|---:|---:|---:|")
         for retriever in ("bm25", "dense", "hybrid"):
-            pipeline = HighlightPipeline(index, retriever=retriever, top_k=args.top_k)
+            pipeline = HighlightPipeline(factory, retriever=retriever, top_k=args.top_k)
             planted = found = minority = 0
             misses: list[str] = []
             for entity in data.entities:

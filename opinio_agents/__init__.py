@@ -36,7 +36,9 @@ __all__ = [
     "LLMError",
     "LLMOutputError",
     "MissingDependencyError",
-    "SentenceIndex",
+    "SentenceStore",
+    "Indexer",
+    "RetrieverFactory",
     "HighlightPipeline",
     "ExtractiveSynthesizer",
     "LLMSynthesizer",
@@ -52,7 +54,9 @@ __all__ = [
 
 _LAZY = {
     "OpinioRAG": "opinio_agents.api",
-    "SentenceIndex": "opinio_agents.stores.sentence_index",
+    "SentenceStore": "opinio_agents.stores.sentence_store",
+    "Indexer": "opinio_agents.indexing.indexer",
+    "RetrieverFactory": "opinio_agents.retrieval.factory",
     "HighlightPipeline": "opinio_agents.pipeline",
     "ExtractiveSynthesizer": "opinio_agents.synthesis.extractive",
     "LLMSynthesizer": "opinio_agents.synthesis.llm",

@@ -20,14 +20,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from opinio_agents.embeddings import get_encoder
 from opinio_agents.errors import ConfigError
+from opinio_agents.indexing import Indexer, IndexStats
 from opinio_agents.models import Entity, HighlightSet, Support
-from opinio_agents.stores.sentence_index import (
-    DEFAULT_STORE,
-    IndexStats,
-    RetrieverKind,
-    ScoredSentence,
-    SentenceIndex,
-)
+from opinio_agents.retrieval.factory import RetrieverFactory, RetrieverKind, ScoredSentence
+from opinio_agents.stores.sentence_store import DEFAULT_STORE, SentenceStore
 from opinio_agents.synthesis.base import SynthesisOutcome, Synthesizer
 
 if TYPE_CHECKING:
@@ -80,9 +76,10 @@ class OpinioRAG:
             raise ConfigError(f"top_k={top_k} must be >= 1")
         if isinstance(synthesizer, str) and synthesizer not in SYNTHESIZERS:
             raise ConfigError(f"synthesizer={synthesizer!r} is not one of {', '.join(SYNTHESIZERS)}")
-        self.index_store = SentenceIndex(
-            store_dir, chroma_host=chroma_host, chroma_port=chroma_port, encoder=get_encoder(embedding_model)
-        )
+        self.store = SentenceStore(store_dir, chroma_host=chroma_host, chroma_port=chroma_port)
+        self.encoder = get_encoder(embedding_model)
+        self.indexer = Indexer(self.store, self.encoder)
+        self.retrievers = RetrieverFactory(self.store, self.encoder, tokenizer=self.indexer.tokenizer)
         self.retriever = retriever
         self.top_k = top_k
         self.llm_spec = llm
@@ -121,7 +118,7 @@ class OpinioRAG:
             entities = iter_entities(data, skip_invalid=skip_invalid)
         else:
             entities = data
-        return self.index_store.index_entities(entities, show_progress=show_progress)
+        return self.indexer.index_entities(entities, show_progress=show_progress)
 
     # -- retrieval ---------------------------------------------------------------
     def retrieve(
@@ -134,23 +131,22 @@ class OpinioRAG:
         filters: MetadataFilters | None = None,
     ) -> list[ScoredSentence]:
         """Top-K evidence sentences (score > 0) for one query."""
-        return self.index_store.retrieve(
-            entity_id, query, kind=retriever or self.retriever, top_k=top_k or self.top_k, filters=filters
+        return self.retrievers.retrieve(
+            entity_id, query, retriever=retriever or self.retriever, top_k=top_k or self.top_k, filters=filters
         )
 
     def support(self, entity_id: str | int, query: str) -> Support:
         """How many of the entity's reviews mention ``query``, and their stance."""
         from opinio_agents.synthesis.support import count_support
 
-        key = self.index_store.require_entity(entity_id)
-        info = self.index_store.catalog.entity_info(key) or {}
+        info = self.store.entity_record(entity_id)
         return count_support(
             query,
-            self.index_store.sentences(key),
-            total_reviews=info.get("n_reviews"),
-            embeddings=self.index_store.embeddings(key),
-            query_embedding=self.index_store.encoder.encode([query])[0],
-            encoder=self.index_store.encoder,
+            self.store.sentences(info.key),
+            total_reviews=info.n_reviews,
+            embeddings=self.store.embeddings(info.key),
+            query_embedding=self.encoder.encode([query])[0],
+            encoder=self.encoder,
         )
 
     # -- synthesis -----------------------------------------------------------------
@@ -169,12 +165,12 @@ class OpinioRAG:
         if kind == "extractive":
             from opinio_agents.synthesis.extractive import ExtractiveSynthesizer
 
-            return ExtractiveSynthesizer(self.index_store.encoder)
+            return ExtractiveSynthesizer(self.encoder)
         if self.llm is None:
             raise ConfigError(f"synthesizer={kind!r} needs an LLM; pass llm=... to OpinioRAG")
         from opinio_agents.synthesis.llm import LLMSynthesizer
 
-        options = {"cache_path": self.index_store.store_dir / "llm_cache.sqlite", **self.llm_options}
+        options = {"cache_path": self.store.store_dir / "llm_cache.sqlite", **self.llm_options}
         return LLMSynthesizer(self.llm, **options)
 
     def pipeline(
@@ -192,7 +188,7 @@ class OpinioRAG:
         if kind == "long-context":
             raise ConfigError("the long-context baseline does not use the retrieval pipeline; call highlights()")
         return HighlightPipeline(
-            self.index_store,
+            self.retrievers,
             self._synthesizer(kind),
             retriever=retriever or self.retriever,
             top_k=top_k or self.top_k,
@@ -231,16 +227,16 @@ class OpinioRAG:
         from opinio_agents.synthesis.alerts import detect_alerts
         from opinio_agents.synthesis.long_context import LongContextSynthesizer
 
-        key = self.index_store.require_entity(entity_id)
-        asked = resolve_queries(self.index_store, key, queries)
-        options: dict[str, Any] = {"cache_path": self.index_store.store_dir / "llm_cache.sqlite"}
+        key = self.store.require_entity(entity_id)
+        asked = resolve_queries(self.store, key, queries)
+        options: dict[str, Any] = {"cache_path": self.store.store_dir / "llm_cache.sqlite"}
         options.update({k: v for k, v in self.llm_options.items() if k in ("cache_path", "context_window_tokens")})
         # Pass the spec, not the resolved model: the baseline resolves its own with max_tokens=512 (App. B.3).
         synth = LongContextSynthesizer(self.llm_spec, base_url=self.base_url, **options)  # type: ignore[arg-type]
-        entity = self.index_store.entity(key)
+        entity = self.store.entity(key)
         expected = None if entity.expert_review is not None else len(asked)
         result = synth.run(entity, asked, n_pros=expected, n_cons=expected)
-        stored = self.index_store.sentences(key)
+        stored = self.store.sentences(key)
         result.alerts = detect_alerts([s.sentence for s in stored], [s.sentiment for s in stored])
         return result
 
@@ -249,9 +245,9 @@ class OpinioRAG:
         from opinio_agents.hiro import query_free_highlights
         from opinio_agents.synthesis.alerts import detect_alerts
 
-        key = self.index_store.require_entity(entity_id)
-        result = query_free_highlights(self.index_store, key, top_k=top_k, alpha=alpha)
-        stored = self.index_store.sentences(key)
+        key = self.store.require_entity(entity_id)
+        result = query_free_highlights(self.store, key, top_k=top_k, alpha=alpha)
+        stored = self.store.sentences(key)
         result.alerts = detect_alerts([s.sentence for s in stored], [s.sentiment for s in stored])
         return result
 
@@ -259,12 +255,12 @@ class OpinioRAG:
         """HIRO aspect discovery: the entity's most discussed and most distinctive aspects."""
         from opinio_agents.hiro import discover_aspects
 
-        return discover_aspects(self.index_store, self.index_store.require_entity(entity_id), top_k=top_k)
+        return discover_aspects(self.store, self.store.require_entity(entity_id), top_k=top_k)
 
     def entities(self) -> list[str]:
         """Ids of the indexed entities."""
-        return self.index_store.entity_keys()
+        return self.store.entity_keys()
 
     def close(self) -> None:
         """Release the store."""
-        self.index_store.close()
+        self.store.close()

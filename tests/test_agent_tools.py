@@ -124,7 +124,7 @@ def test_entities_resolve_by_id_or_name(toolkit: ReviewToolkit) -> None:
 
 def test_aspect_overview_falls_back_to_expert_queries(toolkit: ReviewToolkit, rag: OpinioRAG) -> None:
     overview = toolkit.aspect_overview("101", top_k=4)
-    expert = rag.index_store.entity("101").queries
+    expert = rag.store.entity("101").queries
     assert overview.source in ("hiro", "expert-queries")
     assert len(overview.aspects) == min(4, len(expert)) or overview.source == "hiro"
     counts = [a.support.reviews for a in overview.aspects]

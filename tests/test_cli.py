@@ -116,7 +116,7 @@ def test_highlight_with_llm_over_loopback_openai_server(small_sample, tmp_path, 
     """`--llm openai:MODEL --base-url` drives the real openai client; highlights cite real evidence."""
     pytest.importorskip("langchain_openai")
     from opinio_agents.models import HighlightSet
-    from opinio_agents.stores import SentenceIndex
+    from opinio_agents.stores import SentenceStore
     from tests.llm_fixtures import answer
     from tests.loopback_server import LoopbackServer, ok
 
@@ -152,7 +152,7 @@ def test_highlight_with_llm_over_loopback_openai_server(small_sample, tmp_path, 
     assert result.meta.synthesizer == "llm" and result.meta.model == "loopback-model"
     assert result.meta.tokens.prompt_tokens == 600 and result.meta.tokens.completion_tokens == 50
     assert {h.query for h in result.cons} == {"noise level", "wi-fi"}
-    known = {s.sentence.sentence_id for s in SentenceIndex(store).sentences(entity.key)}
+    known = {s.sentence.sentence_id for s in SentenceStore(store).sentences(entity.key)}
     for highlight in result.cons:
         assert highlight.evidence and all(e.sentence_id in known for e in highlight.evidence)
     assert cached.meta.tokens.cached_calls == 2

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from opinio_agents.errors import ConfigError, LLMError, StoreError
+from opinio_agents.indexing import Indexer
 
 
 class HashEncoder:
@@ -37,10 +38,10 @@ def hash_data():
 @pytest.fixture(scope="module")
 def hash_store(tmp_path_factory, hash_data):
     """Four entities indexed with the hashing encoder (the fifth is added by a test)."""
-    from opinio_agents.stores.sentence_index import SentenceIndex
+    from opinio_agents.stores import SentenceStore
 
-    index = SentenceIndex(tmp_path_factory.mktemp("hiro-store"), encoder=HashEncoder())
-    index.index_entities(hash_data.entities[:4])
+    index = SentenceStore(tmp_path_factory.mktemp("hiro-store"))
+    Indexer(index, HashEncoder()).index_entities(hash_data.entities[:4])
     return index
 
 
@@ -246,7 +247,8 @@ def test_new_entity_is_encoded_without_refit(hash_store, hash_data, tmp_path):
     hiro = HiroIndex(hash_store, directory=tmp_path / "h")
     fingerprint = hiro.indexer.fingerprint
     before = hiro.baseline()
-    hash_store.index_entity(hash_data.entities[4])  # later tests in this module see five entities
+    # later tests in this module see five entities
+    Indexer(hash_store, HashEncoder()).index_entity(hash_data.entities[4])
     after = hiro.baseline()
     assert hiro.indexer.fingerprint == fingerprint
     assert "5" in after.entities and "5" not in before.entities

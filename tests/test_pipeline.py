@@ -8,19 +8,21 @@ from opinio_agents.api import OpinioRAG
 from opinio_agents.errors import ConfigError
 from opinio_agents.models import HighlightSet
 from opinio_agents.pipeline import HighlightPipeline
+from opinio_agents.retrieval import RetrieverFactory
 
 
-def _resolve_all(index, result: HighlightSet) -> None:
-    known = {s.sentence.sentence_id: s.sentence.text for s in index.sentences(str(result.entity_id))}
+def _resolve_all(store, result: HighlightSet) -> None:
+    known = {s.sentence.sentence_id: s.sentence.text for s in store.sentences(str(result.entity_id))}
     for highlight in result.highlights:
         assert highlight.evidence, f"{highlight.query} has no evidence"
         for item in highlight.evidence:
             assert known[item.sentence_id] == item.text
 
 
-def test_planted_opinions_land_on_their_side(synthetic_store, synthetic_dataset) -> None:
+@pytest.mark.slow
+def test_planted_opinions_land_on_their_side(synthetic_store, synthetic_dataset, encoder) -> None:
     _, index = synthetic_store
-    pipeline = HighlightPipeline(index, top_k=10)
+    pipeline = HighlightPipeline(RetrieverFactory(index, encoder), top_k=10)
     recovered = total = 0
     for entity in synthetic_dataset.entities:
         result = pipeline.run(entity.key)  # queries = the planted aspects (expert review)
@@ -39,24 +41,28 @@ def test_planted_opinions_land_on_their_side(synthetic_store, synthetic_dataset)
     assert recovered == total, f"recovered {recovered} of {total} planted opinions"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("retriever", ["bm25", "dense"])
-def test_other_retrievers_run(synthetic_store, synthetic_dataset, retriever) -> None:
+def test_other_retrievers_run(synthetic_store, synthetic_dataset, retriever, encoder) -> None:
     _, index = synthetic_store
     entity = synthetic_dataset.entities[0]
-    result = HighlightPipeline(index, retriever=retriever, top_k=5).run(entity.key)
+    result = HighlightPipeline(RetrieverFactory(index, encoder), retriever=retriever, top_k=5).run(entity.key)
     assert result.meta.retriever == retriever and result.meta.top_k == 5
     assert result.highlights
     assert all(len(h.evidence) <= 5 for h in result.highlights)
     _resolve_all(index, result)
 
 
-def test_stream_yields_every_query(synthetic_store, synthetic_dataset) -> None:
+@pytest.mark.slow
+def test_stream_yields_every_query(synthetic_store, synthetic_dataset, encoder) -> None:
     _, index = synthetic_store
     entity = synthetic_dataset.entities[1]
-    outcomes = list(HighlightPipeline(index).stream(entity.key, ["pool", "parking", "wi-fi"]))
+    pipeline = HighlightPipeline(RetrieverFactory(index, encoder))
+    outcomes = list(pipeline.stream(entity.key, ["pool", "parking", "wi-fi"]))
     assert sorted(o.item.query for o in outcomes) == ["parking", "pool", "wi-fi"]
 
 
+@pytest.mark.slow
 def test_facade_on_tiny_entity(tmp_path, encoder, tiny_entity) -> None:
     rag = OpinioRAG(tmp_path / "store")
     rag.index(tiny_entity)
@@ -70,6 +76,7 @@ def test_facade_on_tiny_entity(tmp_path, encoder, tiny_entity) -> None:
     assert len(hits) == 2 and all("pool" in h.sentence.text.lower() for h in hits)
 
 
+@pytest.mark.slow
 def test_critical_complaints_become_alerts_and_cons(tmp_path, encoder) -> None:
     from opinio_agents.models import Entity
 
@@ -94,6 +101,7 @@ def test_critical_complaints_become_alerts_and_cons(tmp_path, encoder) -> None:
     assert any("bed bugs" in e.text for h in result.cons for e in h.evidence)
 
 
+@pytest.mark.slow
 def test_no_queries_and_no_expert_review(tmp_path, encoder, tiny_entity) -> None:
     tiny_entity.expert_review = None
     rag = OpinioRAG(tmp_path / "store")
@@ -111,6 +119,7 @@ def test_facade_argument_errors(tmp_path) -> None:
         OpinioRAG(tmp_path, synthesizer="magic")  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_long_context_baseline_through_the_facade(tmp_path, encoder, tiny_entity) -> None:
     """The long-context synthesizer: all reviews in one request, 512 max tokens, same output schema."""
     pytest.importorskip("langchain_openai")

@@ -62,8 +62,8 @@ def create_review_agent(
     prompt = AGENT_SYSTEM_PROMPT
     if entity_id is not None:
         key = toolkit.resolve_entity(entity_id)
-        info = toolkit.rag.index_store.catalog.entity_info(key) or {}
-        prompt += f"\n\nThe user is asking about entity {key!r} ({info.get('entity_name') or 'unnamed'})."
+        name = toolkit.rag.store.entity_record(key).entity_name
+        prompt += f"\n\nThe user is asking about entity {key!r} ({name or 'unnamed'})."
     return create_agent(
         model,
         make_langchain_tools(toolkit, include=tools),

@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 from opinio_agents.agents.filters import ReviewFilters
 from opinio_agents.agents.schemas import SupportInfo
 from opinio_agents.errors import ConfigError, LLMError
-from opinio_agents.stores.sentence_index import ScoredSentence
+from opinio_agents.retrieval.factory import ScoredSentence
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -151,9 +151,9 @@ class ReviewChat:
         if max_history < 0:
             raise ConfigError(f"max_history={max_history} must be >= 0")
         self.rag = rag
-        self.entity_key = rag.index_store.require_entity(entity_id)
-        info = rag.index_store.catalog.entity_info(self.entity_key) or {}
-        self.entity_name = str(info.get("entity_name") or f"entity {self.entity_key}")
+        record = rag.store.entity_record(entity_id)
+        self.entity_key = record.key
+        self.entity_name = record.display_name
         if isinstance(llm, str):
             from opinio_agents.llm.providers import resolve_chat_model
 

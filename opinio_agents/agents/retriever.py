@@ -22,7 +22,7 @@ from pydantic import ConfigDict, Field
 
 from opinio_agents.agents.filters import ReviewFilters
 from opinio_agents.errors import ConfigError
-from opinio_agents.stores.sentence_index import ScoredSentence
+from opinio_agents.retrieval.factory import ScoredSentence
 
 __all__ = ["OpinioReviewRetriever", "to_document"]
 

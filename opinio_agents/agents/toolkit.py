@@ -34,7 +34,7 @@ from opinio_agents.agents.schemas import (
     SupportInfo,
 )
 from opinio_agents.errors import ConfigError, StoreError
-from opinio_agents.stores.sentence_index import ScoredSentence
+from opinio_agents.retrieval.factory import ScoredSentence
 
 if TYPE_CHECKING:
     from opinio_agents.api import OpinioRAG
@@ -88,15 +88,13 @@ class ReviewToolkit:
             return text
         lowered = text.lower()
         for key in keys:
-            info = self.rag.index_store.catalog.entity_info(key) or {}
-            if str(info.get("entity_name", "")).strip().lower() == lowered and lowered:
+            if self.rag.store.entity_record(key).entity_name.strip().lower() == lowered and lowered:
                 return key
         listed = ", ".join(keys[:10]) or "none"
         raise StoreError(f"unknown entity {text!r}; indexed entity ids: {listed} (call list_entities)")
 
     def _name(self, key: str) -> str:
-        info = self.rag.index_store.catalog.entity_info(key) or {}
-        return str(info.get("entity_name") or "")
+        return self.rag.store.entity_record(key).entity_name
 
     def _search(
         self, key: str, query: str, k: int, filters: ReviewFilters | None
@@ -114,10 +112,8 @@ class ReviewToolkit:
         """The indexed entities with their names and review counts."""
         out = []
         for key in self.rag.entities():
-            info = self.rag.index_store.catalog.entity_info(key) or {}
-            out.append(
-                EntityInfo(entity_id=key, name=info.get("entity_name") or "", reviews=info.get("n_reviews") or 0)
-            )
+            record = self.rag.store.entity_record(key)
+            out.append(EntityInfo(entity_id=key, name=record.entity_name, reviews=record.n_reviews))
         return EntityList(entities=out)
 
     def search_reviews(
@@ -176,9 +172,7 @@ class ReviewToolkit:
         names = _hiro_aspects(self.rag, key, top_k)
         source: Literal["hiro", "expert-queries"] = "hiro"
         if names is None:
-            info = self.rag.index_store.catalog.entity_info(key) or {}
-            expert = info.get("expert_review")
-            names, source = (list(expert.queries) if expert else []), "expert-queries"
+            names, source = self.rag.store.entity_record(key).queries, "expert-queries"
             if not names:
                 raise ConfigError(
                     f"entity {key!r} has no expert-review queries and HIRO aspect discovery is not "
@@ -218,7 +212,7 @@ def _hiro_aspects(rag: OpinioRAG, key: str, top_k: int) -> list[str] | None:
         from opinio_agents.hiro import discover_aspects  # type: ignore[attr-defined]
     except ImportError:
         return None
-    found = discover_aspects(rag.index_store, key, top_k=top_k)
+    found = discover_aspects(rag.store, key, top_k=top_k)
     names: list[str] = []
     for aspect in found:
         if isinstance(aspect, str):

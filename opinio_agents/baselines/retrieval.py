@@ -9,7 +9,7 @@ same store (:func:`candidates_from_index`).
 Example:
     >>> from opinio_agents.api import OpinioRAG                          # doctest: +SKIP
     >>> rag = OpinioRAG(store_dir="/tmp/opinio-demo")                     # doctest: +SKIP
-    >>> baseline = RetrievalOnlyBaseline(rag.index_store, "bm25", top_k=5)  # doctest: +SKIP
+    >>> baseline = RetrievalOnlyBaseline(rag.retrievers, "bm25", top_k=5)  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -22,13 +22,14 @@ from opinio_agents.models import Evidence, Highlight, HighlightSet, Polarity, Ru
 
 if TYPE_CHECKING:
     from opinio_agents.evaluation.reference import SentimentClassifier
-    from opinio_agents.stores.sentence_index import RetrieverKind, SentenceIndex
+    from opinio_agents.retrieval.factory import RetrieverFactory, RetrieverKind
+    from opinio_agents.stores.sentence_store import SentenceStore
 
 __all__ = ["RetrievalOnlyBaseline", "candidates_from_index"]
 
 
 def candidates_from_index(
-    index: SentenceIndex, entity_id: str | int, classifier: SentimentClassifier | None = None
+    index: SentenceStore, entity_id: str | int, classifier: SentimentClassifier | None = None
 ) -> list[Candidate]:
     """Every stored sentence of an entity as a :class:`Candidate`.
 
@@ -52,7 +53,7 @@ class RetrievalOnlyBaseline(Baseline):
     """Merged top-K retrieved sentences per query, without synthesis.
 
     Args:
-        index: The sentence store the entity is indexed in.
+        retrievers: The retriever factory over the store the entity is indexed in.
         retriever: ``bm25``, ``dense`` or ``hybrid``.
         top_k: Sentences per query.
     """
@@ -60,11 +61,11 @@ class RetrievalOnlyBaseline(Baseline):
     name = "retrieval"
 
     def __init__(
-        self, index: SentenceIndex, retriever: RetrieverKind = "bm25", *, top_k: int = 10
+        self, retrievers: RetrieverFactory, retriever: RetrieverKind = "bm25", *, top_k: int = 10
     ) -> None:
         if top_k < 1:
             raise ConfigError(f"top_k={top_k} must be >= 1")
-        self.index = index
+        self.retrievers = retrievers
         self.retriever = retriever
         self.top_k = top_k
 
@@ -85,8 +86,8 @@ class RetrievalOnlyBaseline(Baseline):
             (Polarity.CONS, data.expert.cons),
         ):
             for query in queries:
-                hits = self.index.retrieve(
-                    data.entity_id, query, kind=self.retriever, top_k=self.top_k
+                hits = self.retrievers.retrieve(
+                    data.entity_id, query, retriever=self.retriever, top_k=self.top_k
                 )
                 for hit in hits:
                     ev = Evidence(

@@ -216,7 +216,7 @@ def evaluate_cmd(
 
         # The LLM-based ragas metrics use the judge model (and the offline MiniLM embeddings).
         embeddings = (
-            EncoderEmbeddings.create(rag.index_store.encoder) if judge_llm is not None else None
+            EncoderEmbeddings.create(rag.encoder) if judge_llm is not None else None
         )
         ragas_scorer = RagasScorer(judge_llm, embeddings)
     classifier = TransformersSentimentClassifier(sentiment_model) if sentiment_model else None

@@ -31,16 +31,16 @@ class OutputFormat(str, Enum):
     json = "json"
 
 
-def _open_store(dataset: Path, entity: str, store: Path):  # noqa: ANN202 - SentenceIndex, imported lazily
+def _open_store(dataset: Path, entity: str, store: Path):  # noqa: ANN202 - SentenceStore, imported lazily
     from opinio_agents.api import OpinioRAG
 
     rag = OpinioRAG(store_dir=store)
-    if not rag.index_store.has_entity(entity):
+    if not rag.store.has_entity(entity):
         if not dataset.exists():
             raise typer.BadParameter(f"dataset {str(dataset)!r} does not exist", param_hint="DATASET")
         rag.index(dataset)
-    rag.index_store.require_entity(entity)
-    return rag.index_store
+    rag.store.require_entity(entity)
+    return rag.store
 
 
 def _fail(error: OpinioError) -> None:
@@ -79,8 +79,7 @@ def aspects_command(
     from rich.console import Console
     from rich.table import Table
 
-    info = index.catalog.entity_info(index.require_entity(entity)) or {}
-    table = Table(title=f"Aspects of {info.get('entity_name') or entity}")
+    table = Table(title=f"Aspects of {index.entity_record(entity).entity_name or entity}")
     for column in ("aspect", "mentions", "share", "positive", "negative", "HIRO score"):
         table.add_column(column, no_wrap=True)
     table.add_column("example", overflow="fold", min_width=30)

@@ -91,7 +91,7 @@ def index_cmd(
     report = LoadReport()
     if not skip_invalid:
         validate_file(dataset)
-    stats = rag.index_store.index_entities(
+    stats = rag.indexer.index_entities(
         iter_entities(dataset, skip_invalid=skip_invalid, report=report), show_progress=not quiet
     )
     table = Table(title=f"Indexed into {store}")
@@ -161,7 +161,7 @@ def highlight_cmd(
         synthesizer=synthesizer.value if synthesizer else None,
     )
     record = load_entity(dataset, entity, skip_invalid=skip_invalid)
-    rag.index_store.index_entity(record, show_progress=not quiet)
+    rag.indexer.index_entity(record, show_progress=not quiet)
     if not query and not record.queries:
         result = rag.query_free_highlights(record.key)  # HIRO clusters
     else:

@@ -157,7 +157,7 @@ class Evaluator:
         if spec.kind == "lexrank":
             return LexRankBaseline(max_sentences=cap, seed=self.config.seed)
         return RetrievalOnlyBaseline(
-            self.rag.index_store, spec.retriever or "bm25", top_k=spec.top_k or 10
+            self.rag.retrievers, spec.retriever or "bm25", top_k=spec.top_k or 10
         )
 
     def _baseline_input(self, entity: Entity):  # noqa: ANN202 - BaselineInput
@@ -166,7 +166,7 @@ class Evaluator:
         key = entity.key
         if key not in self._candidates:
             classifier = self.config.classifier  # None: labels from the stored VADER scores
-            self._candidates[key] = candidates_from_index(self.rag.index_store, key, classifier)
+            self._candidates[key] = candidates_from_index(self.rag.store, key, classifier)
         expert = entity.expert_review or ExpertReview()
         return BaselineInput(key, expert, self._candidates[key], entity.entity_name)
 
@@ -273,10 +273,10 @@ class Evaluator:
     # -- the whole run ------------------------------------------------------------------
     def entities(self, entity_ids: Sequence[str] | None = None) -> list[Entity]:
         """The indexed entities that have an expert review (all, or those asked for)."""
-        keys = list(entity_ids) if entity_ids else self.rag.index_store.entity_keys()
+        keys = list(entity_ids) if entity_ids else self.rag.store.entity_keys()
         out = []
         for key in keys:
-            entity = self.rag.index_store.entity(key)
+            entity = self.rag.store.entity(key)
             if entity.expert_review and (entity.expert_review.pros or entity.expert_review.cons):
                 out.append(entity)
         if not out:

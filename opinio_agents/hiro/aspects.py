@@ -29,7 +29,7 @@ from opinio_agents.hiro.lexical import mean_pairwise_rouge2, rouge_tokens
 from opinio_agents.hiro.retriever import DEFAULT_ALPHA, HiroCluster, retrieve_clusters
 from opinio_agents.hiro.store import HiroIndex
 from opinio_agents.stores.catalog import StoredSentence
-from opinio_agents.stores.sentence_index import SentenceIndex
+from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.synthesis.support import mention_mask, support_of
 
 __all__ = ["DiscoveredAspect", "discover_aspects", "aspects_from_clusters", "central_order"]
@@ -153,7 +153,7 @@ def aspects_from_clusters(
 
 
 def discover_aspects(
-    index: SentenceIndex | HiroIndex,
+    index: SentenceStore | HiroIndex,
     entity_id: str | int,
     *,
     top_k: int = 10,
@@ -181,7 +181,7 @@ def discover_aspects(
     hiro = index if isinstance(index, HiroIndex) else HiroIndex(index)
     key = hiro.index.require_entity(entity_id)
     clusters = retrieve_clusters(hiro, key, top_k=max(8, int(round(top_k * clusters_per_aspect))), alpha=alpha)
-    info = hiro.index.catalog.entity_info(key) or {}
+    info = hiro.index.entity_record(key)
     stored = hiro.index.sentences(key)
-    total = len({s.sentence.review_id for s in stored}) or info.get("n_reviews")
+    total = len({s.sentence.review_id for s in stored}) or info.n_reviews
     return aspects_from_clusters(clusters, stored, total_reviews=total, examples=examples)[:top_k]

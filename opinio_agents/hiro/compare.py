@@ -24,7 +24,7 @@ from opinio_agents.hiro.aspects import discover_aspects
 from opinio_agents.hiro.retriever import DEFAULT_ALPHA
 from opinio_agents.hiro.store import HiroIndex
 from opinio_agents.stores.catalog import StoredSentence
-from opinio_agents.stores.sentence_index import SentenceIndex
+from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.synthesis.support import count_support
 
 __all__ = ["ComparisonItem", "EntityComparison", "compare_entity"]
@@ -86,7 +86,7 @@ def _share(aspect: str, stored: list[StoredSentence]) -> tuple[float, float]:
 
 
 def compare_entity(
-    index: SentenceIndex | HiroIndex,
+    index: SentenceStore | HiroIndex,
     entity_id: str | int,
     *,
     top_k: int = 8,
@@ -124,5 +124,4 @@ def compare_entity(
             )
         )
     items.sort(key=lambda item: (-item.lift, item.aspect))
-    info = hiro.index.catalog.entity_info(key) or {}
-    return EntityComparison(key, info.get("entity_name", ""), len(others), items)
+    return EntityComparison(key, hiro.index.entity_record(key).entity_name, len(others), items)

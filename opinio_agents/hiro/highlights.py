@@ -25,7 +25,7 @@ from opinio_agents.hiro.retriever import DEFAULT_ALPHA
 from opinio_agents.hiro.store import HiroIndex
 from opinio_agents.models import Evidence, Highlight, HighlightSet, Polarity, RunMeta, Support
 from opinio_agents.stores.catalog import StoredSentence
-from opinio_agents.stores.sentence_index import SentenceIndex
+from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.synthesis.keypoint import to_key_point
 from opinio_agents.synthesis.polarity import evidence_polarity
 from opinio_agents.synthesis.support import SENTIMENT_THRESHOLD
@@ -97,7 +97,7 @@ def aspect_highlights(
 
 
 def query_free_highlights(
-    index: SentenceIndex | HiroIndex,
+    index: SentenceStore | HiroIndex,
     entity_id: str | int,
     *,
     top_k: int = 8,
@@ -128,10 +128,10 @@ def query_free_highlights(
     key = hiro.index.require_entity(entity_id)
     aspects = discover_aspects(hiro, key, top_k=top_k, alpha=alpha)
     stored = hiro.index.sentences(key)
-    info = hiro.index.catalog.entity_info(key) or {}
+    info = hiro.index.entity_record(key)
     result = HighlightSet(
-        entity_id=info.get("entity_id", key),
-        entity_name=info.get("entity_name", ""),
+        entity_id=info.entity_id,
+        entity_name=info.entity_name,
         meta=RunMeta(retriever="hiro", top_k=top_k, synthesizer="hiro-extractive", queries=[a.aspect for a in aspects]),
     )
     for aspect in aspects:

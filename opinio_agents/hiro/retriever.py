@@ -69,7 +69,7 @@ class HiroCluster:
 
     Attributes:
         subpaths: The subpath(s) it came from (several after a merge).
-        indices: Positions of its sentences in ``SentenceIndex.sentences(entity)``.
+        indices: Positions of its sentences in ``SentenceStore.sentences(entity)``.
         score: Best subpath score among its subpaths.
         reviews: Distinct reviews among its (filtered) sentences.
         expected: Baseline (expected) reviews of its best subpath.

@@ -11,8 +11,8 @@ recomputed when its reviews change (the catalog's review hashes are the
 fingerprint) or when the hierarchy is refitted.
 
 Example:
-    >>> from opinio_agents.stores import SentenceIndex
-    >>> hiro = HiroIndex(SentenceIndex("/tmp/opinio-doc"))          # doctest: +SKIP
+    >>> from opinio_agents.stores import SentenceStore
+    >>> hiro = HiroIndex(SentenceStore("/tmp/opinio-doc"))          # doctest: +SKIP
     >>> hiro.fit()                                                  # doctest: +SKIP
     >>> hiro.paths("1").shape                                       # doctest: +SKIP
     (1650, 4)
@@ -31,7 +31,7 @@ import numpy as np
 from opinio_agents.errors import StoreError
 from opinio_agents.hiro.indexer import ResidualKMeansIndexer, subpath_ids
 from opinio_agents.stores.chroma import collection_name
-from opinio_agents.stores.sentence_index import SentenceIndex
+from opinio_agents.stores.sentence_store import SentenceStore
 
 __all__ = ["HiroIndex", "SubpathCounts", "Baseline"]
 
@@ -104,7 +104,7 @@ class Baseline:
 
 
 class HiroIndex:
-    """The HIRO hierarchy of a :class:`SentenceIndex` store.
+    """The HIRO hierarchy of a :class:`SentenceStore`.
 
     Args:
         index: The sentence store.
@@ -122,7 +122,7 @@ class HiroIndex:
 
     def __init__(
         self,
-        index: SentenceIndex,
+        index: SentenceStore,
         *,
         n_codes: int = 12,
         depth: int = 3,
@@ -183,7 +183,7 @@ class HiroIndex:
             ).fit(np.vstack(matrices))
             fresh.info["load_seconds"] = round(load_seconds, 3)
             fresh.info["entities"] = len(keys)
-            fresh.save(self.directory, extra={"embedding_model": self.index.encoder.name})
+            fresh.save(self.directory, extra={"embedding_model": _model_name(self.index)})
             self._indexer = fresh
             self._paths.clear()
             self._baseline = None
@@ -257,3 +257,9 @@ class HiroIndex:
             }:
                 self._baseline = Baseline.from_counts({k: self.popularity(k) for k in keys})
             return self._baseline
+
+
+def _model_name(store: SentenceStore) -> str | None:
+    """Name of the embedding model recorded by the store (None for a store that recorded none)."""
+    recorded = store.models().embedding
+    return None if recorded is None else recorded.name

@@ -14,7 +14,7 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.hiro.generators import GeneratedSentence, HiroDocGenerator, HiroSentGenerator, extractive_summary
 from opinio_agents.hiro.retriever import DEFAULT_ALPHA, DEFAULT_TOP_K, HiroCluster, retrieve_clusters
 from opinio_agents.hiro.store import HiroIndex
-from opinio_agents.stores.sentence_index import SentenceIndex
+from opinio_agents.stores.sentence_store import SentenceStore
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -41,7 +41,7 @@ class HiroSummary:
 
 
 def hiro_summary(
-    index: SentenceIndex | HiroIndex,
+    index: SentenceStore | HiroIndex,
     entity_id: str | int,
     *,
     method: HiroMethod = "extractive",
@@ -65,7 +65,7 @@ def hiro_summary(
     clusters = retrieve_clusters(hiro, key, top_k=top_k, alpha=alpha)
     texts = [[stored[i].sentence.text for i in c.indices] for c in clusters]
     ids = [list(c.sentence_ids) for c in clusters]
-    name = (hiro.index.catalog.entity_info(key) or {}).get("entity_name") or "entity"
+    name = hiro.index.entity_record(key).entity_name or "entity"
     if method == "extractive":
         sentences = extractive_summary(texts, ids)
     elif method == "sent":

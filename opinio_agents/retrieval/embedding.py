@@ -16,7 +16,7 @@ from typing import Any
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from pydantic import PrivateAttr
 
-from opinio_agents.embeddings import SentenceEncoder, get_encoder
+from opinio_agents.embeddings import Encoder, get_encoder
 
 __all__ = ["OfflineSentenceEmbedding"]
 
@@ -24,12 +24,12 @@ __all__ = ["OfflineSentenceEmbedding"]
 class OfflineSentenceEmbedding(BaseEmbedding):
     """A LlamaIndex ``BaseEmbedding`` backed by a local sentence-transformers model."""
 
-    _encoder: SentenceEncoder = PrivateAttr()
+    _encoder: Encoder = PrivateAttr()
 
-    def __init__(self, encoder: SentenceEncoder | None = None, **kwargs: Any) -> None:
+    def __init__(self, encoder: Encoder | None = None, **kwargs: Any) -> None:
         encoder = encoder or get_encoder()
         kwargs.setdefault("model_name", encoder.name)
-        kwargs.setdefault("embed_batch_size", encoder.batch_size)
+        kwargs.setdefault("embed_batch_size", getattr(encoder, "batch_size", 64))
         super().__init__(**kwargs)
         self._encoder = encoder
 
@@ -38,18 +38,18 @@ class OfflineSentenceEmbedding(BaseEmbedding):
         return "OfflineSentenceEmbedding"
 
     @property
-    def encoder(self) -> SentenceEncoder:
+    def encoder(self) -> Encoder:
         """The wrapped encoder."""
         return self._encoder
 
     def _get_query_embedding(self, query: str) -> list[float]:
-        return self._encoder.encode([query])[0].tolist()
+        return [float(x) for x in self._encoder.encode([query])[0]]
 
     async def _aget_query_embedding(self, query: str) -> list[float]:
         return self._get_query_embedding(query)
 
     def _get_text_embedding(self, text: str) -> list[float]:
-        return self._encoder.encode([text])[0].tolist()
+        return [float(x) for x in self._encoder.encode([text])[0]]
 
     def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
-        return self._encoder.encode(texts).tolist()
+        return [[float(x) for x in row] for row in self._encoder.encode(texts)]

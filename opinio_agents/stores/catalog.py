@@ -10,6 +10,8 @@ Example:
     >>> catalog = Catalog("/tmp/opinio-doc/catalog.sqlite")   # doctest: +SKIP
     >>> catalog.entity_keys()                                 # doctest: +SKIP
     ['1', '2']
+    >>> catalog.entity_record("1").n_reviews                   # doctest: +SKIP
+    120
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Any
 from opinio_agents.errors import StoreError
 from opinio_agents.models import REVIEW_METADATA_FIELDS, Entity, ExpertReview, Review, Sentence
 
-__all__ = ["Catalog", "StoredSentence", "SCHEMA_VERSION"]
+__all__ = ["Catalog", "EntityRecord", "StoredSentence", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 
@@ -39,7 +41,8 @@ CREATE TABLE IF NOT EXISTS entities (
     entity_name TEXT NOT NULL,
     expert_review TEXT,
     n_reviews INTEGER NOT NULL DEFAULT 0,
-    updated_at TEXT
+    updated_at TEXT,
+    generation INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS reviews (
     entity_key TEXT NOT NULL,
@@ -75,6 +78,44 @@ class StoredSentence:
     sentiment: float
 
 
+@dataclass(frozen=True)
+class EntityRecord:
+    """What the catalog knows about an indexed entity.
+
+    Attributes:
+        key: The entity id as a string (the catalog's key).
+        entity_id: The original id (``int`` or ``str``, as in the dataset).
+        entity_name: Display name (may be empty).
+        expert_review: The expert review, when the dataset has one.
+        n_reviews: Number of user reviews.
+        updated_at: ISO timestamp (UTC) of the last indexing run that touched the entity.
+        generation: Incremented by every write to the entity; caches compare it to notice re-indexing.
+
+    Example:
+        >>> record = EntityRecord("7", 7, "Harbor Inn", None, 5, None, 1)
+        >>> record.display_name, record.queries
+        ('Harbor Inn', [])
+    """
+
+    key: str
+    entity_id: str | int
+    entity_name: str
+    expert_review: ExpertReview | None
+    n_reviews: int
+    updated_at: str | None
+    generation: int
+
+    @property
+    def display_name(self) -> str:
+        """The entity name, or ``entity <key>`` when it has none."""
+        return self.entity_name or f"entity {self.key}"
+
+    @property
+    def queries(self) -> list[str]:
+        """The expert review's queries (pros then cons), empty without an expert review."""
+        return [] if self.expert_review is None else self.expert_review.queries
+
+
 class Catalog:
     """SQLite catalog of indexed entities, reviews and sentences (thread-safe)."""
 
@@ -87,6 +128,9 @@ class Catalog:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.executescript(_SCHEMA)
+            columns = {row[1] for row in self._conn.execute("PRAGMA table_info(entities)")}
+            if "generation" not in columns:  # catalogs written before generations existed
+                self._conn.execute("ALTER TABLE entities ADD COLUMN generation INTEGER NOT NULL DEFAULT 0")
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: not a valid opinio catalog ({exc}); delete the store and re-index") from exc
         version = self.get_meta("schema_version")
@@ -137,9 +181,12 @@ class Catalog:
         expert_review: ExpertReview | None,
         n_reviews: int,
     ) -> None:
-        """Record (or update) an entity inside an open transaction."""
+        """Record (or update) an entity inside an open transaction (its generation is kept)."""
         conn.execute(
-            "INSERT OR REPLACE INTO entities VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO entities (entity_key, entity_id, entity_name, expert_review, n_reviews, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (entity_key) DO UPDATE SET entity_id = excluded.entity_id, "
+            "entity_name = excluded.entity_name, expert_review = excluded.expert_review, "
+            "n_reviews = excluded.n_reviews, updated_at = excluded.updated_at",
             (
                 entity_key,
                 json.dumps(entity_id),
@@ -150,28 +197,40 @@ class Catalog:
             ),
         )
 
+    def bump_generation(self, conn: sqlite3.Connection, entity_key: str) -> None:
+        """Mark the entity as changed inside an open transaction (invalidates every cache of it)."""
+        conn.execute("UPDATE entities SET generation = generation + 1 WHERE entity_key = ?", (entity_key,))
+
+    def generation(self, entity_key: str) -> int | None:
+        """The entity's generation (None if it is not in the catalog)."""
+        with self._lock:
+            row = self._conn.execute("SELECT generation FROM entities WHERE entity_key = ?", (entity_key,)).fetchone()
+        return None if row is None else int(row[0])
+
     def entity_keys(self) -> list[str]:
         """Ids (as strings) of every indexed entity, in insertion order."""
         with self._lock:
             return [row[0] for row in self._conn.execute("SELECT entity_key FROM entities ORDER BY rowid")]
 
-    def entity_info(self, entity_key: str) -> dict[str, Any] | None:
-        """Name, original id, expert review and review count of an entity (None if absent)."""
+    def entity_record(self, entity_key: str) -> EntityRecord | None:
+        """Name, original id, expert review, review count and generation of an entity (None if absent)."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT entity_id, entity_name, expert_review, n_reviews, updated_at"
-                " FROM entities WHERE entity_key = ?",
+                "SELECT entity_id, entity_name, expert_review, n_reviews, updated_at, generation "
+                "FROM entities WHERE entity_key = ?",
                 (entity_key,),
             ).fetchone()
         if row is None:
             return None
-        return {
-            "entity_id": json.loads(row[0]),
-            "entity_name": row[1],
-            "expert_review": ExpertReview.model_validate_json(row[2]) if row[2] else None,
-            "n_reviews": row[3],
-            "updated_at": row[4],
-        }
+        return EntityRecord(
+            key=entity_key,
+            entity_id=json.loads(row[0]),
+            entity_name=row[1],
+            expert_review=ExpertReview.model_validate_json(row[2]) if row[2] else None,
+            n_reviews=int(row[3]),
+            updated_at=row[4],
+            generation=int(row[5]),
+        )
 
     # -- reviews ------------------------------------------------------------
     def review_hashes(self, entity_key: str) -> dict[str, tuple[str, bool]]:
@@ -181,6 +240,14 @@ class Catalog:
                 "SELECT review_id, content_hash, embedded FROM reviews WHERE entity_key = ?", (entity_key,)
             ).fetchall()
         return {row[0]: (row[1], bool(row[2])) for row in rows}
+
+    def review_states(self, entity_key: str) -> dict[str, tuple[str, bool, int]]:
+        """``{review_id: (content_hash, embedded, position)}`` for an entity."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT review_id, content_hash, embedded, position FROM reviews WHERE entity_key = ?", (entity_key,)
+            ).fetchall()
+        return {row[0]: (row[1], bool(row[2]), int(row[3])) for row in rows}
 
     def delete_reviews(self, conn: sqlite3.Connection, entity_key: str, review_ids: Iterable[str]) -> list[str]:
         """Delete reviews and their sentences; return the deleted sentence ids."""
@@ -249,7 +316,7 @@ class Catalog:
 
     def entity(self, entity_key: str) -> Entity:
         """Rebuild the stored entity (reviews in their dataset order)."""
-        info = self.entity_info(entity_key)
+        info = self.entity_record(entity_key)
         if info is None:
             raise StoreError(f"entity {entity_key!r} is not in the catalog {str(self.path)!r}")
         with self._lock:
@@ -257,9 +324,9 @@ class Catalog:
                 "SELECT review FROM reviews WHERE entity_key = ? ORDER BY position", (entity_key,)
             ).fetchall()
         return Entity(
-            entity_id=info["entity_id"],
-            entity_name=info["entity_name"],
-            expert_review=info["expert_review"],
+            entity_id=info.entity_id,
+            entity_name=info.entity_name,
+            expert_review=info.expert_review,
             user_reviews=[Review.model_validate_json(row[0]) for row in rows],
         )
 

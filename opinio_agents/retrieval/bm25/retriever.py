@@ -72,10 +72,46 @@ class OpinioBM25Retriever(BaseRetriever):
         self._nodes = list(nodes)
         self.similarity_top_k = similarity_top_k
         self._tokenizer = tokenizer
+        self._lookup: dict[str, dict[str, Any]] | None = None
         self._filters: MetadataFilters | None = None
         self._mask: np.ndarray | None = None
         self.filters = filters
         super().__init__(**kwargs)
+
+    def with_options(
+        self,
+        *,
+        similarity_top_k: int | None = None,
+        filters: MetadataFilters | None = None,
+        mask: np.ndarray | None = None,
+    ) -> OpinioBM25Retriever:
+        """A retriever sharing this one's index and nodes, with its own K and filters.
+
+        Pass the ``mask`` of :meth:`filter_mask` for ``filters`` to skip recomputing it.
+        """
+        other = OpinioBM25Retriever(
+            self._index, self._nodes, similarity_top_k=similarity_top_k or self.similarity_top_k,
+            tokenizer=self._tokenizer,
+        )
+        other._lookup = self._lookup
+        if mask is not None:
+            if mask.shape != (len(self._nodes),):
+                raise ConfigError(f"mask has shape {mask.shape}; expected ({len(self._nodes)},)")
+            other._filters, other._mask = filters, mask
+        else:
+            other.filters = filters
+            self._lookup = other._lookup
+        return other
+
+    def filter_mask(self, filters: MetadataFilters | None) -> np.ndarray | None:
+        """Which nodes pass ``filters`` (None: no filter), in index order."""
+        if filters is None or not filters.filters:
+            return None
+        if self._lookup is None:
+            self._lookup = {node.node_id: node.metadata for node in self._nodes}
+        lookup = self._lookup
+        keep = build_metadata_filter_fn(lambda node_id: lookup[node_id], filters)
+        return np.fromiter((keep(n.node_id) for n in self._nodes), dtype=bool, count=len(self._nodes))
 
     # -- construction -------------------------------------------------------
     @classmethod
@@ -143,12 +179,8 @@ class OpinioBM25Retriever(BaseRetriever):
 
     @filters.setter
     def filters(self, value: MetadataFilters | None) -> None:
+        self._mask = self.filter_mask(value)
         self._filters = value
-        self._mask = None
-        if value is not None and value.filters:
-            lookup = {node.node_id: node.metadata for node in self._nodes}
-            keep = build_metadata_filter_fn(lambda node_id: lookup[node_id], value)
-            self._mask = np.fromiter((keep(n.node_id) for n in self._nodes), dtype=bool, count=len(self._nodes))
 
     @property
     def nodes(self) -> list[TextNode]:

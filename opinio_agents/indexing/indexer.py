@@ -1,0 +1,323 @@
+"""The indexer: reviews in, sentences, BM25 tokens, vectors and sentiment out, written to a store.
+
+Indexing is idempotent and incremental. Each review is hashed (text plus
+metadata); unchanged reviews are never segmented or embedded again, changed
+ones are replaced, removed ones deleted, new ones added without a rebuild.
+Vectors carry their review's hash, so a run interrupted mid-way is completed
+by the next one without re-embedding what already reached Chroma.
+
+Before anything is written the indexer checks that its encoder, tokenizer and
+sentiment scorer are the ones that built the store, and that the sentiment
+scorer can read the encoder's vectors.
+
+Example:
+    >>> from opinio_agents.indexing import Indexer
+    >>> from opinio_agents.stores import SentenceStore
+    >>> indexer = Indexer(SentenceStore("/tmp/opinio-doc"))            # doctest: +SKIP
+    >>> indexer.index_entity(entity).sentences_embedded                 # doctest: +SKIP
+    14
+    >>> [name for name, _ in indexer.stages]                            # doctest: +SKIP
+    ['segment', 'tokenize', 'encode', 'sentiment']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from opinio_agents.embeddings import EmbeddingModelInfo, Encoder, describe_encoder, get_encoder
+from opinio_agents.errors import ConfigError
+from opinio_agents.indexing.stages import (
+    AppendixDTokenizer,
+    Bm25Tokenizer,
+    RuleSegmenter,
+    Segmenter,
+    SentimentStage,
+    default_sentiment,
+)
+from opinio_agents.models import REVIEW_METADATA_FIELDS, Entity, Review
+from opinio_agents.stores.catalog import StoredSentence
+from opinio_agents.stores.sentence_store import PreparedReview, SentenceStore
+
+__all__ = ["Indexer", "IndexStats", "review_hash"]
+
+DEFAULT_EMBED_CHUNK = 1024
+
+
+@dataclass
+class IndexStats:
+    """What one indexing run of one entity did."""
+
+    entity_id: str
+    reviews_total: int = 0
+    reviews_unchanged: int = 0
+    reviews_added: int = 0
+    reviews_updated: int = 0
+    reviews_removed: int = 0
+    sentences_total: int = 0
+    sentences_embedded: int = 0
+    sentences_resumed: int = 0
+    seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def review_hash(review: Review) -> str:
+    """Content hash of a review: its text and metadata (any change re-indexes it).
+
+    Example:
+        >>> review_hash(Review(review_id=1, text="Nice.")) == review_hash(Review(review_id=1, text="Nice!"))
+        False
+    """
+    payload = {"text": review.text, **{k: getattr(review, k) for k in REVIEW_METADATA_FIELDS}}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:32]
+
+
+class Indexer:
+    """Index entities into a :class:`~opinio_agents.stores.SentenceStore` through four replaceable stages.
+
+    Args:
+        store: Where sentences, tokens, vectors and sentiments are written.
+        encoder: Sentence encoder (the shipped MiniLM by default).
+        segmenter: Review -> sentences (the offline rule-based splitter by default).
+        tokenizer: Sentence -> BM25 tokens (App. D by default).
+        sentiment: Sentence (+ vector) -> score; by default the MiniLM head blended with
+            VADER when the encoder is MiniLM, VADER alone otherwise.
+        embed_chunk: Sentences encoded (and written to Chroma) per step.
+
+    Example:
+        >>> from opinio_agents.indexing.stages import LexiconSentiment
+        >>> indexer = Indexer(SentenceStore("/tmp/opinio-doc"), sentiment=LexiconSentiment())
+        >>> [name for name, _ in indexer.stages]
+        ['segment', 'tokenize', 'encode', 'sentiment']
+    """
+
+    def __init__(
+        self,
+        store: SentenceStore,
+        encoder: Encoder | None = None,
+        *,
+        segmenter: Segmenter | None = None,
+        tokenizer: Bm25Tokenizer | None = None,
+        sentiment: SentimentStage | None = None,
+        embed_chunk: int = DEFAULT_EMBED_CHUNK,
+    ) -> None:
+        if embed_chunk < 1:
+            raise ConfigError(f"embed_chunk={embed_chunk} must be >= 1")
+        self.store = store
+        self.encoder: Encoder = encoder if encoder is not None else get_encoder()
+        self.segmenter: Segmenter = segmenter or RuleSegmenter()
+        self.tokenizer: Bm25Tokenizer = tokenizer or AppendixDTokenizer()
+        self._sentiment = sentiment
+        self.embed_chunk = embed_chunk
+        self._model: EmbeddingModelInfo | None = None
+        self._lock = threading.Lock()
+
+    # -- stages -------------------------------------------------------------------------
+    @property
+    def stages(self) -> tuple[tuple[str, Any], ...]:
+        """``(name, stage)`` in the order they run."""
+        return (
+            ("segment", self.segmenter),
+            ("tokenize", self.tokenizer),
+            ("encode", self.encoder),
+            ("sentiment", self.sentiment),
+        )
+
+    @property
+    def embedding_model(self) -> EmbeddingModelInfo:
+        """The encoder's identity (probed once)."""
+        with self._lock:
+            if self._model is None:
+                self._model = describe_encoder(self.encoder)
+            return self._model
+
+    @property
+    def sentiment(self) -> SentimentStage:
+        """The sentiment stage (resolved from the encoder when none was given)."""
+        if self._sentiment is None:
+            self._sentiment = default_sentiment(self.embedding_model)
+        return self._sentiment
+
+    def replace(
+        self,
+        *,
+        encoder: Encoder | None = None,
+        segmenter: Segmenter | None = None,
+        tokenizer: Bm25Tokenizer | None = None,
+        sentiment: SentimentStage | None = None,
+    ) -> Indexer:
+        """A copy with some stages replaced; the others are kept as they are.
+
+        Example:
+            >>> from opinio_agents.indexing.stages import LexiconSentiment
+            >>> base = Indexer(SentenceStore("/tmp/opinio-doc"), sentiment=LexiconSentiment())
+            >>> other = base.replace(sentiment=LexiconSentiment(name="vader-custom"))
+            >>> other.sentiment.name, other.tokenizer is base.tokenizer
+            ('vader-custom', True)
+        """
+        return Indexer(
+            self.store,
+            encoder if encoder is not None else self.encoder,
+            segmenter=segmenter or self.segmenter,
+            tokenizer=tokenizer or self.tokenizer,
+            sentiment=sentiment or self._sentiment,
+            embed_chunk=self.embed_chunk,
+        )
+
+    def check(self) -> None:
+        """Check the stages against each other and against the store; writes nothing.
+
+        Raises:
+            ConfigError: When the sentiment stage cannot read the encoder's vectors.
+            StoreError: When the store was built with another encoder, tokenizer or scorer.
+        """
+        model = self.embedding_model
+        self.sentiment.check_encoder(model)
+        self.store.check_models(model, sentiment=self.sentiment.name, bm25_tokenizer=self.tokenizer.name)
+
+    # -- indexing -----------------------------------------------------------------------
+    def index_entities(self, entities: Iterable[Entity], *, show_progress: bool = False) -> list[IndexStats]:
+        """Index many entities; see :meth:`index_entity`."""
+        return [self.index_entity(entity, show_progress=show_progress) for entity in entities]
+
+    def index_entity(self, entity: Entity, *, show_progress: bool = False) -> IndexStats:
+        """Add or update one entity; only new or changed reviews are segmented and embedded."""
+        started = time.perf_counter()
+        store = self.store
+        if store.is_remote:
+            store.connect()  # an unreachable server fails before the model is even loaded
+        self.check()
+        store.connect()
+        store.record_models(self.embedding_model, sentiment=self.sentiment.name, bm25_tokenizer=self.tokenizer.name)
+
+        key = entity.key
+        stats = IndexStats(entity_id=key, reviews_total=len(entity.user_reviews))
+        known = store.review_states(key)
+        hashes = {str(r.review_id): review_hash(r) for r in entity.user_reviews}
+        positions = {str(r.review_id): i for i, r in enumerate(entity.user_reviews)}
+
+        removed = [rid for rid in known if rid not in hashes]
+        changed = [rid for rid, h in hashes.items() if rid in known and known[rid].content_hash != h]
+        # Unchanged, but an interrupted run left some of their vectors unwritten.
+        pending_old = [
+            rid
+            for rid, h in hashes.items()
+            if rid in known and known[rid].content_hash == h and not known[rid].embedded
+        ]
+        new = [rid for rid in hashes if rid not in known]
+        moved = any(rid in known and known[rid].position != pos for rid, pos in positions.items())
+        stats.reviews_removed, stats.reviews_updated, stats.reviews_added = len(removed), len(changed), len(new)
+        stats.reviews_unchanged = len(hashes) - len(changed) - len(new) - len(pending_old)
+
+        # 1-2. Segment and tokenize the new and changed reviews.
+        t0 = time.perf_counter()
+        by_id = {str(r.review_id): r for r in entity.user_reviews}
+        to_insert = [*changed, *new]
+        prepared: list[PreparedReview] = []
+        for rid in to_insert:
+            sentences = self.segmenter.segment(entity.entity_id, by_id[rid])
+            prepared.append(
+                PreparedReview(
+                    review=by_id[rid],
+                    position=positions[rid],
+                    content_hash=hashes[rid],
+                    sentences=sentences,
+                    tokens=[self.tokenizer.tokenize(s.text) for s in sentences],
+                )
+            )
+        stats.timings["prepare"] = time.perf_counter() - t0
+
+        # Record them in the catalog (one transaction); stale sentences go.
+        stale_ids = store.write_reviews(
+            entity,
+            prepared,
+            removed=[*removed, *changed],
+            positions=positions,
+            changed=bool(removed or to_insert or moved),
+        )
+
+        # 3. Embed every sentence of a review not yet marked embedded.
+        t0 = time.perf_counter()
+        pending_reviews = [*to_insert, *pending_old]
+        new_ids = {s.sentence_id for item in prepared for s in item.sentences}
+        store.delete_vectors(key, [i for i in stale_ids if i not in new_ids])
+        pending = store.pending_sentences(key, pending_reviews)
+        todo, resumed = store.split_embedded(key, pending, hashes)
+        stats.sentences_resumed = resumed
+        vectors = self._embed_and_add(key, todo, hashes, show_progress=show_progress, label=entity.entity_name or key)
+        stats.sentences_embedded = len(todo)
+        stats.timings["embed"] = time.perf_counter() - t0
+
+        # 4. Score sentiment from text and vector (vectors of a resumed run come back from the store).
+        t0 = time.perf_counter()
+        scores: list[tuple[str, float]] = []
+        if pending:
+            missing = [p.sentence.sentence_id for p in pending if p.sentence.sentence_id not in vectors]
+            vectors.update(store.vectors(key, missing))
+            matrix = np.vstack([vectors[p.sentence.sentence_id] for p in pending])
+            values = self.sentiment.score([p.sentence.text for p in pending], matrix)
+            scores = [(p.sentence.sentence_id, float(v)) for p, v in zip(pending, values)]
+        store.finish_reviews(key, scores, pending_reviews)
+        stats.timings["sentiment"] = time.perf_counter() - t0
+        stats.sentences_total = store.count_sentences(key)
+        stats.seconds = time.perf_counter() - started
+        return stats
+
+    def _embed_and_add(
+        self,
+        key: str,
+        todo: Sequence[StoredSentence],
+        hashes: dict[str, str],
+        *,
+        show_progress: bool,
+        label: str,
+    ) -> dict[str, np.ndarray]:
+        """Embed ``todo`` in chunks, writing each chunk to the store; return the new vectors.
+
+        Sentences are ordered by length so each encoder batch pads little, and
+        writing a chunk overlaps with encoding the next one.
+        """
+        from tqdm.auto import tqdm
+
+        out: dict[str, np.ndarray] = {}
+        if not todo:
+            return out
+        expected = self.embedding_model.dimension
+
+        def write(chunk: list[StoredSentence], vectors: np.ndarray) -> None:
+            self.store.add_vectors(key, [s.sentence for s in chunk], vectors, hashes)
+
+        ordered = sorted(todo, key=lambda s: len(s.sentence.text))
+        pending_write: Future[None] | None = None
+        with (
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="opinio-chroma") as writer,
+            tqdm(total=len(todo), desc=f"embedding {label}"[:60], unit="sent", disable=not show_progress) as bar,
+        ):
+            for chunk in _chunks(ordered, self.embed_chunk):
+                vectors = np.asarray(self.encoder.encode([s.sentence.text for s in chunk]), dtype=np.float32)
+                if vectors.shape != (len(chunk), expected):
+                    raise ConfigError(
+                        f"encoder {self.embedding_model.name!r} returned shape {vectors.shape} for "
+                        f"{len(chunk)} texts; expected ({len(chunk)}, {expected})"
+                    )
+                if pending_write is not None:
+                    pending_write.result()  # surface errors; keep at most one write in flight
+                pending_write = writer.submit(write, chunk, vectors)
+                out.update((s.sentence.sentence_id, v) for s, v in zip(chunk, vectors))
+                bar.update(len(chunk))
+            if pending_write is not None:
+                pending_write.result()
+        return out
+
+
+def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]

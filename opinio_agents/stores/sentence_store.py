@@ -1,0 +1,575 @@
+"""The sentence store on disk: the catalog, the Chroma vectors and the BM25 data of many entities.
+
+:class:`SentenceStore` owns persistence and nothing else: it neither segments,
+embeds nor scores (that is :class:`opinio_agents.indexing.Indexer`) and builds
+no retriever (that is :class:`opinio_agents.retrieval.RetrieverFactory`). It
+returns typed records (:class:`EntityRecord`, :class:`StoredSentence`,
+:class:`StoreModels`) and records which embedding model, sentiment scorer and
+BM25 tokenizer built it, so that a different model is refused before anything
+is written.
+
+Layout of a store directory (default ``./.opinio``)::
+
+    catalog.sqlite        entities (with a generation counter), review hashes, sentences,
+                          BM25 tokens, sentiment, the models that built the store
+    chroma/               embedded Chroma database, one collection per entity
+    bm25/<collection>/    persisted BM25 index of each entity (derived from the tokens)
+
+Example:
+    >>> from opinio_agents.stores import SentenceStore
+    >>> store = SentenceStore("/tmp/opinio-doc")               # doctest: +SKIP
+    >>> store.entity_record("7").entity_name                    # doctest: +SKIP
+    'Harbor Inn'
+    >>> len(store.sentences("7")), store.embeddings("7").shape  # doctest: +SKIP
+    (14, (14, 384))
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
+
+from opinio_agents.embeddings import EmbeddingModelInfo
+from opinio_agents.errors import StoreError
+from opinio_agents.models import Entity, Review, Sentence
+from opinio_agents.stores.catalog import Catalog, EntityRecord, StoredSentence
+from opinio_agents.stores.chroma import collection_name, get_collection, make_chroma_client
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+    from chromadb.api.models.Collection import Collection
+    from llama_index.vector_stores.chroma import ChromaVectorStore
+
+__all__ = ["SentenceStore", "StoreModels", "ReviewState", "PreparedReview", "DEFAULT_STORE", "REVIEW_HASH_KEY"]
+
+DEFAULT_STORE = Path(".opinio")
+#: Vector metadata key holding the content hash of the sentence's review (resuming needs it).
+REVIEW_HASH_KEY = "review_hash"
+_CHUNK = 5000
+
+_META_EMBEDDING = "embedding_model"
+_META_DIMENSION = "embedding_dimension"
+_META_PATH = "embedding_path"
+_META_FINGERPRINT = "embedding_fingerprint"
+_META_SENTIMENT = "sentiment_scorer"
+_META_TOKENIZER = "bm25_tokenizer"
+_STAMP_FILE = "opinio_stamp.txt"
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class StoreModels:
+    """The models recorded by a store (``None`` where nothing was recorded yet).
+
+    Example:
+        >>> StoreModels(None, None, None).embedding is None
+        True
+    """
+
+    embedding: EmbeddingModelInfo | None
+    sentiment: str | None
+    bm25_tokenizer: str | None
+
+
+@dataclass(frozen=True)
+class ReviewState:
+    """What the catalog holds about one review of an entity."""
+
+    content_hash: str
+    embedded: bool
+    position: int
+
+
+@dataclass(frozen=True)
+class PreparedReview:
+    """A review ready to be written: its sentences and their BM25 tokens (one list per sentence)."""
+
+    review: Review
+    position: int
+    content_hash: str
+    sentences: Sequence[Sentence]
+    tokens: Sequence[Sequence[str]]
+
+
+@dataclass
+class _Cached:
+    generation: int
+    sentences: list[StoredSentence]
+    positions: dict[str, int] | None = None
+    embeddings: np.ndarray | None = None
+    digest: str | None = None
+
+
+class SentenceStore:
+    """Persistent sentences, vectors and BM25 data of many entities (thread-safe).
+
+    Args:
+        store_dir: Directory of the store (created on first write).
+        chroma_host: Use a Chroma server instead of the embedded database.
+        chroma_port: Port of that server.
+
+    Example:
+        >>> store = SentenceStore("/tmp/opinio-doc-empty-store")
+        >>> store.entity_keys()
+        []
+    """
+
+    def __init__(
+        self,
+        store_dir: str | Path = DEFAULT_STORE,
+        *,
+        chroma_host: str | None = None,
+        chroma_port: int | None = None,
+    ) -> None:
+        self.store_dir = Path(store_dir)
+        self.chroma_host = chroma_host
+        self.chroma_port = chroma_port
+        self._catalog: Catalog | None = None
+        self._client: ClientAPI | None = None
+        self._lock = threading.RLock()
+        self._cache: dict[str, _Cached] = {}
+
+    # -- resources ---------------------------------------------------------------
+    @property
+    def catalog_path(self) -> Path:
+        """Path of the SQLite catalog."""
+        return self.store_dir / "catalog.sqlite"
+
+    @property
+    def catalog(self) -> Catalog:
+        """The SQLite catalog (opened, and created, on first use)."""
+        with self._lock:
+            if self._catalog is None:
+                self._catalog = Catalog(self.catalog_path)
+            return self._catalog
+
+    @property
+    def chroma(self) -> ClientAPI:
+        """The Chroma client (embedded at ``<store>/chroma`` unless a host was given)."""
+        with self._lock:
+            if self._client is None:
+                self._client = make_chroma_client(
+                    self.store_dir / "chroma", host=self.chroma_host, port=self.chroma_port
+                )
+            return self._client
+
+    @property
+    def is_remote(self) -> bool:
+        """Whether vectors live in a Chroma server."""
+        return bool(self.chroma_host)
+
+    def connect(self) -> None:
+        """Open the Chroma client now: an unreachable server fails here, before anything is written."""
+        self.chroma  # noqa: B018
+
+    def collection(self, entity_id: str | int, *, create: bool = False) -> Collection:
+        """The entity's raw Chroma collection."""
+        return get_collection(self.chroma, str(entity_id), create=create)
+
+    def vector_store(self, entity_id: str | int) -> ChromaVectorStore:
+        """The entity's collection as a LlamaIndex ``ChromaVectorStore`` (for dense retrievers)."""
+        from llama_index.vector_stores.chroma import ChromaVectorStore
+
+        return ChromaVectorStore(chroma_collection=self.collection(self.require_entity(entity_id)))
+
+    def bm25_dir(self, entity_id: str | int) -> Path:
+        """Directory of the entity's persisted BM25 data."""
+        return self.store_dir / "bm25" / collection_name(str(entity_id))
+
+    def content_digest(self, entity_id: str | int) -> str:
+        """Digest of the entity's sentence ids and BM25 tokens, in order (cached until the entity changes)."""
+        entry = self._entry(str(entity_id))
+        with self._lock:
+            if entry.digest is None:
+                digest = hashlib.sha1()
+                for stored in entry.sentences:
+                    digest.update(stored.sentence.sentence_id.encode("utf-8") + b"\x00")
+                    digest.update(" ".join(stored.tokens).encode("utf-8") + b"\x01")
+                entry.digest = digest.hexdigest()
+            return entry.digest
+
+    def load_bm25(self, entity_id: str | int, reader: Callable[[Path], T]) -> T | None:
+        """``reader(directory)`` when the persisted BM25 data is current, else None (stale, absent, unreadable)."""
+        key = self.require_entity(entity_id)
+        directory = self.bm25_dir(key)
+        try:
+            stamp = (directory / _STAMP_FILE).read_text("utf-8").strip()
+        except OSError:
+            return None
+        if stamp != self.content_digest(key):
+            return None
+        try:
+            return reader(directory)
+        except (StoreError, OSError, ValueError, KeyError):
+            return None
+
+    def save_bm25(self, entity_id: str | int, writer: Callable[[Path], None]) -> None:
+        """Persist BM25 data: ``writer(directory)`` fills a fresh directory that then replaces the old one.
+
+        The data is stamped with :meth:`content_digest`, so :meth:`load_bm25` ignores it once the entity changes.
+        """
+        key = self.require_entity(entity_id)
+        target = self.bm25_dir(key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f"{target.name}.tmp-{uuid.uuid4().hex[:8]}")
+        try:
+            writer(tmp)
+            tmp.mkdir(parents=True, exist_ok=True)
+            (tmp / _STAMP_FILE).write_text(self.content_digest(key), "utf-8")
+            old = target.with_name(f"{target.name}.old-{uuid.uuid4().hex[:8]}")
+            if target.exists():
+                target.rename(old)
+            tmp.rename(target)
+            shutil.rmtree(old, ignore_errors=True)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def close(self) -> None:
+        """Release the catalog connection and the caches."""
+        with self._lock:
+            if self._catalog is not None:
+                self._catalog.close()
+                self._catalog = None
+            self._cache.clear()
+
+    # -- the models that built the store ---------------------------------------------
+    def models(self) -> StoreModels:
+        """The embedding model, sentiment scorer and BM25 tokenizer recorded by the store."""
+        if not self.catalog_path.exists():
+            return StoreModels(None, None, None)
+        catalog = self.catalog
+        name = catalog.get_meta(_META_EMBEDDING)
+        embedding = None
+        if name is not None:
+            dimension = catalog.get_meta(_META_DIMENSION)
+            embedding = EmbeddingModelInfo(
+                name=name,
+                dimension=int(dimension) if dimension else 0,  # 0: a store written before dimensions were kept
+                path=catalog.get_meta(_META_PATH),
+                fingerprint=catalog.get_meta(_META_FINGERPRINT),
+            )
+        return StoreModels(embedding, catalog.get_meta(_META_SENTIMENT), catalog.get_meta(_META_TOKENIZER))
+
+    def check_models(
+        self,
+        embedding: EmbeddingModelInfo | None = None,
+        *,
+        sentiment: str | None = None,
+        bm25_tokenizer: str | None = None,
+    ) -> None:
+        """Refuse models other than the ones that built the store (reads only; writes nothing).
+
+        Raises:
+            StoreError: Naming the recorded and the requested model and how to fix it.
+        """
+        recorded = self.models()
+        where = str(self.store_dir)
+        if embedding is not None and recorded.embedding is not None:
+            old = recorded.embedding
+            why = old.conflict(embedding if old.dimension else _with_dimension(embedding, 0))
+            if why is not None:
+                hint = f"embedding_model={old.path!r}" if old.path else f"the model {old.name!r}"
+                raise StoreError(
+                    f"{where}: built with embedding model {old.describe()} but {embedding.describe()} was "
+                    f"requested ({why}); use the original model ({hint}, CLI --embedding-model) "
+                    "or index into a new --store directory"
+                )
+        if sentiment is not None and recorded.sentiment is not None and sentiment != recorded.sentiment:
+            raise StoreError(
+                f"{where}: sentence sentiment was scored by {recorded.sentiment!r} but {sentiment!r} was "
+                "requested; sentiments of one store must come from one scorer: use the original scorer "
+                "or index into a new --store directory"
+            )
+        if bm25_tokenizer is not None and recorded.bm25_tokenizer not in (None, bm25_tokenizer):
+            raise StoreError(
+                f"{where}: BM25 tokens were made by tokenizer {recorded.bm25_tokenizer!r} but "
+                f"{bm25_tokenizer!r} was requested; queries must be tokenized like the sentences: use "
+                "the original tokenizer or index into a new --store directory"
+            )
+
+    def record_models(
+        self,
+        embedding: EmbeddingModelInfo,
+        *,
+        sentiment: str | None = None,
+        bm25_tokenizer: str | None = None,
+    ) -> None:
+        """Check the models (see :meth:`check_models`), then record whatever the store does not know yet."""
+        self.check_models(embedding, sentiment=sentiment, bm25_tokenizer=bm25_tokenizer)
+        catalog = self.catalog
+        with self._lock:
+            values = {
+                _META_EMBEDDING: embedding.name,
+                _META_DIMENSION: str(embedding.dimension),
+                _META_PATH: embedding.path,
+                _META_FINGERPRINT: embedding.fingerprint,
+                _META_SENTIMENT: sentiment,
+                _META_TOKENIZER: bm25_tokenizer,
+            }
+            for key, value in values.items():
+                if value is not None and catalog.get_meta(key) is None:
+                    catalog.set_meta(key, value)
+
+    # -- entities -------------------------------------------------------------------
+    def entity_keys(self) -> list[str]:
+        """Ids (as strings) of the indexed entities, in insertion order."""
+        return self.catalog.entity_keys() if self.catalog_path.exists() else []
+
+    def has_entity(self, entity_id: str | int) -> bool:
+        """Whether the entity has been indexed into this store."""
+        return self.generation(entity_id) is not None
+
+    def generation(self, entity_id: str | int) -> int | None:
+        """The entity's generation, incremented by every write to it (None when it is not indexed)."""
+        if not self.catalog_path.exists():
+            return None
+        return self.catalog.generation(str(entity_id))
+
+    def require_entity(self, entity_id: str | int) -> str:
+        """The entity key, or a StoreError listing the indexed ids."""
+        key = str(entity_id)
+        if self.generation(key) is None:
+            keys = self.entity_keys()
+            listed = ", ".join(keys[:10]) + (" ..." if len(keys) > 10 else "") if keys else "none"
+            raise StoreError(
+                f"entity {key!r} is not indexed in {str(self.store_dir)!r} (indexed: {listed}); "
+                "run `opinio index DATASET` first"
+            )
+        return key
+
+    def entity_record(self, entity_id: str | int) -> EntityRecord:
+        """Name, original id, expert review, review count and generation of an indexed entity."""
+        record = self.catalog.entity_record(self.require_entity(entity_id))
+        if record is None:  # removed between the two reads
+            raise StoreError(f"entity {str(entity_id)!r} was removed from {str(self.store_dir)!r} meanwhile")
+        return record
+
+    def entity(self, entity_id: str | int) -> Entity:
+        """The stored entity with its reviews (in dataset order) and expert review."""
+        return self.catalog.entity(self.require_entity(entity_id))
+
+    def review_states(self, entity_id: str | int) -> dict[str, ReviewState]:
+        """``{review_id: ReviewState}`` of an entity (empty when it is not indexed)."""
+        if not self.catalog_path.exists():
+            return {}
+        return {
+            rid: ReviewState(content_hash, embedded, position)
+            for rid, (content_hash, embedded, position) in self.catalog.review_states(str(entity_id)).items()
+        }
+
+    # -- writing (used by the indexer) -----------------------------------------------------
+    def write_reviews(
+        self,
+        entity: Entity,
+        prepared: Sequence[PreparedReview],
+        *,
+        removed: Iterable[str],
+        positions: Mapping[str, int],
+        changed: bool,
+    ) -> list[str]:
+        """Record the entity and replace reviews in one transaction; return the ids of deleted sentences.
+
+        ``removed`` lists reviews to delete (removed or changed ones); ``changed``
+        says whether the entity's sentences change, which bumps its generation.
+        """
+        catalog = self.catalog
+        key = entity.key
+        with catalog.transaction() as conn:
+            catalog.upsert_entity(
+                conn, key, entity.entity_id, entity.entity_name, entity.expert_review, len(entity.user_reviews)
+            )
+            stale = catalog.delete_reviews(conn, key, list(removed))
+            for item in prepared:
+                catalog.insert_review(
+                    conn,
+                    key,
+                    item.review,
+                    item.position,
+                    item.content_hash,
+                    item.sentences,
+                    item.tokens,
+                    [0.0] * len(item.sentences),  # final scores are written by finish_reviews
+                )
+            catalog.set_positions(conn, key, dict(positions))
+            if changed:
+                catalog.bump_generation(conn, key)
+        self._forget(key)
+        return stale
+
+    def pending_sentences(self, entity_id: str | int, review_ids: Iterable[str]) -> list[StoredSentence]:
+        """Stored sentences of some reviews of an entity (in review order), bypassing the cache."""
+        wanted = list(review_ids)
+        return self.catalog.sentences(str(entity_id), review_ids=wanted) if wanted else []
+
+    def split_embedded(
+        self, entity_id: str | int, pending: Sequence[StoredSentence], hashes: Mapping[str, str]
+    ) -> tuple[list[StoredSentence], int]:
+        """Separate the sentences whose vector is already stored with the right review hash (a resumed run).
+
+        Vectors of a stale hash are deleted. Returns the sentences still to embed and the number found.
+        """
+        if not pending:
+            return [], 0
+        collection = self.collection(entity_id, create=True)
+        review_of = {p.sentence.sentence_id: p.sentence.review_id for p in pending}
+        done: set[str] = set()
+        stale: list[str] = []
+        for chunk in _chunks(list(review_of), _CHUNK):
+            found = collection.get(ids=chunk, include=["metadatas"])
+            for sid, meta in zip(found["ids"], found["metadatas"] or []):
+                if meta and meta.get(REVIEW_HASH_KEY) == hashes.get(review_of[sid]):
+                    done.add(sid)
+                else:
+                    stale.append(sid)
+        self.delete_vectors(entity_id, stale)
+        return [p for p in pending if p.sentence.sentence_id not in done], len(done)
+
+    def add_vectors(
+        self,
+        entity_id: str | int,
+        sentences: Sequence[Sentence],
+        vectors: np.ndarray,
+        review_hashes: Mapping[str, str],
+    ) -> None:
+        """Write the vectors of ``sentences`` (with their review metadata and review hash).
+
+        Raises:
+            StoreError: When the vectors' dimension is not the one the store records.
+        """
+        from llama_index.vector_stores.chroma import ChromaVectorStore
+
+        from opinio_agents.stores.nodes import sentence_to_node
+
+        if len(sentences) != len(vectors):
+            raise StoreError(f"{len(sentences)} sentences but {len(vectors)} vectors; pass one vector per sentence")
+        if not len(sentences):
+            return
+        recorded = self.models().embedding
+        if recorded is not None and recorded.dimension and vectors.shape[1] != recorded.dimension:
+            raise StoreError(
+                f"{self.store_dir}: vectors of dimension {vectors.shape[1]} cannot join a store of "
+                f"{recorded.dimension}-d vectors ({recorded.describe()}); use that model or a new --store directory"
+            )
+        nodes = []
+        for sentence, vector in zip(sentences, vectors):
+            node = sentence_to_node(sentence)
+            node.metadata[REVIEW_HASH_KEY] = review_hashes[sentence.review_id]
+            node.embedding = [float(x) for x in vector]
+            nodes.append(node)
+        ChromaVectorStore(chroma_collection=self.collection(entity_id, create=True)).add(nodes)
+
+    def delete_vectors(self, entity_id: str | int, sentence_ids: Sequence[str]) -> None:
+        """Delete vectors by sentence id (absent ids are ignored)."""
+        if not sentence_ids:
+            return
+        collection = self.collection(entity_id, create=True)
+        for chunk in _chunks(list(sentence_ids), _CHUNK):
+            collection.delete(ids=chunk)
+
+    def vectors(self, entity_id: str | int, sentence_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors by sentence id (ids without a vector are absent from the result)."""
+        found: dict[str, np.ndarray] = {}
+        if not sentence_ids:
+            return found
+        collection = self.collection(entity_id, create=False)
+        for chunk in _chunks(list(sentence_ids), _CHUNK):
+            got = collection.get(ids=chunk, include=["embeddings"])
+            for sid, vector in zip(got["ids"], got["embeddings"]):
+                found[sid] = np.asarray(vector, dtype=np.float32)
+        return found
+
+    def finish_reviews(
+        self, entity_id: str | int, sentiments: Sequence[tuple[str, float]], embedded_reviews: Iterable[str]
+    ) -> None:
+        """Write final sentiments and mark reviews embedded, in one transaction (bumps the generation)."""
+        catalog = self.catalog
+        key = str(entity_id)
+        reviews = list(embedded_reviews)
+        with catalog.transaction() as conn:
+            catalog.set_sentiments(conn, sentiments)
+            catalog.mark_embedded(conn, key, reviews)
+            if sentiments or reviews:
+                catalog.bump_generation(conn, key)
+        self._forget(key)
+
+    # -- reading -----------------------------------------------------------------------------
+    def _entry(self, key: str) -> _Cached:
+        generation = self.generation(key)
+        if generation is None:
+            self.require_entity(key)  # raises with the list of indexed ids
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None and cached.generation == generation:
+                return cached
+        sentences = self.catalog.sentences(key)
+        entry = _Cached(int(generation or 0), sentences)
+        with self._lock:
+            self._cache[key] = entry
+        return entry
+
+    def sentences(self, entity_id: str | int) -> list[StoredSentence]:
+        """All stored sentences of an entity in review order (cached until the entity changes)."""
+        return self._entry(str(entity_id)).sentences
+
+    def positions(self, entity_id: str | int) -> dict[str, int]:
+        """``sentence_id -> row`` in :meth:`sentences` and :meth:`embeddings` (cached)."""
+        entry = self._entry(str(entity_id))
+        with self._lock:
+            if entry.positions is None:
+                entry.positions = {s.sentence.sentence_id: i for i, s in enumerate(entry.sentences)}
+            return entry.positions
+
+    def embeddings(self, entity_id: str | int) -> np.ndarray:
+        """Stored vectors of the entity's sentences, aligned with :meth:`sentences` (cached).
+
+        Raises:
+            StoreError: When some sentence has no vector (an interrupted run: index again).
+        """
+        key = str(entity_id)
+        entry = self._entry(key)
+        with self._lock:
+            if entry.embeddings is not None:
+                return entry.embeddings
+        ids = [s.sentence.sentence_id for s in entry.sentences]
+        found = self.vectors(key, ids)
+        missing = [sid for sid in ids if sid not in found]
+        if missing:
+            raise StoreError(
+                f"entity {key!r}: {len(missing)} sentences have no vector (e.g. {missing[0]!r}); "
+                "re-run `opinio index` to complete the store"
+            )
+        if ids:
+            matrix = np.vstack([found[sid] for sid in ids])
+        else:
+            recorded = self.models().embedding
+            matrix = np.zeros((0, recorded.dimension if recorded else 0), dtype=np.float32)
+        with self._lock:
+            entry.embeddings = matrix
+        return matrix
+
+    def count_sentences(self, entity_id: str | int | None = None) -> int:
+        """Number of stored sentences (of one entity, or all)."""
+        if not self.catalog_path.exists():
+            return 0
+        return self.catalog.count_sentences(None if entity_id is None else str(entity_id))
+
+    def _forget(self, key: str) -> None:
+        with self._lock:
+            self._cache.pop(key, None)
+
+
+def _with_dimension(info: EmbeddingModelInfo, dimension: int) -> EmbeddingModelInfo:
+    return EmbeddingModelInfo(info.name, dimension, info.path, info.fingerprint)
+
+
+def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
