@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, cast
 from opinio_agents.errors import ConfigError
 
 if TYPE_CHECKING:
-    from opinio_agents.stores import RetrieverKind
+    from opinio_agents.retrieval.factory import RetrieverKind
 
 __all__ = [
     "SystemSpec",

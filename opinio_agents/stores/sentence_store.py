@@ -46,6 +46,7 @@ from opinio_agents.stores.chroma import collection_name, get_collection, make_ch
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
     from chromadb.api.models.Collection import Collection
+    from llama_index.core.schema import BaseNode
     from llama_index.vector_stores.chroma import ChromaVectorStore
 
 __all__ = ["SentenceStore", "StoreModels", "ReviewState", "PreparedReview", "DEFAULT_STORE", "REVIEW_HASH_KEY"]
@@ -458,7 +459,7 @@ class SentenceStore:
                 f"{self.store_dir}: vectors of dimension {vectors.shape[1]} cannot join a store of "
                 f"{recorded.dimension}-d vectors ({recorded.describe()}); use that model or a new --store directory"
             )
-        nodes = []
+        nodes: list[BaseNode] = []
         for sentence, vector in zip(sentences, vectors):
             node = sentence_to_node(sentence)
             node.metadata[REVIEW_HASH_KEY] = review_hashes[sentence.review_id]
@@ -482,7 +483,8 @@ class SentenceStore:
         collection = self.collection(entity_id, create=False)
         for chunk in _chunks(list(sentence_ids), _CHUNK):
             got = collection.get(ids=chunk, include=["embeddings"])
-            for sid, vector in zip(got["ids"], got["embeddings"]):
+            vectors = got["embeddings"]
+            for sid, vector in zip(got["ids"], vectors if vectors is not None else []):
                 found[sid] = np.asarray(vector, dtype=np.float32)
         return found
 

@@ -26,7 +26,7 @@ import re
 
 import numpy as np
 
-from opinio_agents.embeddings import SentenceEncoder, get_encoder
+from opinio_agents.embeddings import Encoder, get_encoder
 from opinio_agents.errors import ConfigError
 from opinio_agents.models import Evidence, Highlight, Polarity
 from opinio_agents.synthesis.base import QueryEvidence, Synthesizer
@@ -52,7 +52,7 @@ class ExtractiveSynthesizer(Synthesizer):
 
     def __init__(
         self,
-        encoder: SentenceEncoder | None = None,
+        encoder: Encoder | None = None,
         *,
         split_threshold: float = 0.35,
         min_side_evidence: int = 2,
@@ -71,7 +71,7 @@ class ExtractiveSynthesizer(Synthesizer):
         self.max_words = max_words
 
     @property
-    def encoder(self) -> SentenceEncoder:
+    def encoder(self) -> Encoder:
         """The sentence encoder (shared MiniLM unless one was given)."""
         if self._encoder is None:
             self._encoder = get_encoder()

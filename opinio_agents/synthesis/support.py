@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from opinio_agents.embeddings import SentenceEncoder
+from opinio_agents.embeddings import Encoder
 from opinio_agents.models import Support
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.synthesis.polarity import SENTIMENT_THRESHOLD
@@ -117,7 +117,7 @@ def count_support(
     total_reviews: int | None = None,
     embeddings: np.ndarray | None = None,
     query_embedding: np.ndarray | None = None,
-    encoder: SentenceEncoder | None = None,
+    encoder: Encoder | None = None,
     coverage: float = DEFAULT_COVERAGE,
     dense_threshold: float = DEFAULT_DENSE_THRESHOLD,
 ) -> Support:
