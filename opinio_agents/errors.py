@@ -129,7 +129,10 @@ class LLMOutputError(LLMError):
     """The model answered, but its output could not be parsed or validated.
 
     Attributes:
-        raw_output: The model's raw text (kept for debugging; may be long).
+        raw_output: The model's raw text of the last attempt (kept for debugging; may be long).
+        outputs: The raw text of every attempt, in order (first answer, then the repair turn's).
+        errors: Why each attempt was rejected, in the same order.
+        usage: Tokens spent on the failed attempts (a ``TokenUsage``), when known.
     """
 
     def __init__(
@@ -139,7 +142,13 @@ class LLMOutputError(LLMError):
         raw_output: str,
         attempts: int | None = None,
         query: str | None = None,
+        outputs: list[str] | None = None,
+        errors: list[str] | None = None,
+        usage: Any = None,
     ) -> None:
         self.raw_output = raw_output
+        self.outputs = list(outputs) if outputs is not None else [raw_output]
+        self.errors = list(errors or [])
+        self.usage = usage
         preview = raw_output[:200].replace("\n", " ")
         super().__init__(f"{message} (raw output starts: {preview!r})", attempts=attempts, query=query)

@@ -10,9 +10,9 @@ from langchain_core.language_models import FakeListChatModel
 from langchain_core.messages import AIMessage
 from llm_fixtures import RaisingThenOk, ScriptedChatModel, ToolCallingFake, answer, make_item, tool_message
 
-from opinio_agents.chains import HighlightChain, LongContextChain, StructuredCaller, match_query
+from opinio_agents.chains import HighlightChain, LongContextChain, match_query
 from opinio_agents.errors import ConfigError, LLMError, LLMOutputError
-from opinio_agents.llm import RetryPolicy, iter_json_candidates, parse_json_output
+from opinio_agents.llm import RetryPolicy, StructuredChat, iter_json_candidates, parse_json_output
 from opinio_agents.models import Polarity
 from opinio_agents.prompts import LongContextInput, ReviewItem
 
@@ -227,9 +227,11 @@ def test_json_candidates_order_and_failure() -> None:
         parse_json_output("nothing")
 
 
-def test_structured_caller_rejects_non_chat_models() -> None:
-    with pytest.raises(ConfigError):
-        StructuredCaller(object(), dict)  # type: ignore[arg-type]
+def test_structured_chat_rejects_non_chat_models_and_non_pydantic_outputs() -> None:
+    with pytest.raises(ConfigError, match="BaseChatModel"):
+        StructuredChat(object(), dict)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="pydantic"):
+        StructuredChat(FakeListChatModel(responses=["x"]), dict)  # type: ignore[arg-type]
 
 
 def test_long_context_chain_maps_queries_and_drops_unknown() -> None:

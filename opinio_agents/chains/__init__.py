@@ -1,6 +1,11 @@
-"""LangChain runnables: the per-query highlight chain and the long-context baseline chain."""
+"""LangChain runnables: the per-query highlight chain and the long-context baseline chain.
+
+Both are ``RunnableSerializable`` subclasses that ask their model through the one
+structured-output layer, :class:`opinio_agents.llm.StructuredChat`.
+"""
 
 from opinio_agents.chains.highlight import (
+    HIGHLIGHT_REPAIR_INSTRUCTION,
     SENTIMENT_THRESHOLD,
     HighlightChain,
     HighlightResult,
@@ -8,26 +13,15 @@ from opinio_agents.chains.highlight import (
     label_for,
 )
 from opinio_agents.chains.long_context import LongContextChain, LongContextResult, match_query
-from opinio_agents.chains.structured import (
-    REPAIR_INSTRUCTION,
-    OutputInvalid,
-    StructuredCaller,
-    StructuredMode,
-    StructuredResult,
-)
 
 __all__ = [
     "HighlightChain",
     "HighlightResult",
+    "HIGHLIGHT_REPAIR_INSTRUCTION",
     "evidence_polarity",
     "label_for",
     "SENTIMENT_THRESHOLD",
     "LongContextChain",
     "LongContextResult",
     "match_query",
-    "StructuredCaller",
-    "StructuredResult",
-    "StructuredMode",
-    "OutputInvalid",
-    "REPAIR_INSTRUCTION",
 ]

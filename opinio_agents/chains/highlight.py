@@ -1,7 +1,11 @@
 """The per-query highlight chain: (query, evidence) -> validated, cited Highlights.
 
-A LangChain :class:`~langchain_core.runnables.Runnable` (``invoke``, ``batch``,
-``stream``, ``ainvoke``, ``abatch``, ``batch_as_completed``). Input: a
+A LangChain :class:`~langchain_core.runnables.RunnableSerializable` (``invoke``,
+``batch``, ``stream``, ``ainvoke``, ``abatch``, ``batch_as_completed``): every call
+runs through LangChain's run machinery, so callbacks, tags, metadata and LangSmith
+traces see the chain run and the chat-model calls inside it. The model is asked
+through :class:`~opinio_agents.llm.structured.StructuredChat` (native JSON schema
+or the App. B.5 text fallback, one repair turn). Input: a
 :class:`~opinio_agents.synthesis.base.QueryEvidence` or a dict with ``query``,
 ``evidence`` (Evidence objects or dicts) and optional ``support`` /
 ``entity_name``. Output: :class:`HighlightResult`.
@@ -35,14 +39,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
-from langchain_core.runnables import Runnable, RunnableConfig
-from pydantic import BaseModel, Field
+from langchain_core.runnables import RunnableConfig, RunnableSerializable
+from langchain_core.runnables.config import patch_config
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from opinio_agents.chains.structured import OutputInvalid, StructuredCaller, StructuredMode
 from opinio_agents.errors import ConfigError
 from opinio_agents.llm.retry import RetryPolicy
+from opinio_agents.llm.structured import OutputInvalid, StructuredChat, StructuredMode, StructuredResult, check_mode
 from opinio_agents.llm.tokens import TokenCounter
 from opinio_agents.models import Evidence, Highlight, Polarity, Support, TokenUsage
 from opinio_agents.prompts.highlight import EvidenceItem, HighlightOutput
@@ -53,10 +59,18 @@ from opinio_agents.synthesis.polarity import SENTIMENT_THRESHOLD, evidence_polar
 __all__ = [
     "HighlightChain",
     "HighlightResult",
+    "HIGHLIGHT_REPAIR_INSTRUCTION",
     "evidence_polarity",
     "label_for",
     "SENTIMENT_THRESHOLD",
 ]
+
+#: The repair turn of the highlight chain (the generic one plus the citation rule).
+HIGHLIGHT_REPAIR_INSTRUCTION = (
+    "Your previous answer could not be used: {error}\n"
+    "Answer again with JSON only, in exactly the requested format, citing only labels that "
+    "appear in the evidence block. Do not add any other text."
+)
 
 _LABEL_RE = re.compile(r"^\[?\s*[sS]\s*(\d+)\s*\]?$")
 _WORD_RE = re.compile(r"[a-z0-9]+")
@@ -133,7 +147,7 @@ class _Context:
         return self.by_id.get(ref)
 
 
-class HighlightChain(Runnable[Any, HighlightResult]):
+class HighlightChain(RunnableSerializable[Any, HighlightResult]):
     """(query, evidence sentences) -> :class:`HighlightResult`.
 
     Args:
@@ -147,6 +161,20 @@ class HighlightChain(Runnable[Any, HighlightResult]):
         counter: Token estimator for responses without usage metadata.
     """
 
+    model: BaseChatModel
+    prompts: Any
+    structured_output: str = "auto"
+    retry: Any = None
+    max_text_chars: int = 300
+    max_evidence_chars: int = 600
+    counter: Any = None
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    _structured: StructuredChat = PrivateAttr()
+    _secret_shingles: set[tuple[str, ...]] = PrivateAttr(default_factory=set)
+    _system_text: str = PrivateAttr(default="")
+
     def __init__(
         self,
         model: BaseChatModel,
@@ -158,28 +186,60 @@ class HighlightChain(Runnable[Any, HighlightResult]):
         max_text_chars: int = 300,
         max_evidence_chars: int = 600,
         counter: TokenCounter | None = None,
+        **kwargs: Any,
     ) -> None:
+        if not isinstance(model, BaseChatModel):
+            raise ConfigError(
+                f"model must be a LangChain BaseChatModel, got {type(model).__name__}; "
+                "use opinio_agents.llm.resolve_chat_model() to build one from a string"
+            )
         if max_text_chars < 20:
             raise ConfigError(f"max_text_chars={max_text_chars} must be >= 20")
         if max_evidence_chars < 20:
             raise ConfigError(f"max_evidence_chars={max_evidence_chars} must be >= 20")
-        self.prompts = prompts or default_prompts(domain)
-        self.max_text_chars = max_text_chars
-        self.max_evidence_chars = max_evidence_chars
-        self.system_text = self.prompts.system.render()
+        super().__init__(
+            model=model,
+            prompts=prompts or default_prompts(domain),
+            structured_output=check_mode(structured_output),
+            retry=retry,
+            max_text_chars=max_text_chars,
+            max_evidence_chars=max_evidence_chars,
+            counter=counter,
+            **kwargs,
+        )
+        self._bind()  # outside pydantic validation, so a ConfigError stays a ConfigError
+
+    def _bind(self) -> None:
+        """Render the system message and bind the structured caller."""
+        self._system_text = self.prompts.system.render()
         secret_text = " ".join(
             [self.prompts.system.template, self.prompts.system.data_rules, self.prompts.highlight.instruction]
         )
         self._secret_shingles = _shingles(secret_text, 6)
-        self.caller: StructuredCaller[HighlightOutput, Any] = StructuredCaller(
-            model, self.prompts.highlight.output_model, mode=structured_output, retry=retry, counter=counter
+        self._structured = StructuredChat(
+            self.model,
+            self.prompts.highlight.output_model,
+            mode=self.structured_output,
+            retry=self.retry,
+            counter=self.counter,
+            repair_instruction=HIGHLIGHT_REPAIR_INSTRUCTION,
+            what="highlight",
         )
-        self.model = model
+
+    @property
+    def system_text(self) -> str:
+        """The rendered system message."""
+        return self._system_text
+
+    @property
+    def structured(self) -> StructuredChat:
+        """The structured-output caller (one per chain)."""
+        return self._structured
 
     @property
     def mode(self) -> str:
         """``"native"`` or ``"parser"`` (may turn to parser after a 400 from the server)."""
-        return self.caller.mode
+        return self._structured.active_mode
 
     # -- prompt -----------------------------------------------------------------------------------
     def build_messages(self, item: QueryEvidence) -> list[BaseMessage]:
@@ -190,8 +250,7 @@ class HighlightChain(Runnable[Any, HighlightResult]):
             evidence=[EvidenceItem(id=label_for(i), text=e.text) for i, e in enumerate(item.evidence)],
             max_evidence_chars=self.max_evidence_chars,
         )
-        return self.prompts.highlight.build_messages(self.system_text, prompt_input)
-
+        return self.prompts.highlight.build_messages(self._system_text, prompt_input)
     # -- validation -------------------------------------------------------------------------------
     def _leaks_prompt(self, text: str) -> bool:
         return bool(_shingles(text, 6) & self._secret_shingles)
@@ -267,13 +326,8 @@ class HighlightChain(Runnable[Any, HighlightResult]):
             return None
         return _Context(item), self.build_messages(item)
 
-    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> HighlightResult:
-        """Highlights for one query (no model call when there is no evidence)."""
-        prepared = self._prepare(input)
-        if prepared is None:
-            return HighlightResult(query=_coerce_item(input).query, attempts=0, mode=self.mode)
-        ctx, messages = prepared
-        result = self.caller.call(messages, config, validate=lambda out: self._validate(ctx, out))
+    @staticmethod
+    def _result(ctx: _Context, result: StructuredResult[Any]) -> HighlightResult:
         return HighlightResult(
             query=ctx.item.query,
             highlights=result.value,
@@ -285,20 +339,30 @@ class HighlightChain(Runnable[Any, HighlightResult]):
             raw_output=result.raw_output[:4000],
         )
 
+    def _run(self, value: Any, run_manager: CallbackManagerForChainRun, config: RunnableConfig) -> HighlightResult:
+        prepared = self._prepare(value)
+        if prepared is None:
+            return HighlightResult(query=_coerce_item(value).query, attempts=0, mode=self.mode)
+        ctx, messages = prepared
+        child = patch_config(config, callbacks=run_manager.get_child())
+        result = self._structured.call(messages, child, validate=lambda out: self._validate(ctx, out))
+        return self._result(ctx, result)
+
+    async def _arun(
+        self, value: Any, run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
+    ) -> HighlightResult:
+        prepared = self._prepare(value)
+        if prepared is None:
+            return HighlightResult(query=_coerce_item(value).query, attempts=0, mode=self.mode)
+        ctx, messages = prepared
+        child = patch_config(config, callbacks=run_manager.get_child())
+        result = await self._structured.acall(messages, child, validate=lambda out: self._validate(ctx, out))
+        return self._result(ctx, result)
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> HighlightResult:
+        """Highlights for one query (no model call when there is no evidence)."""
+        return self._call_with_config(self._run, input, config, run_type="chain")
+
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> HighlightResult:
         """Async twin of :meth:`invoke` (uses the model's native ``ainvoke``)."""
-        prepared = self._prepare(input)
-        if prepared is None:
-            return HighlightResult(query=_coerce_item(input).query, attempts=0, mode=self.mode)
-        ctx, messages = prepared
-        result = await self.caller.acall(messages, config, validate=lambda out: self._validate(ctx, out))
-        return HighlightResult(
-            query=ctx.item.query,
-            highlights=result.value,
-            attempts=result.attempts,
-            repaired=result.repaired,
-            mode=result.mode,
-            usage=result.usage,
-            rejected_ids=ctx.rejected,
-            raw_output=result.raw_output[:4000],
-        )
+        return await self._acall_with_config(self._arun, input, config, run_type="chain")

@@ -20,14 +20,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
-from langchain_core.runnables import Runnable, RunnableConfig
-from pydantic import BaseModel, Field
+from langchain_core.runnables import RunnableConfig, RunnableSerializable
+from langchain_core.runnables.config import patch_config
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from opinio_agents.chains.structured import OutputInvalid, StructuredCaller, StructuredMode
 from opinio_agents.errors import ConfigError
 from opinio_agents.llm.retry import RetryPolicy
+from opinio_agents.llm.structured import OutputInvalid, StructuredChat, StructuredMode, StructuredResult, check_mode
 from opinio_agents.llm.tokens import TokenCounter
 from opinio_agents.models import TokenUsage
 from opinio_agents.prompts.long_context import KeyPoint, LongContextInput, LongContextOutput
@@ -68,8 +70,11 @@ def match_query(name: str, queries: list[str]) -> str | None:
     return None
 
 
-class LongContextChain(Runnable[LongContextInput, LongContextResult]):
+class LongContextChain(RunnableSerializable[LongContextInput, LongContextResult]):
     """All reviews in one prompt -> PROS and CONS key points per query.
+
+    A ``RunnableSerializable``: callbacks, tags and traces see the chain run and the
+    chat-model calls inside it.
 
     Args:
         model: A LangChain chat model (use ``max_tokens=512``, App. B.3).
@@ -81,6 +86,18 @@ class LongContextChain(Runnable[LongContextInput, LongContextResult]):
         counter: Token estimator for responses without usage metadata.
     """
 
+    model: BaseChatModel
+    prompts: Any
+    structured_output: str = "auto"
+    retry: Any = None
+    max_text_chars: int = 300
+    counter: Any = None
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    _structured: StructuredChat = PrivateAttr()
+    _system_text: str = PrivateAttr(default="")
+
     def __init__(
         self,
         model: BaseChatModel,
@@ -91,18 +108,51 @@ class LongContextChain(Runnable[LongContextInput, LongContextResult]):
         retry: RetryPolicy | None = None,
         max_text_chars: int = 300,
         counter: TokenCounter | None = None,
+        **kwargs: Any,
     ) -> None:
-        self.prompts = prompts or default_prompts(domain)
-        self.system_text = self.prompts.system.render()
-        self.max_text_chars = max_text_chars
-        self.caller: StructuredCaller[LongContextOutput, Any] = StructuredCaller(
-            model, self.prompts.long_context.output_model, mode=structured_output, retry=retry, counter=counter
+        if not isinstance(model, BaseChatModel):
+            raise ConfigError(
+                f"model must be a LangChain BaseChatModel, got {type(model).__name__}; "
+                "use opinio_agents.llm.resolve_chat_model() to build one from a string"
+            )
+        if max_text_chars < 20:
+            raise ConfigError(f"max_text_chars={max_text_chars} must be >= 20")
+        super().__init__(
+            model=model,
+            prompts=prompts or default_prompts(domain),
+            structured_output=check_mode(structured_output),
+            retry=retry,
+            max_text_chars=max_text_chars,
+            counter=counter,
+            **kwargs,
         )
+        self._bind()  # outside pydantic validation, so a ConfigError stays a ConfigError
+
+    def _bind(self) -> None:
+        """Render the system message and bind the structured caller."""
+        self._system_text = self.prompts.system.render()
+        self._structured = StructuredChat(
+            self.model,
+            self.prompts.long_context.output_model,
+            mode=self.structured_output,
+            retry=self.retry,
+            counter=self.counter,
+            what="long-context answer",
+        )
+
+    @property
+    def system_text(self) -> str:
+        """The rendered system message."""
+        return self._system_text
+
+    @property
+    def mode(self) -> str:
+        """``"native"`` or ``"parser"``."""
+        return self._structured.active_mode
 
     def build_messages(self, value: LongContextInput) -> list[BaseMessage]:
         """The chat messages sent for one entity."""
-        return self.prompts.long_context.build_messages(self.system_text, value)
-
+        return self.prompts.long_context.build_messages(self._system_text, value)
     def _validate(self, value: LongContextInput, output: LongContextOutput, dropped: list[str]) -> LongContextResult:
         dropped.clear()
         sides: dict[str, list[KeyPoint]] = {"pros": [], "cons": []}
@@ -129,7 +179,8 @@ class LongContextChain(Runnable[LongContextInput, LongContextResult]):
             raise ConfigError(f"long-context chain input must be a LongContextInput, got {type(value).__name__}")
         return value
 
-    def _wrap(self, result: Any) -> LongContextResult:
+    @staticmethod
+    def _wrap(result: StructuredResult[Any]) -> LongContextResult:
         out: LongContextResult = result.value
         return out.model_copy(
             update={
@@ -141,20 +192,32 @@ class LongContextChain(Runnable[LongContextInput, LongContextResult]):
             }
         )
 
-    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> LongContextResult:
-        """Run the baseline on one entity's reviews."""
+    def _run(self, input: Any, run_manager: CallbackManagerForChainRun, config: RunnableConfig) -> LongContextResult:
         value = self._check(input)
         dropped: list[str] = []
-        result = self.caller.call(
-            self.build_messages(value), config, validate=lambda out: self._validate(value, out, dropped)
+        result = self._structured.call(
+            self.build_messages(value),
+            patch_config(config, callbacks=run_manager.get_child()),
+            validate=lambda out: self._validate(value, out, dropped),
         )
         return self._wrap(result)
 
-    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> LongContextResult:
-        """Async twin of :meth:`invoke`."""
+    async def _arun(
+        self, input: Any, run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
+    ) -> LongContextResult:
         value = self._check(input)
         dropped: list[str] = []
-        result = await self.caller.acall(
-            self.build_messages(value), config, validate=lambda out: self._validate(value, out, dropped)
+        result = await self._structured.acall(
+            self.build_messages(value),
+            patch_config(config, callbacks=run_manager.get_child()),
+            validate=lambda out: self._validate(value, out, dropped),
         )
         return self._wrap(result)
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> LongContextResult:
+        """Run the baseline on one entity's reviews."""
+        return self._call_with_config(self._run, input, config, run_type="chain")
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> LongContextResult:
+        """Async twin of :meth:`invoke`."""
+        return await self._acall_with_config(self._arun, input, config, run_type="chain")

@@ -1,24 +1,29 @@
 """Build a LangChain chat model from one string (or pass an existing one through).
 
-Accepted forms of ``spec``:
+Strings are resolved with LangChain's ``init_chat_model``
+(``langchain.chat_models.init_chat_model``); this module only adds the checks and
+defaults of the package. Accepted forms of ``spec``:
 
-* ``"openai:gpt-4o-mini"`` - OpenAI (``langchain-openai``); the key is read from
-  ``OPENAI_API_KEY`` only.
+* ``"openai:gpt-4o-mini"`` - OpenAI (``langchain-openai``, the ``llm`` extra); the
+  key is read from ``OPENAI_API_KEY`` only.
 * ``"openai:MODEL"`` with ``base_url=...`` (or a bare ``"MODEL"`` with ``base_url``)
   - any OpenAI-compatible server: vLLM, llama.cpp server, LM Studio, Ollama's
   ``/v1``. ``OPENAI_API_KEY`` is used when set, else the placeholder ``"not-needed"``.
-* ``"ollama:llama3.1"`` - ``langchain-ollama``'s ``ChatOllama`` when installed
-  (native JSON-schema output); otherwise Ollama's OpenAI-compatible endpoint
-  ``http://localhost:11434/v1`` (or ``base_url``) through ``ChatOpenAI``. Both
-  talk to the same local server; neither ever reaches a paid API.
-* ``"hf:/path/to/model"`` or an existing directory - a local Hugging Face model
-  run through ``langchain-huggingface`` (``local_files_only``; nothing is downloaded).
+* ``"ollama:llama3.1"`` - ``langchain-ollama``'s ``ChatOllama`` (the ``ollama``
+  extra) against ``http://localhost:11434`` or ``base_url``; native JSON-schema output.
+* ``"hf:/path/to/model"`` or an existing directory - a local Hugging Face causal LM
+  through ``langchain-huggingface`` (the ``huggingface`` extra), loaded with
+  ``local_files_only=True`` (nothing is ever downloaded) on ``device`` ``"cpu"``,
+  ``"cuda"`` / ``"cuda:N"`` or ``"auto"`` (the first GPU when there is one).
 * a LangChain ``BaseChatModel`` - returned unchanged.
 * ``None`` - returns None (the caller then runs the extractive synthesizer; there
-  is never a silent fallback to a paid API).
+  is never a silent fallback to a paid API, and a bare model name without
+  ``base_url`` is refused rather than guessed to be OpenAI's).
 
-Paper defaults (App. B.3): temperature 0.7, top_p 0.9, 256 new tokens (512 for the
-long-context baseline). API keys are never logged or put in error messages.
+A missing extra raises :class:`~opinio_agents.errors.MissingDependencyError` with the
+``pip install`` line. Paper defaults (App. B.3): temperature 0.7, top_p 0.9, 256 new
+tokens (512 for the long-context baseline). API keys are never logged or put in
+error messages.
 
 Example:
     >>> resolve_chat_model(None) is None
@@ -29,8 +34,10 @@ Example:
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +47,7 @@ from opinio_agents.errors import ConfigError, MissingDependencyError
 
 __all__ = [
     "resolve_chat_model",
+    "hf_device_index",
     "parse_spec",
     "model_name_of",
     "ACCEPTED_FORMS",
@@ -80,14 +88,6 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return ("hf" if provider == "huggingface" else provider), model
 
 
-def _chat_openai(**kwargs: Any) -> BaseChatModel:
-    try:
-        from langchain_openai import ChatOpenAI
-    except ImportError as exc:
-        raise MissingDependencyError("langchain_openai", "llm", "OpenAI and OpenAI-compatible models") from exc
-    return ChatOpenAI(**kwargs)
-
-
 def _check_params(temperature: float, top_p: float, max_tokens: int, timeout: float, max_retries: int) -> None:
     if not 0.0 <= temperature <= 2.0:
         raise ConfigError(f"temperature={temperature} must be within [0, 2]")
@@ -101,6 +101,66 @@ def _check_params(temperature: float, top_p: float, max_tokens: int, timeout: fl
         raise ConfigError(f"max_retries={max_retries} must be >= 0")
 
 
+_DEVICE_RE = re.compile(r"^(cpu|auto|cuda(?::(\d+))?)$")
+
+
+def _init(provider: str, model: str, extra: str, purpose: str, **kwargs: Any) -> BaseChatModel:
+    """``init_chat_model`` with a MissingDependencyError (and its pip line) for a missing extra."""
+    module = _PROVIDER_MODULES[provider]
+    if importlib.util.find_spec(module) is None:
+        raise MissingDependencyError(module, extra, purpose)
+    from langchain.chat_models import init_chat_model
+
+    try:
+        chat = init_chat_model(model, model_provider=provider, **kwargs)
+    except ImportError as exc:  # a dependency of the integration package itself
+        raise MissingDependencyError(module, extra, purpose) from exc
+    if not isinstance(chat, BaseChatModel):  # pragma: no cover - only configurable models are not
+        raise ConfigError(f"init_chat_model returned {type(chat).__name__}, not a chat model")
+    return chat
+
+
+_PROVIDER_MODULES = {"openai": "langchain_openai", "ollama": "langchain_ollama", "huggingface": "langchain_huggingface"}
+
+
+def hf_device_index(device: str | int) -> int:
+    """The transformers pipeline device for ``device``: -1 for CPU, N for ``cuda:N``.
+
+    ``"auto"`` is the first GPU when torch sees one, else the CPU.
+
+    Raises:
+        ConfigError: An unknown device, or ``cuda`` when no GPU is visible.
+
+    Example:
+        >>> hf_device_index("cpu")
+        -1
+    """
+    if isinstance(device, int) and not isinstance(device, bool):
+        if device < -1:
+            raise ConfigError(f"device={device} must be -1 (CPU) or a GPU index >= 0")
+        return device
+    text = str(device).strip().lower()
+    match = _DEVICE_RE.match(text)
+    if match is None:
+        raise ConfigError(f"device={device!r} must be 'cpu', 'cuda', 'cuda:N' or 'auto'")
+    if text == "cpu":
+        return -1
+    import torch
+
+    available = torch.cuda.is_available()
+    if text == "auto":
+        return 0 if available else -1
+    if not available:
+        raise ConfigError(
+            f"device={device!r} but torch sees no CUDA GPU; use device='cpu' or 'auto' "
+            "(or install a CUDA build of torch)"
+        )
+    index = int(match.group(2) or 0)
+    if index >= torch.cuda.device_count():
+        raise ConfigError(f"device={device!r} but only {torch.cuda.device_count()} GPU(s) are visible")
+    return index
+
+
 def resolve_chat_model(
     spec: str | BaseChatModel | None,
     *,
@@ -110,19 +170,22 @@ def resolve_chat_model(
     max_tokens: int = 256,
     timeout: float = 60.0,
     max_retries: int = 3,
+    device: str | int = "auto",
 ) -> BaseChatModel | None:
     """Return a chat model for ``spec`` (see the module docstring for the forms).
 
     Args:
         spec: Provider string, a ``BaseChatModel`` (returned as is) or None.
         base_url: URL of an OpenAI-compatible server (``.../v1``) or of Ollama.
-        temperature: Sampling temperature (paper: 0.7).
+        temperature: Sampling temperature (paper: 0.7); 0 means greedy decoding for ``hf:``.
         top_p: Nucleus sampling (paper: 0.9).
         max_tokens: Maximum new tokens (paper: 256; 512 for the long-context baseline).
-        timeout: Per-request timeout in seconds.
-        max_retries: Transport-level retries of the provider client (429/5xx/timeouts,
+        timeout: Per-request timeout in seconds (OpenAI and Ollama).
+        max_retries: Transport-level retries of the OpenAI client (429/5xx/timeouts,
             honouring Retry-After). :class:`~opinio_agents.synthesis.llm.LLMSynthesizer`
             resolves strings with 0 here and retries itself, so attempts are counted once.
+        device: For ``hf:`` models: ``"cpu"``, ``"cuda"``, ``"cuda:N"``, a GPU index or
+            ``"auto"`` (the first GPU when there is one, else the CPU).
 
     Raises:
         ConfigError: Unknown form, bad parameter, or OpenAI without ``OPENAI_API_KEY``.
@@ -160,7 +223,6 @@ def resolve_chat_model(
                 "local OpenAI-compatible server"
             )
         kwargs: dict[str, Any] = {
-            "model": model,
             "api_key": key or LOCAL_API_KEY_PLACEHOLDER,
             "temperature": temperature,
             "top_p": top_p,
@@ -170,28 +232,10 @@ def resolve_chat_model(
         }
         if base_url:
             kwargs["base_url"] = base_url
-        return _chat_openai(**kwargs)
+        return _init("openai", model, "llm", "OpenAI and OpenAI-compatible models", **kwargs)
 
     if provider == "ollama":
-        try:
-            from langchain_ollama import ChatOllama
-        except ImportError:
-            url = base_url or OLLAMA_OPENAI_URL
-            if not url.rstrip("/").endswith("/v1"):
-                url = url.rstrip("/") + "/v1"
-            logger.info("langchain-ollama is not installed; using Ollama's OpenAI-compatible API at %s", url)
-            return _chat_openai(
-                model=model,
-                api_key="ollama",
-                base_url=url,
-                temperature=temperature,
-                top_p=top_p,
-                max_tokens=max_tokens,
-                timeout=timeout,
-                max_retries=max_retries,
-            )
         ollama_kwargs: dict[str, Any] = {
-            "model": model,
             "temperature": temperature,
             "top_p": top_p,
             "num_predict": max_tokens,
@@ -199,39 +243,49 @@ def resolve_chat_model(
         }
         if base_url:
             ollama_kwargs["base_url"] = base_url.rstrip("/").removesuffix("/v1")
-        return ChatOllama(**ollama_kwargs)
+        return _init(
+            "ollama",
+            model,
+            "ollama",
+            f"Ollama models; or use 'openai:{model}' with base_url='{OLLAMA_OPENAI_URL}'",
+            **ollama_kwargs,
+        )
 
     # provider == "hf"
-    return _huggingface(model, temperature=temperature, top_p=top_p, max_tokens=max_tokens)
+    return _huggingface(model, temperature=temperature, top_p=top_p, max_tokens=max_tokens, device=device)
 
 
-def _huggingface(path: str, *, temperature: float, top_p: float, max_tokens: int) -> BaseChatModel:
+def _huggingface(path: str, *, temperature: float, top_p: float, max_tokens: int, device: str | int) -> BaseChatModel:
     model_dir = Path(path).expanduser()
     if not model_dir.is_dir():
         raise ConfigError(
             f"llm='hf:{path}': {str(model_dir)!r} is not a directory; give the path of a local "
             "Hugging Face model (models are never downloaded)"
         )
+    if importlib.util.find_spec("langchain_huggingface") is None:
+        raise MissingDependencyError("langchain_huggingface", "huggingface", "local Hugging Face chat models")
+    index = hf_device_index(device)
+    sampling = temperature > 0
+    pipeline_kwargs: dict[str, Any] = {"max_new_tokens": max_tokens, "do_sample": sampling, "return_full_text": False}
+    if sampling:
+        pipeline_kwargs.update(temperature=temperature, top_p=top_p)
     try:
-        from langchain_huggingface import ChatHuggingFace, HuggingFacePipeline
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "langchain_huggingface", "huggingface", "local Hugging Face chat models"
+        return _init(
+            "huggingface",
+            str(model_dir.resolve()),
+            "huggingface",
+            "local Hugging Face chat models",
+            task="text-generation",
+            device=index,
+            model_kwargs={"local_files_only": True},
+            pipeline_kwargs=pipeline_kwargs,
+        )
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"llm='hf:{path}': cannot load a local causal language model from {str(model_dir)!r} "
+            f"({type(exc).__name__}: {str(exc)[:300]}); the folder needs config.json, the weights and a "
+            "tokenizer with a chat template (save_pretrained output)"
         ) from exc
-    pipeline = HuggingFacePipeline.from_model_id(
-        model_id=str(model_dir),
-        task="text-generation",
-        device=-1,
-        model_kwargs={"local_files_only": True},
-        pipeline_kwargs={
-            "max_new_tokens": max_tokens,
-            "temperature": temperature,
-            "top_p": top_p,
-            "do_sample": temperature > 0,
-            "return_full_text": False,
-        },
-    )
-    return ChatHuggingFace(llm=pipeline, model_id=str(model_dir))
 
 
 def model_name_of(model: Any) -> str:

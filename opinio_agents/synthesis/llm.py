@@ -23,11 +23,11 @@ from pathlib import Path
 from langchain_core.language_models import BaseChatModel
 
 from opinio_agents.chains.highlight import HighlightChain, HighlightResult
-from opinio_agents.chains.structured import StructuredMode
 from opinio_agents.errors import ConfigError, OpinioError
 from opinio_agents.llm.cache import SQLiteResponseCache, attach_cache
 from opinio_agents.llm.providers import model_name_of, resolve_chat_model
 from opinio_agents.llm.retry import RetryPolicy
+from opinio_agents.llm.structured import StructuredMode
 from opinio_agents.llm.usage import UsageMeter
 from opinio_agents.models import Highlight, QueryFailure, TokenUsage
 from opinio_agents.prompts.promptset import PromptSet, default_prompts

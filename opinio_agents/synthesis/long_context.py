@@ -31,10 +31,10 @@ from pathlib import Path
 from langchain_core.language_models import BaseChatModel
 
 from opinio_agents.chains.long_context import LongContextChain
-from opinio_agents.chains.structured import StructuredMode
 from opinio_agents.errors import ConfigError, OpinioError
 from opinio_agents.llm.providers import model_name_of
 from opinio_agents.llm.retry import RetryPolicy
+from opinio_agents.llm.structured import StructuredMode
 from opinio_agents.llm.tokens import TokenCounter, count_message_tokens, default_token_counter
 from opinio_agents.llm.usage import UsageMeter
 from opinio_agents.models import (

@@ -1,0 +1,588 @@
+"""The one structured-output call of the package: a pydantic-validated answer with one repair turn.
+
+Every LLM feature (the highlight chain, the long-context baseline, the LLM judge,
+the LLM triplet extractor, HIRO's generators and its entailment judge) asks its
+chat model for an answer through :class:`StructuredChat` (or the function
+:func:`structured_call`). The flow of one call:
+
+1. **Model call** (transient errors -- 429, 5xx, timeouts, garbled bodies -- are
+   retried with backoff, see :mod:`opinio_agents.llm.retry`). The mode decides how:
+
+   * ``"native"``: ``model.with_structured_output(schema, method="json_schema",
+     include_raw=True)`` -- the provider's JSON-schema output (OpenAI
+     ``response_format``, Ollama ``format``; models that only offer tool calling
+     get LangChain's tool-calling equivalent).
+   * ``"parser"``: a plain call; the answer is JSON in text (OpinioRAG App. B.5).
+   * ``"auto"`` (default): native where the model supports it (it implements
+     ``with_structured_output``, its profile does not deny it, and it is not a
+     local transformers pipeline), else parser; a server that rejects the
+     ``response_format`` with HTTP 400/422 turns the caller to parser for good.
+
+2. **Candidates**, tried in order: the natively parsed object, tool-call
+   arguments, every JSON value :func:`~opinio_agents.llm.json_parsing.iter_json_candidates`
+   recovers from the text (direct parse, JSON blocks, key pattern match), then
+   the caller's ``text_fallback`` (e.g. "a one-sentence answer *is* the sentence").
+   The first that validates against ``output_model`` *and* passes the caller's
+   ``validate`` function (which raises :class:`OutputInvalid` to reject) wins.
+
+3. **Exactly one repair turn** if none does: the model is shown its answer and
+   the error and asked again. A second failure raises
+   :class:`~opinio_agents.errors.LLMOutputError` carrying the raw output of both
+   attempts, the errors, the number of model calls and the tokens spent.
+
+:class:`StructuredChat` is a LangChain ``RunnableSerializable``: its calls, and
+the chat-model calls inside them, show in callbacks and LangSmith traces with the
+config's tags and metadata.
+
+Example:
+    >>> from langchain_core.language_models import FakeListChatModel
+    >>> from langchain_core.messages import HumanMessage
+    >>> from pydantic import BaseModel
+    >>> class Verdict(BaseModel):
+    ...     answer: str
+    >>> model = FakeListChatModel(responses=["Sure! {'answer'...", 'Here: {"answer": "yes"}'])
+    >>> result = structured_call(model, [HumanMessage("Question?")], Verdict)
+    >>> result.value.answer, result.repaired, result.mode
+    ('yes', True, 'parser')
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar, cast
+
+from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.prompt_values import PromptValue
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableSerializable
+from langchain_core.runnables.config import patch_config
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
+
+from opinio_agents.errors import ConfigError, LLMError, LLMOutputError
+from opinio_agents.llm.cache import is_cache_hit
+from opinio_agents.llm.json_parsing import iter_json_candidates
+from opinio_agents.llm.retry import RetryPolicy, acall_with_retry, call_with_retry, status_code_of
+from opinio_agents.llm.tokens import TokenCounter, count_message_tokens, default_token_counter, usage_from_message
+from opinio_agents.models import TokenUsage
+
+__all__ = [
+    "StructuredMode",
+    "STRUCTURED_MODES",
+    "StructuredChat",
+    "StructuredResult",
+    "OutputInvalid",
+    "REPAIR_INSTRUCTION",
+    "structured_call",
+    "astructured_call",
+    "check_mode",
+    "native_support",
+    "message_text",
+]
+
+logger = logging.getLogger(__name__)
+
+R = TypeVar("R")
+
+#: The structured-output modes every LLM feature accepts (``structured_output=``).
+StructuredMode = Literal["auto", "native", "parser"]
+STRUCTURED_MODES: tuple[str, ...] = ("auto", "native", "parser")
+
+REPAIR_INSTRUCTION = (
+    "Your previous answer could not be used: {error}\n"
+    "Answer again with JSON only, in exactly the requested format. Do not add any other text."
+)
+
+
+class OutputInvalid(ValueError):
+    """Raised by a ``validate`` function when a parsed answer is unusable (triggers the repair turn)."""
+
+
+@dataclass
+class StructuredResult(Generic[R]):
+    """A validated answer and how it was obtained.
+
+    Attributes:
+        value: What ``validate`` returned (by default the ``output_model`` instance).
+        raw_output: The text of the answer that was used.
+        attempts: Model calls made, transport retries and the repair turn included.
+        repaired: True when the repair turn produced the answer.
+        mode: ``"native"`` or ``"parser"``: how the answer was requested.
+        usage: Tokens of every call made.
+        errors: Why the first answer was rejected (empty when it was not).
+    """
+
+    value: R
+    raw_output: str
+    attempts: int
+    repaired: bool
+    mode: str
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    errors: list[str] = field(default_factory=list)
+
+
+def check_mode(mode: str) -> StructuredMode:
+    """Return ``mode`` if it is one of :data:`STRUCTURED_MODES`.
+
+    Raises:
+        ConfigError: Any other value.
+    """
+    if mode not in STRUCTURED_MODES:
+        raise ConfigError(f"structured_output={mode!r} must be one of {', '.join(map(repr, STRUCTURED_MODES))}")
+    return cast(StructuredMode, mode)
+
+
+def message_text(message: Any) -> str:
+    """The text content of a chat message (content blocks joined)."""
+    content = getattr(message, "content", message)
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            b if isinstance(b, str) else str(b.get("text", "")) for b in content if isinstance(b, (str, dict))
+        )
+    return "" if content is None else str(content)
+
+
+def native_support(model: BaseChatModel) -> bool | None:
+    """Whether ``model`` offers JSON-schema structured output: True, False, or None (unknown).
+
+    False for models that do not implement ``with_structured_output``, whose
+    LangChain profile says ``structured_output: False``, and for local transformers
+    pipelines (``ChatHuggingFace`` over ``HuggingFacePipeline``), which cannot
+    constrain generation to a schema.
+    """
+    if type(model).with_structured_output is BaseChatModel.with_structured_output and (
+        type(model).bind_tools is BaseChatModel.bind_tools
+    ):
+        return False
+    if type(model).__name__ == "ChatHuggingFace" and type(getattr(model, "llm", None)).__name__ == "HuggingFacePipeline":
+        return False
+    profile = getattr(model, "profile", None)
+    if isinstance(profile, dict) and profile.get("structured_output") is False:
+        return False
+    if isinstance(profile, dict) and profile.get("structured_output") is True:
+        return True
+    return None
+
+
+def _short(exc: BaseException) -> str:
+    if isinstance(exc, ValidationError):
+        parts = []
+        for err in exc.errors()[:4]:
+            loc = ".".join(str(p) for p in err.get("loc", ()))
+            parts.append(f"{loc or 'root'}: {err.get('msg')}")
+        return "; ".join(parts)
+    return str(exc)[:300]
+
+
+def _as_messages(value: LanguageModelInput) -> list[BaseMessage]:
+    if isinstance(value, PromptValue):
+        return value.to_messages()
+    if isinstance(value, str):
+        return [HumanMessage(content=value)]
+    if isinstance(value, Sequence) and all(isinstance(m, BaseMessage) for m in value):
+        return list(value)
+    raise ConfigError(
+        f"structured call input must be a list of chat messages, a prompt value or a string, got {type(value).__name__}"
+    )
+
+
+class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[Any]]):
+    """Ask ``model`` for an ``output_model`` answer: native JSON schema or text JSON, one repair turn.
+
+    A Runnable: ``invoke(messages)`` returns a :class:`StructuredResult`; ``batch``,
+    ``batch_as_completed``, ``ainvoke`` and ``abatch`` work as usual. Callers that
+    check the answer against per-call context use :meth:`call` / :meth:`acall` with
+    a ``validate`` function. Thread-safe (the only shared state is the mode, which
+    can only turn from native to parser).
+
+    Args:
+        model: Any LangChain chat model.
+        output_model: The pydantic model the answer must match.
+        mode: ``"auto"``, ``"native"`` or ``"parser"`` (see the module docstring).
+        retry: Policy for transient errors (default: 3 retries with backoff).
+        counter: Token estimator used when a response carries no usage metadata.
+        validate: Default check applied to every parsed answer (raise :class:`OutputInvalid`).
+        text_fallback: Maps raw text without usable JSON to a candidate (a dict for
+            ``output_model``) or None; tried after the JSON candidates.
+        repair_instruction: The repair turn's message; ``{error}`` is replaced.
+        what: What is being asked, for error messages (e.g. ``"highlight"``).
+
+    Raises:
+        ConfigError: Not a chat model, an unknown mode, or ``"native"`` for a model without it.
+
+    Example:
+        >>> from langchain_core.language_models import FakeListChatModel
+        >>> from pydantic import BaseModel
+        >>> class Out(BaseModel):
+        ...     answer: str
+        >>> chat = StructuredChat(FakeListChatModel(responses=['{"answer": "yes"}']), Out)
+        >>> chat.invoke("Question?").value.answer
+        'yes'
+    """
+
+    model: BaseChatModel
+    output_model: type[BaseModel]
+    mode: str = "auto"
+    retry: Any = None
+    counter: Any = None
+    validate_answer: Any = None
+    text_fallback: Any = None
+    repair_instruction: str = REPAIR_INSTRUCTION
+    what: str = "model answer"
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    _native: Runnable[Any, Any] | None = PrivateAttr(default=None)
+    _active: str = PrivateAttr(default="parser")
+    _lock: Any = PrivateAttr(default=None)
+    _keys: tuple[str, ...] = PrivateAttr(default=())
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        output_model: type[BaseModel],
+        *,
+        mode: str = "auto",
+        retry: RetryPolicy | None = None,
+        counter: TokenCounter | None = None,
+        validate: Callable[[Any], Any] | None = None,
+        text_fallback: Callable[[str], Any] | None = None,
+        repair_instruction: str = REPAIR_INSTRUCTION,
+        what: str = "model answer",
+        **kwargs: Any,
+    ) -> None:
+        if not isinstance(model, BaseChatModel):
+            raise ConfigError(
+                f"model must be a LangChain BaseChatModel, got {type(model).__name__}; "
+                "use opinio_agents.llm.resolve_chat_model() to build one from a string"
+            )
+        if not (isinstance(output_model, type) and issubclass(output_model, BaseModel)):
+            raise ConfigError(f"output_model must be a pydantic model class, got {output_model!r}")
+        super().__init__(
+            model=model,
+            output_model=output_model,
+            mode=check_mode(mode),
+            retry=retry or RetryPolicy(),
+            counter=counter or default_token_counter(),
+            validate_answer=validate,
+            text_fallback=text_fallback,
+            repair_instruction=repair_instruction,
+            what=what,
+            **kwargs,
+        )
+        self._bind()  # outside pydantic validation, so a ConfigError stays a ConfigError
+
+    def _bind(self) -> None:
+        """Bind the native structured-output runnable where the mode and the model allow it."""
+        self._lock = threading.Lock()
+        self._keys = tuple(self.output_model.model_fields)
+        self._active = "parser"
+        if self.mode == "parser":
+            return
+        support = native_support(self.model)
+        if support is False:
+            if self.mode == "native":
+                raise ConfigError(
+                    f"{type(self.model).__name__} has no native JSON-schema structured output; "
+                    "use structured_output='parser' (or 'auto')"
+                )
+            return
+        try:
+            # A JSON-schema dict, not the class: the provider client then does not validate on
+            # its own (which would lose the raw text); the candidates are validated here.
+            self._native = self.model.with_structured_output(
+                self.output_model.model_json_schema(), method="json_schema", include_raw=True
+            )
+        except (NotImplementedError, ValueError, TypeError) as exc:
+            if self.mode == "native":
+                raise ConfigError(
+                    f"{type(self.model).__name__} has no native JSON-schema structured output ({exc}); "
+                    "use structured_output='parser' (or 'auto')"
+                ) from None
+            return
+        self._active = "native"
+
+    @property
+    def active_mode(self) -> str:
+        """``"native"`` or ``"parser"``: how the next call asks (auto may turn to parser after a 400)."""
+        return self._active
+
+    # -- one model call ---------------------------------------------------------------------------
+    def _should_downgrade(self, exc: LLMError) -> bool:
+        cause = exc.__cause__ or exc
+        if self.mode != "auto" or self._active != "native":
+            return False
+        return status_code_of(cause) in (400, 422) or isinstance(cause, NotImplementedError)
+
+    def _downgrade(self, exc: LLMError) -> None:
+        with self._lock:
+            if self._active == "native":
+                logger.info(
+                    "%s rejected native structured output (%s); asking for JSON in text from now on",
+                    type(self.model).__name__,
+                    str(exc)[:200],
+                )
+            self._active = "parser"
+
+    def _unpack(self, result: Any) -> tuple[Any, Any]:
+        if isinstance(result, dict) and "raw" in result:
+            return result.get("raw"), result.get("parsed")
+        return result, None
+
+    def _once(self, messages: list[BaseMessage], config: RunnableConfig) -> tuple[Any, Any, int]:
+        def attempt() -> Any:
+            if self._active == "native" and self._native is not None:
+                return self._native.invoke(messages, config=config)
+            return self.model.invoke(messages, config=config)
+
+        try:
+            result, attempts = call_with_retry(attempt, self.retry, what=f"{self.what} call")
+        except LLMError as exc:
+            if not self._should_downgrade(exc):
+                raise
+            self._downgrade(exc)
+            result, more = call_with_retry(attempt, self.retry, what=f"{self.what} call")
+            attempts = (exc.attempts or 1) + more
+        raw, parsed = self._unpack(result)
+        return raw, parsed, attempts
+
+    async def _aonce(self, messages: list[BaseMessage], config: RunnableConfig) -> tuple[Any, Any, int]:
+        async def attempt() -> Any:
+            if self._active == "native" and self._native is not None:
+                return await self._native.ainvoke(messages, config=config)
+            return await self.model.ainvoke(messages, config=config)
+
+        try:
+            result, attempts = await acall_with_retry(attempt, self.retry, what=f"{self.what} call")
+        except LLMError as exc:
+            if not self._should_downgrade(exc):
+                raise
+            self._downgrade(exc)
+            result, more = await acall_with_retry(attempt, self.retry, what=f"{self.what} call")
+            attempts = (exc.attempts or 1) + more
+        raw, parsed = self._unpack(result)
+        return raw, parsed, attempts
+
+    # -- usage, candidates, validation --------------------------------------------------------------
+    def _usage(self, messages: Sequence[BaseMessage], raw: Any) -> TokenUsage:
+        counted = usage_from_message(raw)
+        if counted is None:
+            counted = (count_message_tokens(messages, self.counter), self.counter.count(message_text(raw)))
+        return TokenUsage(
+            prompt_tokens=counted[0], completion_tokens=counted[1], calls=1, cached_calls=int(is_cache_hit(raw))
+        )
+
+    def _candidates(self, raw: Any, parsed: Any) -> list[Any]:
+        out: list[Any] = []
+        if parsed is not None:
+            out.append(parsed)
+        for call in getattr(raw, "tool_calls", None) or []:
+            args = call.get("args") if isinstance(call, dict) else None
+            if isinstance(args, dict):
+                out.append(args)
+        text = message_text(raw)
+        out.extend(iter_json_candidates(text, self._keys))
+        if self.text_fallback is not None:
+            fallback = self.text_fallback(text)
+            if fallback is not None:
+                out.append(fallback)
+        return out
+
+    def _coerce(self, raw: Any, parsed: Any, validate: Callable[[Any], Any]) -> Any:
+        errors: list[str] = []
+        candidates = self._candidates(raw, parsed)
+        for candidate in candidates:
+            try:
+                value = (
+                    candidate
+                    if isinstance(candidate, self.output_model)
+                    else self.output_model.model_validate(candidate)
+                )
+                return validate(value)
+            except ValidationError as exc:
+                errors.append(f"the JSON does not match the schema ({_short(exc)})")
+            except OutputInvalid as exc:
+                errors.append(str(exc))
+        if not candidates:
+            raise OutputInvalid("no JSON object was found in the answer")
+        raise OutputInvalid(errors[0])
+
+    @staticmethod
+    def _raw_text(raw: Any) -> str:
+        text = message_text(raw)
+        if not text and getattr(raw, "tool_calls", None):
+            text = str(raw.tool_calls[0].get("args"))
+        return text
+
+    def _repair_messages(self, messages: list[BaseMessage], raw: Any, error: str) -> list[BaseMessage]:
+        return [
+            *messages,
+            AIMessage(content=self._raw_text(raw)[:4000] or "(empty answer)"),
+            HumanMessage(content=self.repair_instruction.format(error=error)),
+        ]
+
+    def _unusable(
+        self, errors: list[str], outputs: list[str], attempts: int, usage: TokenUsage
+    ) -> LLMOutputError:
+        return LLMOutputError(
+            f"{self.what}: could not parse a valid answer after one repair turn: {errors[-1]}",
+            raw_output=outputs[-1],
+            attempts=attempts,
+            outputs=outputs,
+            errors=errors,
+            usage=usage,
+        )
+
+    def _check(self, validate: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
+        return validate or self.validate_answer or (lambda value: value)
+
+    # -- the call ------------------------------------------------------------------------------------
+    def _run(
+        self,
+        value: LanguageModelInput,
+        run_manager: CallbackManagerForChainRun,
+        config: RunnableConfig,
+        *,
+        validate: Callable[[Any], Any] | None = None,
+    ) -> StructuredResult[Any]:
+        check = self._check(validate)
+        messages = _as_messages(value)
+        child = patch_config(config, callbacks=run_manager.get_child())
+        mode = self._active
+        raw, parsed, attempts = self._once(messages, child)
+        usage = self._usage(messages, raw)
+        try:
+            return StructuredResult(self._coerce(raw, parsed, check), message_text(raw), attempts, False, mode, usage)
+        except OutputInvalid as first:
+            repair = self._repair_messages(messages, raw, str(first))
+            raw2, parsed2, more = self._once(repair, patch_config(config, callbacks=run_manager.get_child("repair")))
+            usage = usage.add(self._usage(repair, raw2))
+            try:
+                value2 = self._coerce(raw2, parsed2, check)
+            except OutputInvalid as second:
+                raise self._unusable(
+                    [str(first), str(second)], [self._raw_text(raw), self._raw_text(raw2)], attempts + more, usage
+                ) from second
+            return StructuredResult(value2, message_text(raw2), attempts + more, True, mode, usage, [str(first)])
+
+    async def _arun(
+        self,
+        value: LanguageModelInput,
+        run_manager: AsyncCallbackManagerForChainRun,
+        config: RunnableConfig,
+        *,
+        validate: Callable[[Any], Any] | None = None,
+    ) -> StructuredResult[Any]:
+        check = self._check(validate)
+        messages = _as_messages(value)
+        child = patch_config(config, callbacks=run_manager.get_child())
+        mode = self._active
+        raw, parsed, attempts = await self._aonce(messages, child)
+        usage = self._usage(messages, raw)
+        try:
+            return StructuredResult(self._coerce(raw, parsed, check), message_text(raw), attempts, False, mode, usage)
+        except OutputInvalid as first:
+            repair = self._repair_messages(messages, raw, str(first))
+            raw2, parsed2, more = await self._aonce(
+                repair, patch_config(config, callbacks=run_manager.get_child("repair"))
+            )
+            usage = usage.add(self._usage(repair, raw2))
+            try:
+                value2 = self._coerce(raw2, parsed2, check)
+            except OutputInvalid as second:
+                raise self._unusable(
+                    [str(first), str(second)], [self._raw_text(raw), self._raw_text(raw2)], attempts + more, usage
+                ) from second
+            return StructuredResult(value2, message_text(raw2), attempts + more, True, mode, usage, [str(first)])
+
+    def call(
+        self,
+        messages: LanguageModelInput,
+        config: RunnableConfig | None = None,
+        *,
+        validate: Callable[[Any], Any] | None = None,
+    ) -> StructuredResult[Any]:
+        """Call the model, validate with ``validate`` (default: the instance's), repair once if needed.
+
+        Raises:
+            LLMError: The model call failed after its retries.
+            LLMOutputError: Neither the answer nor the repaired answer could be used.
+        """
+        return self._call_with_config(
+            functools.partial(self._run, validate=validate), messages, config, run_type="chain"
+        )
+
+    async def acall(
+        self,
+        messages: LanguageModelInput,
+        config: RunnableConfig | None = None,
+        *,
+        validate: Callable[[Any], Any] | None = None,
+    ) -> StructuredResult[Any]:
+        """Async twin of :meth:`call`."""
+        return await self._acall_with_config(
+            functools.partial(self._arun, validate=validate), messages, config, run_type="chain"
+        )
+
+    def invoke(
+        self, input: LanguageModelInput, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> StructuredResult[Any]:
+        """Runnable entry point: :meth:`call` with the instance's ``validate``."""
+        return self.call(input, config)
+
+    async def ainvoke(
+        self, input: LanguageModelInput, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> StructuredResult[Any]:
+        """Async twin of :meth:`invoke`."""
+        return await self.acall(input, config)
+
+
+def structured_call(
+    model: BaseChatModel,
+    messages: LanguageModelInput,
+    output_model: type[BaseModel],
+    *,
+    mode: str = "auto",
+    validate: Callable[[Any], Any] | None = None,
+    text_fallback: Callable[[str], Any] | None = None,
+    retry: RetryPolicy | None = None,
+    counter: TokenCounter | None = None,
+    config: RunnableConfig | None = None,
+    what: str = "model answer",
+) -> StructuredResult[Any]:
+    """One structured call (see :class:`StructuredChat` for the arguments).
+
+    Raises:
+        LLMError: The model call failed after its retries.
+        LLMOutputError: The answer and the repaired answer were both unusable.
+    """
+    chat = StructuredChat(
+        model, output_model, mode=mode, retry=retry, counter=counter, text_fallback=text_fallback, what=what
+    )
+    return chat.call(messages, config, validate=validate)
+
+
+async def astructured_call(
+    model: BaseChatModel,
+    messages: LanguageModelInput,
+    output_model: type[BaseModel],
+    *,
+    mode: str = "auto",
+    validate: Callable[[Any], Any] | None = None,
+    text_fallback: Callable[[str], Any] | None = None,
+    retry: RetryPolicy | None = None,
+    counter: TokenCounter | None = None,
+    config: RunnableConfig | None = None,
+    what: str = "model answer",
+) -> StructuredResult[Any]:
+    """Async twin of :func:`structured_call`."""
+    chat = StructuredChat(
+        model, output_model, mode=mode, retry=retry, counter=counter, text_fallback=text_fallback, what=what
+    )
+    return await chat.acall(messages, config, validate=validate)
