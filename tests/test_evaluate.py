@@ -167,7 +167,7 @@ def test_evaluator_end_to_end_with_fake_llm_and_resume(sample_slice, tmp_path):
         systems=specs,
         out_dir=tmp_path,
         triplet_extractor=extractor,
-        judge=LLMJudge(answers, structured=False),
+        judge=LLMJudge(answers, structured_output="parser"),
     )
     records = Evaluator(rag, config).run()
     assert len(records) == len(specs) * len(entities)
@@ -309,7 +309,7 @@ def test_llm_system_through_the_evaluator_with_a_fake_chat_model(sample_slice, t
     }
     llm = FakeListChatModel(responses=[json.dumps(answer)])
     rag = OpinioRAG(store_dir=store, llm=llm, llm_options={"cache_path": tmp_path / "cache.sqlite"})
-    judge = LLMJudge(FakeListChatModel(responses=[json.dumps(VERDICT)]), structured=False)
+    judge = LLMJudge(FakeListChatModel(responses=[json.dumps(VERDICT)]), structured_output="parser")
     specs = expand_systems(["llm"], ["bm25"], [5])
     config = EvaluationConfig(specs, tmp_path, triplet_extractor=KeywordTriplets(), judge=judge)
     records = Evaluator(rag, config).run([entities[0].key])

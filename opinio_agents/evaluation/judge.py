@@ -3,33 +3,34 @@
 The criteria are Aspect Relevance (AR), Non-Redundancy (NR), Sentiment
 Agreement (SA), Opinion Faithfulness (OF) and Overall Usefulness (OU); the
 rubric below (:data:`JUDGE_RUBRIC`) spells out each score level. Any LangChain
-chat model works: native structured output (``with_structured_output``) is
-used when the model supports it, otherwise the answer is parsed from text
-JSON; an invalid answer gets one repair turn before :class:`LLMOutputError`.
+chat model works: the verdict is asked through the package's one
+structured-output layer (:class:`~opinio_agents.llm.structured.StructuredChat`):
+native JSON-schema output where the model supports it, JSON in text otherwise,
+one repair turn before :class:`~opinio_agents.errors.LLMOutputError`.
 Both summaries are untrusted data, fenced in the prompt and never obeyed.
 
 Example:
     >>> from langchain_core.language_models import FakeListChatModel
     >>> answer = '{"aspect_relevance": 4, "non_redundancy": 5, "sentiment_agreement": 4, ' \\
     ...          '"opinion_faithfulness": 3, "overall_usefulness": 4, "rationale": "ok"}'
-    >>> judge = LLMJudge(FakeListChatModel(responses=[answer]), structured=False)
+    >>> judge = LLMJudge(FakeListChatModel(responses=[answer]), structured_output="parser")
     >>> judge.judge_texts("PROS: fast wifi", "PROS: wifi is fast").as_row()["OF"]
     3
 """
 
 from __future__ import annotations
 
-import json
-import re
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from opinio_agents.errors import LLMError, LLMOutputError
-from opinio_agents.models import ExpertReview, HighlightSet
+from opinio_agents.llm.retry import RetryPolicy
+from opinio_agents.llm.structured import StructuredChat, StructuredMode
+from opinio_agents.models import ExpertReview, HighlightSet, TokenUsage
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
+    from langchain_core.runnables import RunnableConfig
 
 __all__ = [
     "JUDGE_CRITERIA",
@@ -150,36 +151,37 @@ def format_expert(expert: ExpertReview) -> str:
     )
 
 
-def _json_objects(text: str) -> list[Any]:
-    """JSON objects found in a model answer: the whole text, fenced blocks, then brace spans."""
-    found: list[Any] = []
-    candidates = [text, *re.findall(r"```(?:json)?\s*(.*?)```", text, flags=re.S)]
-    start = text.find("{")
-    end = text.rfind("}")
-    if 0 <= start < end:
-        candidates.append(text[start : end + 1])
-    for chunk in candidates:
-        try:
-            found.append(json.loads(chunk))
-        except (json.JSONDecodeError, TypeError):
-            continue
-    return found
-
-
 class LLMJudge:
     """Score system summaries against expert summaries with a chat model.
 
     Args:
         llm: Any LangChain ``BaseChatModel``.
-        structured: Try native structured output first (falls back to text JSON
-            when the model does not implement it).
-        repair: Allow one repair turn after an invalid answer.
+        structured_output: ``"auto"`` (native JSON schema when the model has it),
+            ``"native"`` or ``"parser"`` (JSON in text), as everywhere in the package.
+        retry: Retry policy for transient errors (429, 5xx, timeouts).
+        config: LangChain run config for every call (callbacks, tags, metadata).
+
+    Attributes:
+        usage: Tokens and calls spent so far.
     """
 
-    def __init__(self, llm: BaseChatModel, *, structured: bool = True, repair: bool = True) -> None:
+    def __init__(
+        self,
+        llm: BaseChatModel,
+        *,
+        structured_output: StructuredMode = "auto",
+        retry: RetryPolicy | None = None,
+        config: RunnableConfig | None = None,
+    ) -> None:
         self.llm = llm
-        self.structured = structured
-        self.repair = repair
+        self.structured = StructuredChat(llm, JudgeScores, mode=structured_output, retry=retry, what="judge verdict")
+        self.config: dict[str, Any] = {"run_name": "LLMJudge", **(config or {})}
+        self.usage = TokenUsage()
+
+    @property
+    def mode(self) -> str:
+        """``"native"`` or ``"parser"``: how the verdict is asked."""
+        return self.structured.active_mode
 
     def messages(self, system_text: str, expert_text: str) -> list[Any]:
         """The prompt messages for one comparison."""
@@ -188,65 +190,17 @@ class LLMJudge:
         body = _TEMPLATE.format(rubric=JUDGE_RUBRIC, expert=expert_text, system=system_text)
         return [SystemMessage(content=_SYSTEM), HumanMessage(content=body)]
 
-    def _structured(self, messages: list[Any]) -> JudgeScores | None:
-        try:
-            runnable = self.llm.with_structured_output(JudgeScores)
-        except NotImplementedError:
-            return None
-        try:
-            out = runnable.invoke(messages)
-        except NotImplementedError:
-            return None
-        except Exception as exc:  # noqa: BLE001 - provider errors vary; fall back to text parsing
-            if isinstance(exc, (ValidationError, ValueError)):
-                return None
-            raise LLMError(f"judge model call failed: {exc}") from exc
-        if isinstance(out, JudgeScores):
-            return out
-        if isinstance(out, dict):
-            try:
-                return JudgeScores.model_validate(out)
-            except ValidationError:
-                return None
-        return None
-
-    def _parse(self, text: str) -> tuple[JudgeScores | None, str]:
-        error = "no JSON object found"
-        for obj in _json_objects(text):
-            try:
-                return JudgeScores.model_validate(obj), ""
-            except ValidationError as exc:
-                error = str(exc).splitlines()[0]
-        return None, error
-
     def judge_texts(self, system_text: str, expert_text: str) -> JudgeScores:
         """Scores of one system summary text against one expert summary text.
 
         Raises:
+            LLMError: The model call failed after its retries.
             LLMOutputError: When no valid verdict comes back after the repair turn.
         """
-        from langchain_core.messages import AIMessage, HumanMessage
-
-        messages = self.messages(system_text, expert_text)
-        if self.structured:
-            scores = self._structured(messages)
-            if scores is not None:
-                return scores
-        raw = ""
-        for _attempt in range(2 if self.repair else 1):
-            reply = self.llm.invoke(messages)
-            raw = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
-            scores, error = self._parse(raw)
-            if scores is not None:
-                return scores
-            messages = [
-                *messages,
-                AIMessage(content=raw),
-                HumanMessage(
-                    content=f"That answer was invalid ({error}). Reply with the JSON object only."
-                ),
-            ]
-        raise LLMOutputError("the judge model did not return valid scores", raw_output=raw)
+        result = self.structured.invoke(self.messages(system_text, expert_text), self.config)  # type: ignore[arg-type]
+        self.usage = self.usage.add(result.usage)
+        scores: JudgeScores = result.value
+        return scores
 
     def judge(self, result: HighlightSet, expert: ExpertReview) -> JudgeScores:
         """Scores of one entity's highlights against its expert review."""

@@ -29,14 +29,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pydantic import BaseModel, Field
+
 from opinio_agents.errors import ConfigError, LLMError, MissingDependencyError
 from opinio_agents.hiro.generators import GeneratedSentence
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
+    from opinio_agents.llm.retry import RetryPolicy
+    from opinio_agents.llm.structured import StructuredChat, StructuredMode
+
 __all__ = [
     "EntailmentJudge",
+    "EntailmentAnswer",
     "CallableJudge",
     "LLMEntailmentJudge",
     "NLIEntailmentJudge",
@@ -72,40 +78,103 @@ _JUDGE_PROMPT = (
 )
 
 
+_JUDGE_REPAIR = "Your previous answer could not be used: {error}\nAnswer with one word: yes or no."
+_YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+
+
+class EntailmentAnswer(BaseModel):
+    """The LLM entailment judge's structured answer."""
+
+    entailed: bool = Field(description="True when, according to the premise, the hypothesis is true.")
+
+
+def _yes_no(text: str) -> dict[str, bool] | None:
+    match = _YES_NO.match(text)
+    return {"entailed": match.group(1).lower() == "yes"} if match else None
+
+
 class LLMEntailmentJudge:
-    """Entailment by an LLM answering yes/no (a LangChain chain; provider strings resolved lazily).
+    """Entailment by an LLM answering yes/no (provider strings resolved lazily, once).
+
+    The answer goes through the package's structured-output layer: native JSON
+    schema (``{"entailed": true}``) where the model has it, else an answer that
+    starts with *yes* or *no*; anything else gets one repair turn, then fails with
+    :class:`~opinio_agents.errors.LLMOutputError` (never silently counted as "no").
 
     Args:
         llm: A LangChain chat model or a provider string.
         base_url: OpenAI-compatible server for a provider string.
         max_concurrency: Parallel calls.
+        structured_output: ``"auto"``, ``"native"`` or ``"parser"``.
+        retry: Retry policy for transient errors.
     """
 
-    def __init__(self, llm: BaseChatModel | str, *, base_url: str | None = None, max_concurrency: int = 4) -> None:
+    def __init__(
+        self,
+        llm: BaseChatModel | str,
+        *,
+        base_url: str | None = None,
+        max_concurrency: int = 4,
+        structured_output: StructuredMode = "auto",
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        from opinio_agents.llm.structured import check_mode
+
+        if max_concurrency < 1:
+            raise ConfigError(f"max_concurrency={max_concurrency} must be >= 1")
         self._spec = llm
         self._base_url = base_url
         self.max_concurrency = max_concurrency
+        self.structured_output = check_mode(structured_output)
+        self.retry = retry
+        self._chain: Any = None
+
+    def chain(self) -> Any:
+        """``prompt | StructuredChat`` over the resolved model (built once)."""
+        if self._chain is None:
+            from langchain_core.prompts import ChatPromptTemplate
+
+            from opinio_agents.llm.providers import resolve_chat_model
+            from opinio_agents.llm.structured import StructuredChat
+
+            model = resolve_chat_model(self._spec, base_url=self._base_url)
+            if model is None:
+                raise ConfigError("llm is None; pass a LangChain chat model or a provider string")
+            structured: StructuredChat = StructuredChat(
+                model,
+                EntailmentAnswer,
+                mode=self.structured_output,
+                retry=self.retry,
+                text_fallback=_yes_no,
+                repair_instruction=_JUDGE_REPAIR,
+                what="entailment verdict",
+            )
+            template = ChatPromptTemplate.from_messages([("human", _JUDGE_PROMPT)])
+            self._chain = (template | structured).with_config(run_name="LLMEntailmentJudge")
+        return self._chain
 
     def entails(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
-        """Ask the model about every pair; an answer starting with 'yes' counts as entailment."""
+        """Ask the model about every pair.
+
+        Raises:
+            LLMError: A call failed after its retries, or an answer was neither yes nor no
+                after the repair turn (:class:`~opinio_agents.errors.LLMOutputError`).
+        """
         if not pairs:
             return []
-        from langchain_core.output_parsers import StrOutputParser
-        from langchain_core.prompts import ChatPromptTemplate
-
-        from opinio_agents.llm.providers import resolve_chat_model
-
-        model = resolve_chat_model(self._spec, base_url=self._base_url)
-        if model is None:
-            raise ConfigError("llm is None; pass a LangChain chat model or a provider string")
-        chain = ChatPromptTemplate.from_messages([("human", _JUDGE_PROMPT)]) | model | StrOutputParser()
-        try:
-            answers = chain.batch(
-                [{"premise": p, "hypothesis": h} for p, h in pairs], config={"max_concurrency": self.max_concurrency}
-            )
-        except Exception as exc:  # noqa: BLE001 - provider errors vary
-            raise LLMError(f"entailment judge failed: {exc}") from exc
-        return [bool(re.match(r"\W*yes\b", a.strip().lower())) for a in answers]
+        results = self.chain().batch(
+            [{"premise": p, "hypothesis": h} for p, h in pairs],
+            config={"max_concurrency": self.max_concurrency},
+            return_exceptions=True,
+        )
+        decisions: list[bool] = []
+        for result in results:
+            if isinstance(result, LLMError):
+                raise result
+            if isinstance(result, Exception):
+                raise LLMError(f"entailment judge failed: {type(result).__name__}: {result}") from result
+            decisions.append(bool(result.value.entailed))
+        return decisions
 
 
 class NLIEntailmentJudge:

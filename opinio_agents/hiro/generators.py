@@ -10,10 +10,13 @@
   lexically closest to (attribution then takes the best cluster, as the paper
   does for HIRO_doc).
 
-The LLM variants are LangChain chains (prompt | chat model | string parser)
-over any ``BaseChatModel`` or a provider string resolved with
-:func:`opinio_agents.llm.providers.resolve_chat_model`. Review sentences are
-quoted as data inside the prompt; the system message tells the model never to
+The LLM variants are LangChain chains, ``prompt | StructuredChat``, over any
+``BaseChatModel`` or a provider string resolved with
+:func:`opinio_agents.llm.providers.resolve_chat_model`: the answer goes through the
+package's one structured-output layer (native JSON schema where the model has it;
+otherwise the paper's plain-text answer is taken as the sentence or summary), with
+one repair turn for an empty answer and transient errors retried. Review sentences
+are quoted as data inside the prompt; the system message tells the model never to
 follow instructions found in them.
 
 Example:
@@ -32,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from pydantic import BaseModel, Field
 
 from opinio_agents.errors import ConfigError, LLMError
 from opinio_agents.hiro.lexical import TfidfModel, mean_pairwise_rouge2, rouge_tokens
@@ -40,6 +44,9 @@ from opinio_agents.text.preprocess import tokenize_for_bm25
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
+
+    from opinio_agents.llm.retry import RetryPolicy
+    from opinio_agents.llm.structured import StructuredChat, StructuredMode
 
 __all__ = [
     "GeneratedSentence",
@@ -50,6 +57,8 @@ __all__ = [
     "PROMPT_DOC",
     "SYSTEM_PROMPT",
     "split_sentences",
+    "SentenceAnswer",
+    "SummaryAnswer",
 ]
 
 SYSTEM_PROMPT = (
@@ -66,6 +75,32 @@ PROMPT_DOC = (
     "Here is a list of sentences taken from reviews of the {entity_name}:\n\n{sentences}\n\n"
     "In no more than 60 words, write a concise summary that includes the main points:"
 )
+_REPAIR = (
+    "Your previous answer could not be used: {error}\n"
+    "Answer again with the requested text only, as plain words, without any other comment."
+)
+
+
+class SentenceAnswer(BaseModel):
+    """HIRO_sent's structured answer: the one summary sentence of a cluster."""
+
+    sentence: str = Field(min_length=1, description="One concise sentence of at most 10 words.")
+
+
+class SummaryAnswer(BaseModel):
+    """HIRO_doc's structured answer: the summary of all clusters."""
+
+    summary: str = Field(min_length=1, description="A concise summary of at most 60 words.")
+
+
+def _plain(key: str) -> Any:
+    def fallback(text: str) -> dict[str, str] | None:
+        cleaned = text.strip()
+        return {key: cleaned} if cleaned else None
+
+    return fallback
+
+
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'])")
 
 
@@ -124,6 +159,8 @@ def split_sentences(text: str) -> list[str]:
 
 class _LLMGenerator:
     prompt: str = PROMPT_SENT
+    answer_model: type[BaseModel] = SentenceAnswer
+    answer_key: str = "sentence"
 
     def __init__(
         self,
@@ -132,14 +169,23 @@ class _LLMGenerator:
         base_url: str | None = None,
         max_sentences: int = 30,
         max_concurrency: int = 4,
+        structured_output: StructuredMode = "auto",
+        retry: RetryPolicy | None = None,
     ) -> None:
+        from opinio_agents.llm.structured import check_mode
+
         if max_sentences < 1:
             raise ConfigError(f"max_sentences={max_sentences} must be >= 1")
+        if max_concurrency < 1:
+            raise ConfigError(f"max_concurrency={max_concurrency} must be >= 1")
         self._llm_spec = llm
         self._base_url = base_url
         self._llm: BaseChatModel | None = None
+        self._structured: StructuredChat | None = None
         self.max_sentences = max_sentences
         self.max_concurrency = max_concurrency
+        self.structured_output = check_mode(structured_output)
+        self.retry = retry
 
     @property
     def llm(self) -> BaseChatModel:
@@ -153,19 +199,40 @@ class _LLMGenerator:
             self._llm = model
         return self._llm
 
+    @property
+    def structured(self) -> StructuredChat:
+        """The structured-output caller (built once, on first use)."""
+        if self._structured is None:
+            from opinio_agents.llm.structured import StructuredChat
+
+            self._structured = StructuredChat(
+                self.llm,
+                self.answer_model,
+                mode=self.structured_output,
+                retry=self.retry,
+                text_fallback=_plain(self.answer_key),
+                repair_instruction=_REPAIR,
+                what=f"{type(self).__name__} answer",
+            )
+        return self._structured
+
     def chain(self) -> Any:
-        """``prompt | llm | StrOutputParser()``."""
-        from langchain_core.output_parsers import StrOutputParser
+        """``prompt | StructuredChat`` (a Runnable from the prompt's fields to a ``StructuredResult``)."""
         from langchain_core.prompts import ChatPromptTemplate
 
         template = ChatPromptTemplate.from_messages([("system", SYSTEM_PROMPT), ("human", self.prompt)])
-        return template | self.llm | StrOutputParser()
+        return (template | self.structured).with_config(run_name=type(self).__name__)
 
     def _invoke(self, inputs: list[dict[str, str]]) -> list[str]:
-        try:
-            return self.chain().batch(inputs, config={"max_concurrency": self.max_concurrency})
-        except Exception as exc:  # noqa: BLE001 - provider errors vary; re-raised as LLMError
-            raise LLMError(f"HIRO generation failed: {exc}") from exc
+        results = self.chain().batch(inputs, config={"max_concurrency": self.max_concurrency}, return_exceptions=True)
+        texts: list[str] = []
+        for result in results:
+            if isinstance(result, LLMError):
+                raise result
+            if isinstance(result, Exception):
+                raise LLMError(f"HIRO generation failed: {type(result).__name__}: {result}") from result
+            texts.append(str(getattr(result.value, self.answer_key)))
+        return texts
 
 
 class HiroSentGenerator(_LLMGenerator):
@@ -176,9 +243,13 @@ class HiroSentGenerator(_LLMGenerator):
         base_url: OpenAI-compatible server for a provider string.
         max_sentences: Cluster sentences quoted per prompt.
         max_concurrency: Parallel LLM calls.
+        structured_output: ``"auto"``, ``"native"`` or ``"parser"``.
+        retry: Retry policy for transient errors.
     """
 
     prompt = PROMPT_SENT
+    answer_model = SentenceAnswer
+    answer_key = "sentence"
 
     def generate(
         self,
@@ -205,9 +276,14 @@ class HiroDocGenerator(_LLMGenerator):
         llm: A LangChain chat model or a provider string.
         base_url: OpenAI-compatible server for a provider string.
         max_sentences: Sentences quoted per cluster.
+        max_concurrency: Parallel LLM calls.
+        structured_output: ``"auto"``, ``"native"`` or ``"parser"``.
+        retry: Retry policy for transient errors.
     """
 
     prompt = PROMPT_DOC
+    answer_model = SummaryAnswer
+    answer_key = "summary"
 
     def generate(
         self,

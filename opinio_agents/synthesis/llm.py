@@ -1,5 +1,10 @@
 """LLM synthesizer: one highlight-chain call per query, bounded concurrency, cache, usage.
 
+Concurrency is LangChain's own: :meth:`LLMSynthesizer.synthesize_many` runs the
+:class:`~opinio_agents.chains.highlight.HighlightChain` with ``batch_as_completed``
+(``abatch_as_completed`` for the async twin) and ``max_concurrency``; every call
+carries the synthesizer's run ``config`` (callbacks, tags, metadata).
+
 Example:
     >>> from langchain_core.language_models import FakeListChatModel
     >>> from opinio_agents.models import Evidence
@@ -15,12 +20,13 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import ensure_config
 
 from opinio_agents.chains.highlight import HighlightChain, HighlightResult
 from opinio_agents.errors import ConfigError, OpinioError
@@ -91,6 +97,9 @@ class LLMSynthesizer(Synthesizer):
         structured_output: ``"auto"``, ``"native"`` or ``"parser"``.
         retry: Full retry policy (overrides ``max_retries``).
         guard: Apply the critical-complaint guard to every query's highlights.
+        max_tokens: Answer budget of models built from a string (paper: 256).
+        config: LangChain run config given to every chain call (``callbacks``,
+            ``tags``, ``metadata``, ``run_name``), e.g. a LangSmith tracer.
     """
 
     name = "llm"
@@ -111,6 +120,7 @@ class LLMSynthesizer(Synthesizer):
         retry: RetryPolicy | None = None,
         guard: bool = True,
         max_tokens: int = 256,
+        config: RunnableConfig | None = None,
     ) -> None:
         super().__init__()
         if max_concurrency < 1:
@@ -129,6 +139,11 @@ class LLMSynthesizer(Synthesizer):
             max_evidence_chars=max_evidence_chars,
         )
         self._meter = UsageMeter()
+        self.config: RunnableConfig = dict(config or {})  # type: ignore[assignment]
+
+    def _config(self, **extra: Any) -> RunnableConfig:
+        merged: dict[str, Any] = {**ensure_config(self.config), **extra}
+        return merged  # type: ignore[return-value]
 
     @property
     def usage(self) -> TokenUsage:  # type: ignore[override]
@@ -158,7 +173,7 @@ class LLMSynthesizer(Synthesizer):
             LLMOutputError: The answer could not be parsed or validated after one repair.
         """
         try:
-            result = self.chain.invoke(item)
+            result = self.chain.invoke(item, self._config())
         except OpinioError as exc:
             self._record_failed(exc)
             raise
@@ -172,7 +187,7 @@ class LLMSynthesizer(Synthesizer):
     async def asynthesize(self, item: QueryEvidence) -> list[Highlight]:
         """Async twin of :meth:`synthesize`."""
         try:
-            result = await self.chain.ainvoke(item)
+            result = await self.chain.ainvoke(item, self._config())
         except OpinioError as exc:
             self._record_failed(exc)
             raise
@@ -184,42 +199,34 @@ class LLMSynthesizer(Synthesizer):
         failure = QueryFailure(query=item.query, error=str(exc)[:1000], attempts=attempts)
         return SynthesisOutcome(item=item, failure=failure)
 
+    def _outcome(self, item: QueryEvidence, result: HighlightResult | Exception) -> SynthesisOutcome:
+        if isinstance(result, Exception):
+            self._record_failed(result)
+            return self._failure(item, result)
+        try:
+            return SynthesisOutcome(item=item, highlights=self._finish(item, result))
+        except Exception as exc:  # the guard must not sink the other queries either
+            return self._failure(item, exc)
+
     def synthesize_many(self, items: Sequence[QueryEvidence]) -> Iterator[SynthesisOutcome]:
         """Yield one outcome per query in completion order, ``max_concurrency`` at a time.
 
-        A query that fails (after retries and one repair) yields an outcome with
-        ``failure`` set; the other queries are unaffected.
+        Runs the chain's ``batch_as_completed``. A query that fails (after retries and
+        one repair) yields an outcome with ``failure`` set; the other queries are
+        unaffected.
         """
         items = list(items)
         if not items:
             return
-        with ThreadPoolExecutor(
-            max_workers=min(self.max_concurrency, len(items)), thread_name_prefix="opinio-llm"
-        ) as pool:
-            pending: dict[Future[list[Highlight]], QueryEvidence] = {
-                pool.submit(self.synthesize, item): item for item in items
-            }
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    item = pending.pop(future)
-                    try:
-                        yield SynthesisOutcome(item=item, highlights=future.result())
-                    except OpinioError as exc:
-                        yield self._failure(item, exc)
-                    except Exception as exc:  # a provider bug must not sink the other queries
-                        yield self._failure(item, exc)
+        config = self._config(max_concurrency=self.max_concurrency)
+        for index, result in self.chain.batch_as_completed(items, config, return_exceptions=True):
+            yield self._outcome(items[index], result)
 
     async def asynthesize_many(self, items: Sequence[QueryEvidence]) -> AsyncIterator[SynthesisOutcome]:
-        """Async twin of :meth:`synthesize_many` (a semaphore bounds concurrency)."""
-        semaphore = asyncio.Semaphore(self.max_concurrency)
-
-        async def one(item: QueryEvidence) -> SynthesisOutcome:
-            async with semaphore:
-                try:
-                    return SynthesisOutcome(item=item, highlights=await self.asynthesize(item))
-                except Exception as exc:
-                    return self._failure(item, exc)
-
-        for next_done in asyncio.as_completed([one(item) for item in items]):
-            yield await next_done
+        """Async twin of :meth:`synthesize_many` (the chain's ``abatch_as_completed``)."""
+        items = list(items)
+        if not items:
+            return
+        config = self._config(max_concurrency=self.max_concurrency)
+        async for index, result in self.chain.abatch_as_completed(items, config, return_exceptions=True):
+            yield self._outcome(items[index], result)

@@ -1,7 +1,11 @@
 """Triplet extraction with any LangChain chat model.
 
-Uses ``chat_model.with_structured_output(<pydantic schema>)`` when the model
-supports it and falls back to asking for JSON in plain text, parsed leniently.
+The answer is asked through the package's one structured-output layer
+(:class:`~opinio_agents.llm.structured.StructuredChat`): native JSON-schema output
+when the model supports it, JSON in plain text otherwise (parsed leniently: numbers
+or words for the sentiment, a bare list), one repair turn, transient errors
+retried. Sentences are sent with the chat model's own ``batch`` and
+``max_concurrency``.
 The sentence is untrusted review text: it is wrapped in ``<review>`` tags, any
 tag-like text inside it is neutralised, and the system message tells the model
 to treat it as data only. By default triplets whose aspect or opinion does not
@@ -22,9 +26,11 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from opinio_agents.errors import ConfigError, LLMError, LLMOutputError
+from opinio_agents.llm.retry import RetryPolicy
+from opinio_agents.llm.structured import StructuredChat, StructuredMode, StructuredResult
 from opinio_agents.triplets.base import IMPLICIT_ASPECT, Triplet, TripletExtractor
 from opinio_agents.triplets.parsing import IMPLICIT_ASPECT_NAMES, parse_sentiment
 
@@ -53,17 +59,33 @@ _JSON_INSTRUCTIONS = (
 
 
 class LLMTriplet(BaseModel):
-    """One triplet as the model writes it."""
+    """One triplet as the model writes it (a word such as ``"positive"`` is accepted for the sentiment)."""
 
-    aspect: str = Field(description="Aspect copied from the sentence; '' if implicit.")
+    aspect: str = Field(default="", description="Aspect copied from the sentence; '' if implicit.")
     opinion: str = Field(description="Opinion expression copied from the sentence.")
     sentiment: Literal[-1, 0, 1] = Field(description="-1 negative, 0 neutral, 1 positive.")
 
+    @field_validator("aspect", mode="before")
+    @classmethod
+    def _aspect_text(cls, value: Any) -> Any:
+        return "" if value is None else value
+
+    @field_validator("sentiment", mode="before")
+    @classmethod
+    def _sentiment_word(cls, value: Any) -> Any:
+        parsed = parse_sentiment(value)
+        return value if parsed is None else parsed
+
 
 class LLMTriplets(BaseModel):
-    """The structured answer: all triplets of the sentence."""
+    """The structured answer: all triplets of the sentence (a bare JSON list is accepted too)."""
 
     triplets: list[LLMTriplet] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_list(cls, value: Any) -> Any:
+        return {"triplets": value} if isinstance(value, list) else value
 
 
 def _neutralise(text: str) -> str:
@@ -112,16 +134,34 @@ def parse_json_triplets(text: str) -> list[Triplet]:
     return out
 
 
+def _to_triplets(answer: LLMTriplets) -> list[Triplet]:
+    out: list[Triplet] = []
+    for t in answer.triplets:
+        opinion = t.opinion.strip()
+        if not opinion:
+            continue
+        aspect = t.aspect.strip()
+        out.append(
+            Triplet(
+                aspect=IMPLICIT_ASPECT if aspect.lower() in IMPLICIT_ASPECT_NAMES else aspect,
+                opinion=opinion,
+                sentiment=t.sentiment,
+            )
+        )
+    return out
+
+
 class LLMTripletExtractor(TripletExtractor):
     """AOS triplets from a LangChain chat model (one call per sentence, batched).
 
     Args:
         chat_model: Any ``BaseChatModel``.
-        structured: ``"auto"`` (structured output when supported, else JSON text),
-            ``"always"`` or ``"never"``.
+        structured_output: ``"auto"`` (native JSON schema when supported, else JSON
+            text), ``"native"`` or ``"parser"``, as everywhere in the package.
         require_grounded: Drop triplets whose aspect/opinion is not a
             (case-insensitive) substring of the sentence.
-        max_retries: Extra attempts for a sentence whose call or parse failed.
+        max_retries: Retries of transient errors (429, 5xx, timeouts) per call; an
+            unusable answer gets exactly one repair turn.
         max_concurrency: Parallel calls inside one ``batch``.
         on_error: ``"raise"`` an :class:`~opinio_agents.errors.LLMOutputError`
             / :class:`~opinio_agents.errors.LLMError`, or return ``"empty"``
@@ -132,14 +172,12 @@ class LLMTripletExtractor(TripletExtractor):
         self,
         chat_model: Any,
         *,
-        structured: Literal["auto", "always", "never"] = "auto",
+        structured_output: StructuredMode = "auto",
         require_grounded: bool = True,
         max_retries: int = 1,
         max_concurrency: int = 4,
         on_error: Literal["raise", "empty"] = "raise",
     ) -> None:
-        if structured not in ("auto", "always", "never"):
-            raise ConfigError(f"structured must be 'auto', 'always' or 'never', got {structured!r}")
         if on_error not in ("raise", "empty"):
             raise ConfigError(f"on_error must be 'raise' or 'empty', got {on_error!r}")
         if max_retries < 0 or max_concurrency < 1:
@@ -148,70 +186,32 @@ class LLMTripletExtractor(TripletExtractor):
                 f"got {max_retries}, {max_concurrency}"
             )
         self.chat_model = chat_model
-        self.structured = structured
         self.require_grounded = require_grounded
         self.max_retries = max_retries
         self.max_concurrency = max_concurrency
         self.on_error = on_error
-        self._runnable: Any = None
-        self._uses_structured: bool | None = None
+        self.structured = StructuredChat(
+            chat_model,
+            LLMTriplets,
+            mode=structured_output,
+            retry=RetryPolicy(max_retries=max_retries),
+            validate=_to_triplets,
+            what="triplet answer",
+        )
 
-    def _get_runnable(self) -> tuple[Any, bool]:
-        if self._runnable is None:
-            if self.structured != "never":
-                try:
-                    self._runnable = self.chat_model.with_structured_output(
-                        LLMTriplets, include_raw=True
-                    )
-                    self._uses_structured = True
-                except NotImplementedError:
-                    if self.structured == "always":
-                        raise ConfigError(
-                            f"{type(self.chat_model).__name__} does not support structured output; "
-                            "use structured='auto' or 'never'"
-                        ) from None
-            if self._runnable is None:
-                self._runnable = self.chat_model
-                self._uses_structured = False
-        return self._runnable, bool(self._uses_structured)
+    @property
+    def mode(self) -> str:
+        """``"native"`` or ``"parser"``: how triplets are asked."""
+        return self.structured.active_mode
 
-    def _messages(self, sentence: str, structured: bool) -> list[Any]:
+    def messages(self, sentence: str) -> list[Any]:
+        """The prompt for one sentence (the review is fenced and its tags neutralised)."""
         from langchain_core.messages import HumanMessage, SystemMessage
 
-        system = SYSTEM_PROMPT if structured else f"{SYSTEM_PROMPT}\n{_JSON_INSTRUCTIONS}"
         return [
-            SystemMessage(content=system),
+            SystemMessage(content=f"{SYSTEM_PROMPT}\n{_JSON_INSTRUCTIONS}"),
             HumanMessage(content=f"<review>\n{_neutralise(sentence)}\n</review>"),
         ]
-
-    def _parse(self, output: Any, structured: bool) -> list[Triplet]:
-        if structured:
-            parsed = output.get("parsed") if isinstance(output, dict) else output
-            if isinstance(parsed, LLMTriplets):
-                return [
-                    Triplet(
-                        aspect=IMPLICIT_ASPECT
-                        if t.aspect.strip().lower() in IMPLICIT_ASPECT_NAMES
-                        else t.aspect.strip(),
-                        opinion=t.opinion.strip(),
-                        sentiment=t.sentiment,
-                    )
-                    for t in parsed.triplets
-                    if t.opinion.strip()
-                ]
-            raw = output.get("raw") if isinstance(output, dict) else output
-            error = output.get("parsing_error") if isinstance(output, dict) else None
-            raise LLMOutputError(
-                f"structured triplet output did not validate: {error}",
-                raw_output=str(getattr(raw, "content", raw) or getattr(raw, "tool_calls", "")),
-            )
-        text = output.content if hasattr(output, "content") else str(output)
-        if not isinstance(text, str):
-            text = json.dumps(text, default=str)
-        try:
-            return parse_json_triplets(text)
-        except (ValueError, ValidationError) as exc:
-            raise LLMOutputError(f"could not parse triplet JSON: {exc}", raw_output=text) from exc
 
     def _ground(self, sentence: str, triplets: list[Triplet]) -> list[Triplet]:
         lowered = sentence.lower()
@@ -231,37 +231,31 @@ class LLMTripletExtractor(TripletExtractor):
             raise ConfigError(
                 "extract() takes a sequence of sentences; use extract_one() for one string"
             )
-        runnable, structured = self._get_runnable()
         results: list[list[Triplet]] = [[] for _ in sentences]
         pending = [i for i, s in enumerate(sentences) if s.strip()]
-        errors: dict[int, Exception] = {}
-        for _attempt in range(self.max_retries + 1):
-            if not pending:
-                break
-            outputs = runnable.batch(
-                [self._messages(sentences[i], structured) for i in pending],
-                config={"max_concurrency": self.max_concurrency},
-                return_exceptions=True,
-            )
-            failed = []
-            for i, output in zip(pending, outputs, strict=True):
-                try:
-                    if isinstance(output, Exception):
-                        raise output
-                    results[i] = self._ground(sentences[i], self._parse(output, structured))
-                    errors.pop(i, None)
-                except Exception as exc:  # noqa: BLE001 - collected and re-raised below
-                    errors[i] = exc
-                    failed.append(i)
-            pending = failed
-        if errors and self.on_error == "raise":
-            index, first = next(iter(sorted(errors.items())))
-            attempts = self.max_retries + 1
-            if isinstance(first, LLMOutputError):
+        if not pending:
+            return results
+        outputs = self.structured.batch(
+            [self.messages(sentences[i]) for i in pending],
+            config={"max_concurrency": self.max_concurrency, "run_name": "LLMTripletExtractor"},
+            return_exceptions=True,
+        )
+        for i, output in zip(pending, outputs, strict=True):
+            if isinstance(output, StructuredResult):
+                results[i] = self._ground(sentences[i], output.value)
+                continue
+            if self.on_error == "empty":
+                continue
+            if isinstance(output, LLMOutputError):
                 raise LLMOutputError(
-                    f"sentence {index}: {first.args[0]}", raw_output=first.raw_output, attempts=attempts
-                ) from first
-            raise LLMError(
-                f"sentence {index}: triplet extraction call failed: {first}", attempts=attempts
-            ) from first
+                    f"sentence {i}: {output.args[0]}",
+                    raw_output=output.raw_output,
+                    attempts=output.attempts,
+                    outputs=output.outputs,
+                    errors=output.errors,
+                    usage=output.usage,
+                ) from output
+            if isinstance(output, LLMError):
+                raise LLMError(f"sentence {i}: {output}", attempts=output.attempts) from output
+            raise LLMError(f"sentence {i}: triplet extraction call failed: {output}", attempts=1) from output
         return results
