@@ -1,14 +1,14 @@
-"""Provider resolution from strings and objects; keys only from the environment."""
+"""Provider resolution from strings and objects (through init_chat_model); keys only from the environment."""
 
 from __future__ import annotations
 
-import importlib.util
+import sys
 
 import pytest
 from langchain_core.language_models import FakeListChatModel
 
 from opinio_agents.errors import ConfigError, MissingDependencyError
-from opinio_agents.llm import model_name_of, parse_spec, resolve_chat_model
+from opinio_agents.llm import hf_device_index, model_name_of, parse_spec, resolve_chat_model
 
 SECRET = "sk-test-secret-value-123"
 
@@ -44,22 +44,52 @@ def test_openai_compatible_server_by_base_url(monkeypatch: pytest.MonkeyPatch) -
     assert model_name_of(bare) == "llama-3.1-8b"
 
 
-@pytest.mark.skipif(importlib.util.find_spec("langchain_ollama") is not None, reason="langchain-ollama installed")
-def test_ollama_without_langchain_ollama_uses_its_openai_endpoint() -> None:
-    model = resolve_chat_model("ollama:llama3.1")
-    assert model.openai_api_base == "http://localhost:11434/v1"  # type: ignore[attr-defined]
-    other = resolve_chat_model("ollama:llama3.1", base_url="http://gpu-box:11434")
-    assert other.openai_api_base == "http://gpu-box:11434/v1"  # type: ignore[attr-defined]
+@pytest.mark.parametrize(
+    ("module", "spec", "extra"),
+    [
+        ("langchain_ollama", "ollama:llama3.1", "ollama"),
+        ("langchain_openai", "openai:m", "llm"),
+        ("langchain_huggingface", "hf:{tmp}", "huggingface"),
+    ],
+)
+def test_a_missing_extra_names_its_pip_install_line(
+    module: str, spec: str, extra: str, tmp_path, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # as if the package were not installed
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with pytest.raises(MissingDependencyError, match=rf"pip install 'opinio-agents\[{extra}\]'"):
+        resolve_chat_model(spec.format(tmp=tmp_path))
 
 
-@pytest.mark.skipif(importlib.util.find_spec("langchain_huggingface") is not None, reason="extra installed")
-def test_local_hf_model_needs_the_extra(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(MissingDependencyError, match=r"opinio-agents\[huggingface\]"):
-        resolve_chat_model(f"hf:{tmp_path}")
-    with pytest.raises(MissingDependencyError):
-        resolve_chat_model(str(tmp_path))  # an existing directory means a local HF model
+def test_ollama_never_falls_back_to_a_paid_api(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "langchain_ollama", None)
+    with pytest.raises(MissingDependencyError, match="11434/v1"):  # the hint names Ollama's own /v1
+        resolve_chat_model("ollama:llama3.1")
+
+
+def test_local_hf_model_must_be_a_directory(tmp_path) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ConfigError, match="not a directory"):
         resolve_chat_model(f"hf:{tmp_path / 'missing'}")
+    with pytest.raises(ConfigError, match="device"):
+        resolve_chat_model(f"hf:{tmp_path}", device="gpu")  # checked before anything is loaded
+
+
+def test_hf_device_choice(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    assert hf_device_index("cpu") == -1 and hf_device_index(-1) == -1 and hf_device_index(2) == 2
+    for bad in ("tpu", "cuda:x", -3):
+        with pytest.raises(ConfigError, match="device"):
+            hf_device_index(bad)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert hf_device_index("auto") == -1
+    with pytest.raises(ConfigError, match="no CUDA GPU"):
+        hf_device_index("cuda")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert (hf_device_index("auto"), hf_device_index("cuda"), hf_device_index("CUDA:1")) == (0, 0, 1)
+    with pytest.raises(ConfigError, match="only 2 GPU"):
+        hf_device_index("cuda:2")
 
 
 @pytest.mark.parametrize("spec", ["claude:haiku", "gpt-4o-mini", "openai:", "", "   "])
