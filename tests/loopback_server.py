@@ -6,6 +6,8 @@ one repeats when the script runs out. Replies:
 * ``ok(content, prompt_tokens=..., completion_tokens=...)`` - a chat completion;
 * ``status(code, body=..., headers=...)`` - an error status (429, 500, 400...);
 * ``delay(seconds, then=reply)`` - wait (cut short when the server stops), then reply;
+* ``hang()`` - never answer while the server runs (a client timeout must fire, however slow
+  the machine: no race between a timeout and a delay);
 * ``raw(body_bytes)`` - a 200 with an arbitrary (malformed) body.
 
 Example:
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["LoopbackServer", "Reply", "ok", "status", "delay", "raw", "tool_call"]
+__all__ = ["LoopbackServer", "Reply", "ok", "status", "delay", "hang", "raw", "tool_call"]
 
 
 @dataclass
@@ -33,10 +35,12 @@ class Reply:
     code: int = 200
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
-    wait: float = 0.0
+    wait: float = 0.0  # seconds; negative: until the server stops
 
 
-def ok(content: str, *, prompt_tokens: int = 50, completion_tokens: int = 20, model: str = "loopback-model") -> Reply:
+def ok(
+    content: str, *, prompt_tokens: int = 50, completion_tokens: int = 20, model: str = "loopback-model"
+) -> Reply:
     """A successful chat completion whose message content is ``content``."""
     body = {
         "id": "chatcmpl-loopback",
@@ -86,6 +90,11 @@ def delay(seconds: float, then: Reply | None = None) -> Reply:
     return Reply(reply.code, reply.body, reply.headers, wait=seconds)
 
 
+def hang() -> Reply:
+    """Never answer while the server runs (the request is released when the server stops)."""
+    return Reply(200, b"{}", {"content-type": "application/json"}, wait=-1.0)
+
+
 def raw(body: bytes, code: int = 200) -> Reply:
     """A reply with an arbitrary body (e.g. malformed JSON)."""
     return Reply(code, body, {"content-type": "application/json"})
@@ -118,7 +127,7 @@ class LoopbackServer:
                     outer.requests.append({"path": self.path, "body": parsed})
                     reply = outer.script.pop(0) if len(outer.script) > 1 else outer.script[0]
                 if reply.wait:
-                    outer._stop.wait(reply.wait)
+                    outer._stop.wait(None if reply.wait < 0 else reply.wait)
                 try:
                     self.send_response(reply.code)
                     for key, value in reply.headers.items():

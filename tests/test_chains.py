@@ -79,9 +79,8 @@ def test_wrong_schema_is_repaired_or_rejected() -> None:
     chain, model = chain_for([wrong, GOOD])
     assert chain.invoke(make_item()).repaired is True
     assert "does not match the schema" in str(model.calls[1][-1].content)
-    chain, _ = chain_for(
-        [wrong, json.dumps({"highlights": [{"polarity": "GOOD", "text": "x", "sentence_ids": ["S1"]}]})]
-    )
+    bad_side = json.dumps({"highlights": [{"polarity": "GOOD", "text": "x", "sentence_ids": ["S1"]}]})
+    chain, _ = chain_for([wrong, bad_side])
     with pytest.raises(LLMOutputError, match="schema"):
         chain.invoke(make_item())
 
@@ -242,9 +241,8 @@ def test_long_context_chain_maps_queries_and_drops_unknown() -> None:
         }
     )
     chain = LongContextChain(ScriptedChatModel(respond=[text]), retry=FAST)
-    value = LongContextInput(
-        queries=["wi-fi", "pool"], reviews=[ReviewItem(review_id="1", text="x")], n_pros=1, n_cons=1
-    )
+    reviews = [ReviewItem(review_id="1", text="x")]
+    value = LongContextInput(queries=["wi-fi", "pool"], reviews=reviews, n_pros=1, n_cons=1)
     result = chain.invoke(value)
     assert [(k.query, k.text) for k in result.pros] == [("wi-fi", "Fast Wi-Fi.")]
     assert [k.query for k in result.cons] == ["pool"]

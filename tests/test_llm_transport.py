@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("langchain_openai")
 
 from llm_fixtures import answer, make_item  # noqa: E402
-from loopback_server import LoopbackServer, delay, ok, raw, status  # noqa: E402
+from loopback_server import LoopbackServer, hang, ok, raw, status  # noqa: E402
 
 from opinio_agents.llm import RetryPolicy  # noqa: E402
 from opinio_agents.synthesis.llm import LLMSynthesizer  # noqa: E402
@@ -69,17 +69,16 @@ def test_500_exhausts_retries_and_is_reported_not_raised_by_synthesize_many() ->
 
 
 def test_timeout_is_retried_then_reported() -> None:
-    with LoopbackServer([delay(5.0)]) as server:
-        [outcome] = list(
-            synth(server, timeout=0.3, retry=RetryPolicy(max_retries=1, base_delay=0.0)).synthesize_many([make_item()])
-        )
+    with LoopbackServer([hang()]) as server:  # no race: the server never answers
+        one_retry = RetryPolicy(max_retries=1, base_delay=0.0)
+        [outcome] = list(synth(server, timeout=0.3, retry=one_retry).synthesize_many([make_item()]))
     assert outcome.failure is not None
     assert "Timeout" in outcome.failure.error and outcome.failure.attempts == 2
     assert server.request_count == 2
 
 
 def test_timeout_then_success() -> None:
-    with LoopbackServer([delay(5.0), ok(GOOD)]) as server:
+    with LoopbackServer([hang(), ok(GOOD)]) as server:
         [h] = synth(server, timeout=0.3).synthesize(make_item())
     assert h.polarity.value == "pros"
 
@@ -102,9 +101,8 @@ def test_malformed_body_and_malformed_content() -> None:
 
 
 def test_server_without_json_schema_support_downgrades_to_parsing() -> None:
-    with LoopbackServer(
-        [status(400, {"error": {"message": "response_format not supported"}}), ok("Here: " + GOOD)]
-    ) as server:
+    refusal = status(400, {"error": {"message": "response_format not supported"}})
+    with LoopbackServer([refusal, ok("Here: " + GOOD)]) as server:
         s = synth(server)
         [h] = s.synthesize(make_item())
     assert s.chain.mode == "parser"

@@ -106,7 +106,7 @@ _MISSING = object()
 def _match_keys(text: str, keys: Sequence[str]) -> dict[str, Any] | None:
     found: dict[str, Any] = {}
     for key in keys:
-        for match in re.finditer(rf'"{re.escape(key)}"\s*:\s*', text):
+        for match in re.finditer(r'"' + re.escape(key) + r'"\s*:\s*', text):
             pos = match.end()
             if pos >= len(text):
                 continue

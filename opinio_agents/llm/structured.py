@@ -160,7 +160,8 @@ def native_support(model: BaseChatModel) -> bool | None:
         type(model).bind_tools is BaseChatModel.bind_tools
     ):
         return False
-    if type(model).__name__ == "ChatHuggingFace" and type(getattr(model, "llm", None)).__name__ == "HuggingFacePipeline":
+    inner = type(getattr(model, "llm", None)).__name__
+    if type(model).__name__ == "ChatHuggingFace" and inner == "HuggingFacePipeline":
         return False
     profile = getattr(model, "profile", None)
     if isinstance(profile, dict) and profile.get("structured_output") is False:

@@ -14,8 +14,8 @@ Example:
     >>> entity = Entity.model_validate({"entity_id": 1, "entity_name": "Harbor Inn", "user_reviews": [
     ...     {"review_id": 1, "text": "Great wi-fi. Noisy street.", "publication_date": "2024-05-01"}]})
     >>> synth = LongContextSynthesizer(FakeListChatModel(responses=[
-    ...     '{"pros": [{"query": "wi-fi", "text": "Fast Wi-Fi."}],'
-    ...     ' "cons": [{"query": "noise", "text": "Street noise."}]}']))
+    ...     '{"pros": [{"query": "wi-fi", "text": "Fast Wi-Fi."}], '
+    ...     '"cons": [{"query": "noise", "text": "Street noise."}]}']))
     >>> result = synth.run(entity, ["wi-fi", "noise"], n_pros=1, n_cons=1)
     >>> [h.text for h in result.highlights]
     ['Fast Wi-Fi.', 'Street noise.']
