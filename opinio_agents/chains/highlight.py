@@ -197,16 +197,16 @@ class HighlightChain(RunnableSerializable[Any, HighlightResult]):
             raise ConfigError(f"max_text_chars={max_text_chars} must be >= 20")
         if max_evidence_chars < 20:
             raise ConfigError(f"max_evidence_chars={max_evidence_chars} must be >= 20")
-        super().__init__(
-            model=model,
-            prompts=prompts or default_prompts(domain),
-            structured_output=check_mode(structured_output),
-            retry=retry,
-            max_text_chars=max_text_chars,
-            max_evidence_chars=max_evidence_chars,
-            counter=counter,
-            **kwargs,
-        )
+        fields: dict[str, Any] = {
+            "model": model,
+            "prompts": prompts or default_prompts(domain),
+            "structured_output": check_mode(structured_output),
+            "retry": retry,
+            "max_text_chars": max_text_chars,
+            "max_evidence_chars": max_evidence_chars,
+            "counter": counter,
+        }
+        super().__init__(**fields, **kwargs)
         self._bind()  # outside pydantic validation, so a ConfigError stays a ConfigError
 
     def _bind(self) -> None:

@@ -187,7 +187,7 @@ def _as_messages(value: LanguageModelInput) -> list[BaseMessage]:
     if isinstance(value, str):
         return [HumanMessage(content=value)]
     if isinstance(value, Sequence) and all(isinstance(m, BaseMessage) for m in value):
-        return list(value)
+        return [cast(BaseMessage, m) for m in value]
     raise ConfigError(
         f"structured call input must be a list of chat messages, a prompt value or a string, got {type(value).__name__}"
     )
@@ -265,18 +265,18 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
             )
         if not (isinstance(output_model, type) and issubclass(output_model, BaseModel)):
             raise ConfigError(f"output_model must be a pydantic model class, got {output_model!r}")
-        super().__init__(
-            model=model,
-            output_model=output_model,
-            mode=check_mode(mode),
-            retry=retry or RetryPolicy(),
-            counter=counter or default_token_counter(),
-            validate_answer=validate,
-            text_fallback=text_fallback,
-            repair_instruction=repair_instruction,
-            what=what,
-            **kwargs,
-        )
+        fields: dict[str, Any] = {
+            "model": model,
+            "output_model": output_model,
+            "mode": check_mode(mode),
+            "retry": retry or RetryPolicy(),
+            "counter": counter or default_token_counter(),
+            "validate_answer": validate,
+            "text_fallback": text_fallback,
+            "repair_instruction": repair_instruction,
+            "what": what,
+        }
+        super().__init__(**fields, **kwargs)
         self._bind()  # outside pydantic validation, so a ConfigError stays a ConfigError
 
     def _bind(self) -> None:
