@@ -101,3 +101,13 @@ def test_hiro_sent_generator_runs_on_the_local_model(tiny_chat) -> None:  # type
     out = HiroSentGenerator(tiny_chat, max_concurrency=1).generate(clusters, entity_name="Harbor Inn")
     assert [o.cluster for o in out] == [0, 1]
     assert all(o.text.strip() for o in out) and [e.text for e in out[1].evidence] == clusters[1]
+
+
+def test_llm_synthesizer_from_an_hf_string_reports_unusable_output_per_query(tiny_dir: Path) -> None:
+    from opinio_agents.synthesis.llm import LLMSynthesizer
+
+    synth = LLMSynthesizer(f"hf:{tiny_dir}", device="cpu", max_tokens=4, retry=RetryPolicy(max_retries=0))
+    assert synth.chain.mode == "parser" and synth.model_name == str(tiny_dir.resolve())
+    [outcome] = list(synth.synthesize_many([make_item()]))
+    assert outcome.failure is not None and "could not parse" in outcome.failure.error
+    assert outcome.failure.attempts == 2 and synth.usage.calls == 2  # both generations were counted

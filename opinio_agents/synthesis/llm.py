@@ -52,8 +52,12 @@ def prepare_model(
     cache_path: str | Path | None = None,
     temperature: float = 0.7,
     top_p: float = 0.9,
+    device: str | int = "auto",
 ) -> tuple[BaseChatModel, SQLiteResponseCache | None]:
-    """Resolve ``llm`` (client retries off: the caller retries) and attach the SQLite cache."""
+    """Resolve ``llm`` (client retries off: the caller retries) and attach the SQLite cache.
+
+    ``device`` is used by ``hf:`` models only (``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"auto"``).
+    """
     if llm is None:
         raise ConfigError(
             "an LLM is required for the LLM synthesizer; pass e.g. 'openai:gpt-4o-mini' or use the "
@@ -67,6 +71,7 @@ def prepare_model(
         max_tokens=max_tokens,
         timeout=timeout,
         max_retries=0,
+        device=device,
     )
     if model is None:  # pragma: no cover - resolve_chat_model returns None only for None
         raise ConfigError("llm resolved to no model; pass a provider string or a BaseChatModel")
@@ -98,6 +103,8 @@ class LLMSynthesizer(Synthesizer):
         retry: Full retry policy (overrides ``max_retries``).
         guard: Apply the critical-complaint guard to every query's highlights.
         max_tokens: Answer budget of models built from a string (paper: 256).
+        device: Device of an ``hf:`` model: ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``
+            (the first GPU when there is one).
         config: LangChain run config given to every chain call (``callbacks``,
             ``tags``, ``metadata``, ``run_name``), e.g. a LangSmith tracer.
     """
@@ -120,13 +127,14 @@ class LLMSynthesizer(Synthesizer):
         retry: RetryPolicy | None = None,
         guard: bool = True,
         max_tokens: int = 256,
+        device: str | int = "auto",
         config: RunnableConfig | None = None,
     ) -> None:
         super().__init__()
         if max_concurrency < 1:
             raise ConfigError(f"max_concurrency={max_concurrency} must be >= 1")
         self.model, self.cache = prepare_model(
-            llm, base_url=base_url, max_tokens=max_tokens, timeout=timeout, cache_path=cache_path
+            llm, base_url=base_url, max_tokens=max_tokens, timeout=timeout, cache_path=cache_path, device=device
         )
         self.model_name = model_name_of(self.model)
         self.max_concurrency = max_concurrency

@@ -124,6 +124,7 @@ class LongContextSynthesizer:
         structured_output: ``"auto"``, ``"native"`` or ``"parser"``.
         counter: Token estimator used to fit the window (heuristic by default).
         safety_margin: Fraction of the window left free for estimation error.
+        device: Device of an ``hf:`` model: ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``.
     """
 
     name = "long-context"
@@ -143,6 +144,7 @@ class LongContextSynthesizer:
         structured_output: StructuredMode = "auto",
         counter: TokenCounter | None = None,
         safety_margin: float = 0.05,
+        device: str | int = "auto",
     ) -> None:
         if context_window_tokens < 1024:
             raise ConfigError(f"context_window_tokens={context_window_tokens} must be >= 1024")
@@ -153,7 +155,7 @@ class LongContextSynthesizer:
         self.safety_margin = safety_margin
         self.counter = counter or default_token_counter()
         self.model, self.cache = prepare_model(
-            llm, base_url=base_url, max_tokens=max_tokens, timeout=timeout, cache_path=cache_path
+            llm, base_url=base_url, max_tokens=max_tokens, timeout=timeout, cache_path=cache_path, device=device
         )
         self.model_name = model_name_of(self.model)
         self.chain = LongContextChain(
