@@ -4,8 +4,8 @@
   repeats); ``"stream": true`` (ChatOllama's default) gets NDJSON chunks ending with
   a ``done`` record carrying ``prompt_eval_count`` / ``eval_count``, ``"stream": false``
   one JSON object. An error reply answers ``{"error": ...}`` with its status code.
-* ``GET /api/tags`` -- the one served model; ``POST /api/show`` -- its details
-  (what ``ChatOllama(validate_model_on_init=True)`` asks).
+* ``GET /api/tags`` -- the one served model (what ``ChatOllama(validate_model_on_init=True)``
+  asks before the first call).
 
 Every request is recorded (path and JSON body). The server binds port 0 on the
 loopback interface only and stops when the ``with`` block ends.
@@ -96,12 +96,6 @@ class OllamaServer:
             def do_POST(self) -> None:  # noqa: N802
                 body = self._record()
                 path = self.path.rstrip("/")
-                if path == "/api/show":
-                    details = {"family": "tiny", "parameter_size": "1M", "quantization_level": "F32"}
-                    payload = {"modelfile": "", "parameters": "", "template": "{{ .Prompt }}",
-                               "details": details, "model_info": {}, "capabilities": ["completion"]}
-                    self._send(200, json.dumps(payload).encode())
-                    return
                 if path != "/api/chat":
                     self._send(404, b'{"error": "not found"}')
                     return

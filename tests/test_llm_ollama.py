@@ -26,6 +26,16 @@ def test_resolves_to_chat_ollama_with_the_paper_sampling_settings() -> None:
     assert (model.temperature, model.top_p, model.num_predict) == (0.7, 0.9, 64)  # type: ignore[attr-defined]
 
 
+def test_the_server_lists_its_model_as_ollama_does() -> None:
+    from langchain_ollama import ChatOllama
+
+    with OllamaServer([chat("x")]) as server:
+        ChatOllama(model="tiny", base_url=server.base_url, validate_model_on_init=True)
+        with pytest.raises(ValueError, match="not found"):
+            ChatOllama(model="llama3.1", base_url=server.base_url, validate_model_on_init=True)
+    assert [r["path"] for r in server.requests] == ["/api/tags", "/api/tags"]
+
+
 def test_highlight_chain_uses_ollama_native_json_schema_format() -> None:
     with OllamaServer([chat(GOOD, prompt_eval_count=345, eval_count=21)]) as server:
         model = resolve_chat_model("ollama:tiny", base_url=server.base_url)
