@@ -1,7 +1,11 @@
 """The Python façade: index reviews, retrieve evidence, write highlights.
 
 :class:`OpinioRAG` mirrors the CLI (``opinio index`` / ``opinio highlight``)
-and wires the store, the retrievers and a synthesizer together.
+and owns the state a server needs to keep warm: the store, the resolved chat
+model and one HIRO index per store (loaded, or fitted once by :meth:`OpinioRAG.index`).
+Every way of writing highlights is a :class:`~opinio_agents.synthesis.summarizer.Summarizer`;
+:meth:`OpinioRAG.summarizer` picks one and :meth:`OpinioRAG.highlights` runs it.
+One instance may be shared by the threads of a server.
 
 Example:
     >>> from opinio_agents import OpinioRAG
@@ -10,32 +14,41 @@ Example:
     >>> rag.index(sample_path())                                     # doctest: +SKIP
     >>> result = rag.highlights("1", ["wi-fi", "breakfast"])         # doctest: +SKIP
     >>> print(result.cons[0].text, "-", result.cons[0].support.describe())  # doctest: +SKIP
+    >>> rag.highlights("1", query_free=True).meta.mode               # doctest: +SKIP
+    'query-free'
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from opinio_agents.embeddings import get_encoder
-from opinio_agents.errors import ConfigError
+from opinio_agents.embeddings import Encoder, get_encoder
+from opinio_agents.errors import ConfigError, StoreError
 from opinio_agents.indexing import Indexer, IndexStats
 from opinio_agents.models import Entity, HighlightSet, Support
 from opinio_agents.retrieval.factory import RetrieverFactory, RetrieverKind, ScoredSentence
 from opinio_agents.stores.sentence_store import DEFAULT_STORE, SentenceStore
-from opinio_agents.synthesis.base import SynthesisOutcome, Synthesizer
+from opinio_agents.synthesis.base import Synthesizer
+from opinio_agents.synthesis.summarizer import Summarizer, SummaryEvent
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from llama_index.core.vector_stores.types import MetadataFilters
 
+    from opinio_agents.hiro.aspects import DiscoveredAspect
+    from opinio_agents.hiro.store import HiroIndex
     from opinio_agents.pipeline import HighlightPipeline
+    from opinio_agents.synthesis.long_context import LongContextSynthesizer
 
-__all__ = ["OpinioRAG", "SynthesizerKind"]
+__all__ = ["OpinioRAG", "SynthesizerKind", "QueryFree"]
 
 SynthesizerKind = Literal["extractive", "llm", "long-context"]
 SYNTHESIZERS: tuple[str, ...] = ("extractive", "llm", "long-context")
+#: ``query_free=`` values: False (queries or expert queries, else an error), True (HIRO), "auto".
+QueryFree = bool | Literal["auto"]
 
 
 class OpinioRAG:
@@ -49,13 +62,27 @@ class OpinioRAG:
             ``"ollama:llama3.1"``, ``"hf:/path/to/model"``); ``None`` runs the
             extractive synthesizer (never a silent paid default).
         base_url: Base URL of an OpenAI-compatible server (vLLM, llama.cpp, Ollama's /v1).
-        synthesizer: ``extractive``, ``llm`` or ``long-context``; defaults to ``llm``
-            when an LLM is given, else ``extractive``.
+        synthesizer: ``extractive``, ``llm`` or ``long-context`` (default: ``llm`` when an
+            LLM is given, else ``extractive``), or an object: any
+            :class:`~opinio_agents.synthesis.summarizer.Summarizer` is run exactly as
+            given; a per-query :class:`~opinio_agents.synthesis.base.Synthesizer` runs
+            inside the retrieval pipeline; a
+            :class:`~opinio_agents.synthesis.long_context.LongContextSynthesizer` runs as
+            the long-context baseline.
         llm_options: Extra keyword arguments for the LLM synthesizer
             (``max_concurrency``, ``timeout``, ``max_retries``, ``cache_path`` ...).
         chroma_host: Use a Chroma server instead of the embedded store.
         chroma_port: Port of that server.
         embedding_model: Path of a local sentence-transformers model (MiniLM by default).
+        encoder: A sentence encoder object (instead of ``embedding_model``).
+        hiro_options: Settings of a new HIRO fit (``n_codes``, ``depth``, ``seed``, ...;
+            see :class:`~opinio_agents.hiro.store.HiroIndex`).
+
+    Query modes (``HighlightSet.meta.mode``): ``"queries"`` when queries are given,
+    ``"expert-queries"`` when the entity's expert review supplies them, and
+    ``"query-free"`` when HIRO discovers the aspects. Nothing switches mode
+    silently: without queries and without an expert review, :meth:`highlights`
+    raises unless ``query_free=True`` (or ``"auto"``) is passed.
     """
 
     def __init__(
@@ -66,18 +93,24 @@ class OpinioRAG:
         top_k: int = 10,
         llm: BaseChatModel | str | None = None,
         base_url: str | None = None,
-        synthesizer: SynthesizerKind | Synthesizer | None = None,
+        synthesizer: SynthesizerKind | Synthesizer | Summarizer | LongContextSynthesizer | None = None,
         llm_options: dict[str, Any] | None = None,
         chroma_host: str | None = None,
         chroma_port: int | None = None,
         embedding_model: str | Path | None = None,
+        encoder: Encoder | None = None,
+        hiro_options: dict[str, Any] | None = None,
     ) -> None:
         if top_k < 1:
             raise ConfigError(f"top_k={top_k} must be >= 1")
         if isinstance(synthesizer, str) and synthesizer not in SYNTHESIZERS:
             raise ConfigError(f"synthesizer={synthesizer!r} is not one of {', '.join(SYNTHESIZERS)}")
+        if synthesizer is not None and not isinstance(synthesizer, str):
+            _check_synthesizer_object(synthesizer)
+        if encoder is not None and embedding_model is not None:
+            raise ConfigError("pass either encoder= or embedding_model=, not both")
         self.store = SentenceStore(store_dir, chroma_host=chroma_host, chroma_port=chroma_port)
-        self.encoder = get_encoder(embedding_model)
+        self.encoder: Encoder = encoder if encoder is not None else get_encoder(embedding_model)
         self.indexer = Indexer(self.store, self.encoder)
         self.retrievers = RetrieverFactory(self.store, self.encoder, tokenizer=self.indexer.tokenizer)
         self.retriever = retriever
@@ -85,7 +118,8 @@ class OpinioRAG:
         self.llm_spec = llm
         self.base_url = base_url
         self.llm_options = dict(llm_options or {})
-        self.synthesizer_kind: SynthesizerKind | Synthesizer = synthesizer or (
+        self.hiro_options = dict(hiro_options or {})
+        self.synthesizer_kind: SynthesizerKind | Synthesizer | Summarizer | LongContextSynthesizer = synthesizer or (
             "llm" if llm is not None else "extractive"
         )
         if self.synthesizer_kind in ("llm", "long-context") and llm is None:
@@ -94,6 +128,8 @@ class OpinioRAG:
                 "(or a LangChain chat model, or --llm on the CLI)"
             )
         self._llm: BaseChatModel | None = None
+        self._hiro: HiroIndex | None = None
+        self._lock = threading.RLock()
 
     # -- indexing ---------------------------------------------------------------
     def index(
@@ -102,11 +138,20 @@ class OpinioRAG:
         *,
         skip_invalid: bool = False,
         show_progress: bool = False,
+        fit_hiro: bool = True,
     ) -> list[IndexStats]:
-        """Index a dataset file, one entity or an iterable of entities.
+        """Index a dataset file, one entity or an iterable of entities, then prepare HIRO.
 
         A file is validated completely before anything is indexed, so a file
         with an error leaves the store untouched (unless ``skip_invalid``).
+
+        Args:
+            data: A dataset file, an entity, or entities.
+            skip_invalid: Skip invalid records instead of refusing the file.
+            show_progress: Show a progress bar while embedding.
+            fit_hiro: Fit the store's HIRO hierarchy when it has none yet (and the
+                store has enough sentences), then encode the indexed entities' paths,
+                so that aspects and query-free highlights never fit or encode at query time.
         """
         if isinstance(data, Entity):
             entities: Iterable[Entity] = [data]
@@ -118,7 +163,78 @@ class OpinioRAG:
             entities = iter_entities(data, skip_invalid=skip_invalid)
         else:
             entities = data
-        return self.indexer.index_entities(entities, show_progress=show_progress)
+        stats = self.indexer.index_entities(entities, show_progress=show_progress)
+        if fit_hiro:
+            self._prepare_hiro([s.entity_id for s in stats])
+        return stats
+
+    # -- HIRO ---------------------------------------------------------------------
+    @property
+    def hiro(self) -> HiroIndex:
+        """The store's HIRO index (one per façade, shared by every call; it never fits by itself)."""
+        with self._lock:
+            if self._hiro is None:
+                from opinio_agents.hiro.store import HiroIndex
+
+                self._hiro = HiroIndex(self.store, auto_fit=False, **self.hiro_options)
+            return self._hiro
+
+    @property
+    def hiro_fitted(self) -> bool:
+        """Whether the store has a HIRO hierarchy (aspects and query-free highlights need one)."""
+        return self.hiro.fitted
+
+    def fit_hiro(self, *, refit: bool = False) -> bool:
+        """Fit the HIRO hierarchy over all indexed entities (once; ``refit=True`` fits again).
+
+        Returns:
+            True when a fit ran, False when a hierarchy already existed.
+
+        Raises:
+            StoreError: When the store has no indexed entity.
+            ConfigError: When the store has fewer sentences than HIRO has codes per level.
+        """
+        with self._lock:
+            hiro = self.hiro
+            if hiro.fitted and not refit:
+                return False
+            hiro.fit()
+            return True
+
+    def _prepare_hiro(self, keys: Sequence[str]) -> None:
+        """Fit HIRO when the store has none and enough sentences; encode the given entities' paths."""
+        from opinio_agents.hiro.indexer import ResidualKMeansIndexer
+
+        with self._lock:
+            hiro = self.hiro
+            if not hiro.fitted:
+                n_codes = int(self.hiro_options.get("n_codes", ResidualKMeansIndexer.n_codes))
+                if self.store.count_sentences() < n_codes:
+                    return  # too few sentences for a hierarchy yet; aspects() says so
+                hiro.fit()
+            for key in keys:
+                hiro.paths(key)
+
+    def _require_hiro(self) -> HiroIndex:
+        hiro = self.hiro
+        if not hiro.fitted:
+            n = self.store.count_sentences() if self.store.entity_keys() else 0
+            raise StoreError(
+                f"{str(self.store.store_dir)!r} has no HIRO hierarchy (the store holds {n} sentences); "
+                "index more reviews with OpinioRAG.index() or `opinio index`, or call OpinioRAG.fit_hiro()"
+            )
+        return hiro
+
+    def aspects(self, entity_id: str | int, *, top_k: int = 10, alpha: float = 6.0) -> list[DiscoveredAspect]:
+        """HIRO aspect discovery: the entity's most discussed and most distinctive aspects.
+
+        Raises:
+            StoreError: When the entity is not indexed or the store has no HIRO hierarchy.
+        """
+        from opinio_agents.hiro.aspects import discover_aspects
+
+        key = self.store.require_entity(entity_id)
+        return discover_aspects(self._require_hiro(), key, top_k=top_k, alpha=alpha)
 
     # -- retrieval ---------------------------------------------------------------
     def retrieve(
@@ -152,26 +268,87 @@ class OpinioRAG:
     # -- synthesis -----------------------------------------------------------------
     @property
     def llm(self) -> BaseChatModel | None:
-        """The resolved chat model (None when no LLM is configured)."""
-        if self._llm is None and self.llm_spec is not None:
-            from opinio_agents.llm.providers import resolve_chat_model
+        """The resolved chat model (None when no LLM is configured); resolved once."""
+        with self._lock:
+            if self._llm is None and self.llm_spec is not None:
+                from opinio_agents.llm.providers import resolve_chat_model
 
-            self._llm = resolve_chat_model(self.llm_spec, base_url=self.base_url)
-        return self._llm
+                self._llm = resolve_chat_model(self.llm_spec, base_url=self.base_url)
+            return self._llm
 
     def _synthesizer(self, kind: SynthesizerKind | Synthesizer) -> Synthesizer:
+        """A per-query synthesizer (a new one per run, so its token count is the run's)."""
         if isinstance(kind, Synthesizer):
             return kind
         if kind == "extractive":
             from opinio_agents.synthesis.extractive import ExtractiveSynthesizer
 
             return ExtractiveSynthesizer(self.encoder)
+        if kind != "llm":
+            raise ConfigError(f"synthesizer={kind!r} is not a per-query synthesizer (extractive or llm)")
         if self.llm is None:
             raise ConfigError(f"synthesizer={kind!r} needs an LLM; pass llm=... to OpinioRAG")
         from opinio_agents.synthesis.llm import LLMSynthesizer
 
-        options = {"cache_path": self.store.store_dir / "llm_cache.sqlite", **self.llm_options}
+        options: dict[str, Any] = {"cache_path": self.store.store_dir / "llm_cache.sqlite", **self.llm_options}
+        options["guard"] = False  # the summarizer's post-processing guards, exactly once
         return LLMSynthesizer(self.llm, **options)
+
+    def _long_context(self) -> LongContextSynthesizer:
+        from opinio_agents.synthesis.long_context import LongContextSynthesizer
+
+        if self.llm_spec is None:
+            raise ConfigError("synthesizer='long-context' needs an LLM; pass llm=... to OpinioRAG")
+        options: dict[str, Any] = {"cache_path": self.store.store_dir / "llm_cache.sqlite"}
+        options.update({k: v for k, v in self.llm_options.items() if k in ("cache_path", "context_window_tokens")})
+        # Pass the spec, not the resolved model: the baseline resolves its own with max_tokens=512 (App. B.3).
+        return LongContextSynthesizer(self.llm_spec, base_url=self.base_url, **options)
+
+    def summarizer(
+        self,
+        *,
+        top_k: int | None = None,
+        retriever: RetrieverKind | None = None,
+        synthesizer: SynthesizerKind | Synthesizer | Summarizer | LongContextSynthesizer | None = None,
+        filters: MetadataFilters | None = None,
+        query_free: bool = False,
+    ) -> Summarizer:
+        """The :class:`Summarizer` these settings describe.
+
+        Args:
+            top_k: Evidence sentences per query (retrieval) or aspects (query-free).
+            retriever: Retriever of the retrieval pipeline.
+            synthesizer: Overrides the façade's synthesizer for this call.
+            filters: Metadata filters of the retrieval pipeline.
+            query_free: HIRO's query-free summarizer over the shared HIRO index.
+
+        Raises:
+            ConfigError: On settings that the chosen summarizer cannot honour.
+        """
+        if query_free:
+            if synthesizer is not None or retriever is not None or filters is not None:
+                raise ConfigError(
+                    "query_free=True uses HIRO's own summarizer; drop synthesizer=, retriever= and filters="
+                )
+            from opinio_agents.summarizers import QueryFreeSummarizer
+
+            return QueryFreeSummarizer(self._require_hiro(), top_k=top_k or 8)
+        kind = synthesizer if synthesizer is not None else self.synthesizer_kind
+        if isinstance(kind, Summarizer):
+            if top_k is not None or retriever is not None or filters is not None:
+                raise ConfigError(
+                    f"the {type(kind).__name__} given is run as it is; set top_k, retriever and filters on it "
+                    "instead of passing them here"
+                )
+            return kind
+        if kind == "long-context" or _is_long_context(kind):
+            if retriever is not None or filters is not None:
+                raise ConfigError("the long-context baseline retrieves nothing; drop retriever= and filters=")
+            from opinio_agents.summarizers import LongContextSummarizer
+
+            synth = self._long_context() if isinstance(kind, str) else kind
+            return LongContextSummarizer(self.store, synth)  # type: ignore[arg-type]
+        return self.pipeline(top_k=top_k, retriever=retriever, synthesizer=kind, filters=filters)  # type: ignore[arg-type]
 
     def pipeline(
         self,
@@ -181,19 +358,36 @@ class OpinioRAG:
         synthesizer: SynthesizerKind | Synthesizer | None = None,
         filters: MetadataFilters | None = None,
     ) -> HighlightPipeline:
-        """The :class:`~opinio_agents.pipeline.HighlightPipeline` for these settings."""
+        """The retrieval-based summarizer (:class:`~opinio_agents.pipeline.HighlightPipeline`) for these settings."""
         from opinio_agents.pipeline import HighlightPipeline
 
-        kind = synthesizer or self.synthesizer_kind
+        kind = synthesizer if synthesizer is not None else self.synthesizer_kind
+        if not isinstance(kind, (str, Synthesizer)):
+            raise ConfigError(f"{type(kind).__name__} is not a per-query synthesizer; call summarizer() instead")
         if kind == "long-context":
             raise ConfigError("the long-context baseline does not use the retrieval pipeline; call highlights()")
         return HighlightPipeline(
             self.retrievers,
-            self._synthesizer(kind),
+            self._synthesizer(kind),  # type: ignore[arg-type]
             retriever=retriever or self.retriever,
             top_k=top_k or self.top_k,
             filters=filters,
         )
+
+    def _choose(
+        self, entity_id: str | int, queries: Sequence[str] | None, query_free: QueryFree, **settings: Any
+    ) -> tuple[str, Summarizer]:
+        from opinio_agents.pipeline import query_mode
+
+        if query_free not in (True, False, "auto"):
+            raise ConfigError(f"query_free={query_free!r} must be True, False or 'auto'")
+        key = self.store.require_entity(entity_id)
+        if query_free is True and queries:
+            raise ConfigError("query_free=True takes no queries; drop the queries or query_free=True")
+        use_hiro = query_free is True or (
+            query_free == "auto" and not queries and query_mode(self.store, key, None) is None
+        )
+        return key, self.summarizer(query_free=use_hiro, **settings)
 
     def highlights(
         self,
@@ -202,60 +396,58 @@ class OpinioRAG:
         *,
         top_k: int | None = None,
         retriever: RetrieverKind | None = None,
-        synthesizer: SynthesizerKind | Synthesizer | None = None,
+        synthesizer: SynthesizerKind | Synthesizer | Summarizer | LongContextSynthesizer | None = None,
         filters: MetadataFilters | None = None,
+        query_free: QueryFree = False,
     ) -> HighlightSet:
-        """PROS/CONS highlights for ``queries`` (default: the entity's expert-review queries)."""
-        kind = synthesizer or self.synthesizer_kind
-        if kind == "long-context":
-            return self._long_context(entity_id, queries)
-        return self.pipeline(top_k=top_k, retriever=retriever, synthesizer=kind, filters=filters).run(
-            entity_id, queries
+        """PROS/CONS highlights of one entity, with alerts; ``result.meta.mode`` says which mode ran.
+
+        Args:
+            entity_id: An indexed entity.
+            queries: The user-centric queries; ``None`` takes the entity's expert-review queries.
+            top_k: Evidence sentences per query (default: the façade's).
+            retriever: ``bm25``, ``dense`` or ``hybrid`` (default: the façade's).
+            synthesizer: Overrides the façade's synthesizer (a kind, a Synthesizer or a Summarizer).
+            filters: Metadata filters applied to retrieval.
+            query_free: ``False`` (default): answer queries, raising ConfigError when there are
+                none (no queries given, no expert review). ``True``: HIRO's query-free highlights
+                (``meta.mode == "query-free"``). ``"auto"``: query-free only when there are no queries;
+                callers should tell the user when ``result.meta.mode == "query-free"``.
+
+        Raises:
+            ConfigError: When there are no queries to answer, or on incompatible settings.
+            StoreError: When the entity is not indexed (or query-free mode finds no HIRO hierarchy).
+        """
+        key, summarizer = self._choose(
+            entity_id, queries, query_free, top_k=top_k, retriever=retriever, synthesizer=synthesizer, filters=filters
         )
+        return summarizer.summarize(key, queries)
 
     def stream_highlights(
         self,
         entity_id: str | int,
         queries: Sequence[str] | None = None,
-        **kwargs: Any,
-    ) -> Iterator[SynthesisOutcome]:
-        """Yield each query's highlights (or failure) as soon as it completes."""
-        yield from self.pipeline(**kwargs).stream(entity_id, queries)
+        *,
+        query_free: QueryFree = False,
+        **settings: Any,
+    ) -> Iterator[SummaryEvent]:
+        """Yield each query's outcome as soon as it completes, then a ``SummaryDone`` with the full result.
 
-    def _long_context(self, entity_id: str | int, queries: Sequence[str] | None) -> HighlightSet:
-        from opinio_agents.pipeline import resolve_queries
-        from opinio_agents.synthesis.alerts import detect_alerts
-        from opinio_agents.synthesis.long_context import LongContextSynthesizer
-
-        key = self.store.require_entity(entity_id)
-        asked = resolve_queries(self.store, key, queries)
-        options: dict[str, Any] = {"cache_path": self.store.store_dir / "llm_cache.sqlite"}
-        options.update({k: v for k, v in self.llm_options.items() if k in ("cache_path", "context_window_tokens")})
-        # Pass the spec, not the resolved model: the baseline resolves its own with max_tokens=512 (App. B.3).
-        synth = LongContextSynthesizer(self.llm_spec, base_url=self.base_url, **options)  # type: ignore[arg-type]
-        entity = self.store.entity(key)
-        expected = None if entity.expert_review is not None else len(asked)
-        result = synth.run(entity, asked, n_pros=expected, n_cons=expected)
-        stored = self.store.sentences(key)
-        result.alerts = detect_alerts([s.sentence for s in stored], [s.sentiment for s in stored])
-        return result
+        Takes the same arguments as :meth:`highlights`; the final result equals what it returns
+        (same highlights, failures, alerts and meta).
+        """
+        key, summarizer = self._choose(entity_id, queries, query_free, **settings)
+        yield from summarizer.stream(key, queries)
 
     def query_free_highlights(self, entity_id: str | int, *, top_k: int = 8, alpha: float = 6.0) -> HighlightSet:
-        """Highlights without any query: HIRO's popular and entity-specific clusters, plus alerts."""
-        from opinio_agents.hiro import query_free_highlights
-        from opinio_agents.synthesis.alerts import detect_alerts
+        """Highlights without any query: HIRO's popular and entity-specific clusters, plus alerts.
+
+        Same as ``highlights(entity_id, query_free=True)`` with HIRO's ``alpha``.
+        """
+        from opinio_agents.summarizers import QueryFreeSummarizer
 
         key = self.store.require_entity(entity_id)
-        result = query_free_highlights(self.store, key, top_k=top_k, alpha=alpha)
-        stored = self.store.sentences(key)
-        result.alerts = detect_alerts([s.sentence for s in stored], [s.sentiment for s in stored])
-        return result
-
-    def aspects(self, entity_id: str | int, *, top_k: int = 10) -> list[Any]:
-        """HIRO aspect discovery: the entity's most discussed and most distinctive aspects."""
-        from opinio_agents.hiro import discover_aspects
-
-        return discover_aspects(self.store, self.store.require_entity(entity_id), top_k=top_k)
+        return QueryFreeSummarizer(self._require_hiro(), top_k=top_k, alpha=alpha).summarize(key)
 
     def entities(self) -> list[str]:
         """Ids of the indexed entities."""
@@ -264,3 +456,19 @@ class OpinioRAG:
     def close(self) -> None:
         """Release the store."""
         self.store.close()
+
+
+def _is_long_context(obj: object) -> bool:
+    if isinstance(obj, (str, Synthesizer, Summarizer)):
+        return False
+    from opinio_agents.synthesis.long_context import LongContextSynthesizer
+
+    return isinstance(obj, LongContextSynthesizer)
+
+
+def _check_synthesizer_object(obj: object) -> None:
+    if not isinstance(obj, (Synthesizer, Summarizer)) and not _is_long_context(obj):
+        raise ConfigError(
+            f"synthesizer={obj!r} is neither a kind ({', '.join(SYNTHESIZERS)}), a Summarizer, a Synthesizer "
+            "nor a LongContextSynthesizer"
+        )

@@ -322,10 +322,16 @@ class TokenUsage(BaseModel):
 
 
 class RunMeta(BaseModel):
-    """How a HighlightSet was produced."""
+    """How a HighlightSet was produced.
+
+    ``mode`` says where the queries came from: ``"queries"`` (given by the caller),
+    ``"expert-queries"`` (the entity's expert review) or ``"query-free"`` (HIRO
+    discovered the aspects; no query was asked).
+    """
 
     model_config = ConfigDict(extra="allow")
 
+    mode: Literal["queries", "expert-queries", "query-free"] | None = None
     retriever: str | None = None
     top_k: int | None = None
     synthesizer: str = "extractive"

@@ -1,9 +1,11 @@
-"""Entity-level orchestration: retrieve -> count support -> synthesize -> guard -> alerts.
+"""The retrieval-based summarizer: retrieve -> count support -> synthesize, per query.
 
-:class:`HighlightPipeline` turns an indexed entity and a list of queries into a
-:class:`~opinio_agents.models.HighlightSet`. It is synthesizer-agnostic: the
-extractive and the LLM synthesizers plug in through
-:class:`~opinio_agents.synthesis.base.Synthesizer`.
+:class:`HighlightPipeline` is the :class:`~opinio_agents.synthesis.summarizer.Summarizer`
+of the OpinioRAG paper: for each query it retrieves the top-K evidence sentences,
+counts the query's support over the whole entity and hands both to a per-query
+:class:`~opinio_agents.synthesis.base.Synthesizer` (extractive or LLM). The
+critical-complaint guard, the alerts and the timings are the summarizer base
+class's single post-processing step.
 
 Example:
     >>> pipeline = HighlightPipeline(RetrieverFactory(SentenceStore(".opinio")))  # doctest: +SKIP
@@ -15,7 +17,7 @@ Example:
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,21 +26,37 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.models import Evidence, HighlightSet, RunMeta, Support
 from opinio_agents.retrieval.factory import RetrieverFactory, RetrieverKind, ScoredSentence
 from opinio_agents.stores.sentence_store import SentenceStore
+from opinio_agents.synthesis.alerts import CriticalComplaintCheck
 from opinio_agents.synthesis.base import QueryEvidence, SynthesisOutcome, Synthesizer
 from opinio_agents.synthesis.polarity import SENTIMENT_THRESHOLD
+from opinio_agents.synthesis.summarizer import Draft, QueryMode, Summarizer, usage_delta
 from opinio_agents.synthesis.support import count_support
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from llama_index.core.vector_stores.types import MetadataFilters
 
-__all__ = ["HighlightPipeline", "resolve_queries", "MAJORITY_BACKFILL"]
+__all__ = ["HighlightPipeline", "resolve_queries", "query_mode", "MAJORITY_BACKFILL"]
 
 #: Deeper sentences added on the majority side when the top-K evidence has none of it.
 MAJORITY_BACKFILL = 2
 
 
+def query_mode(store: SentenceStore, entity_key: str, queries: Sequence[str] | None) -> QueryMode | None:
+    """Where the queries of a run come from: ``queries``, ``expert-queries``, or None when there are none."""
+    if queries:
+        return "queries"
+    return "expert-queries" if store.entity_record(entity_key).queries else None
+
+
 def resolve_queries(store: SentenceStore, entity_key: str, queries: Sequence[str] | None) -> list[str]:
-    """The queries to answer: the given ones, else the entity's expert-review queries."""
+    """The queries to answer: the given ones, else the entity's expert-review queries.
+
+    Raises:
+        ConfigError: When every given query is blank, or none is given and the
+            entity has no expert review (nothing switches to query-free mode silently).
+    """
     if queries:
         cleaned = [q.strip() for q in queries if q and q.strip()]
         if not cleaned:
@@ -46,22 +64,30 @@ def resolve_queries(store: SentenceStore, entity_key: str, queries: Sequence[str
         return list(dict.fromkeys(cleaned))
     asked = store.entity_record(entity_key).queries
     if asked:
-        return asked
+        return list(asked)
     raise ConfigError(
         f"entity {entity_key!r} has no expert-review queries; pass queries explicitly "
-        "(CLI: --query 'wi-fi' --query 'breakfast')"
+        "(CLI: --query 'wi-fi' --query 'breakfast'), or ask for HIRO's query-free highlights "
+        "(OpinioRAG.highlights(..., query_free=True))"
     )
 
 
-class HighlightPipeline:
-    """Retrieval + synthesis for one entity at a time.
+class HighlightPipeline(Summarizer):
+    """Retrieval + per-query synthesis for one entity at a time (a :class:`Summarizer`).
 
     Args:
-        retrievers: The retriever factory over the store holding the entity.
+        retrievers: The retriever factory over the store holding the entity (it caches
+            each entity's retrievers until the entity is re-indexed).
         synthesizer: How highlights are written (extractive by default).
         retriever: ``bm25``, ``dense`` or ``hybrid``.
         top_k: Evidence sentences per query (the paper uses 5 and 10).
         filters: Metadata filters applied to retrieval.
+        checks: The post-processing step (critical-complaint guard + alerts).
+
+    Example:
+        >>> pipeline = HighlightPipeline(factory, retriever="bm25", top_k=5)   # doctest: +SKIP
+        >>> pipeline.summarize("101", ["wi-fi"]).meta.mode                   # doctest: +SKIP
+        'queries'
     """
 
     def __init__(
@@ -72,37 +98,45 @@ class HighlightPipeline:
         retriever: RetrieverKind = "hybrid",
         top_k: int = 10,
         filters: MetadataFilters | None = None,
+        checks: CriticalComplaintCheck | None = None,
     ) -> None:
+        super().__init__(retrievers.store, checks=checks)
+        if top_k < 1:
+            raise ConfigError(f"top_k={top_k} must be >= 1")
         if synthesizer is None:
             from opinio_agents.synthesis.extractive import ExtractiveSynthesizer
 
             synthesizer = ExtractiveSynthesizer(retrievers.encoder)
+        if not isinstance(synthesizer, Synthesizer):
+            raise ConfigError(
+                f"synthesizer={synthesizer!r} is not a per-query Synthesizer; the retrieval pipeline needs "
+                "ExtractiveSynthesizer, LLMSynthesizer or another Synthesizer subclass"
+            )
         self.retrievers = retrievers
-        self.store = retrievers.store
         self.synthesizer = synthesizer
+        self.name = synthesizer.name
         self.retriever = retriever
         self.top_k = top_k
         self.filters = filters
 
+    # -- retrieval -------------------------------------------------------------------
+    def _retrieve(self, key: str, query: str, top_k: int, vector: np.ndarray) -> list[ScoredSentence]:
+        return self.retrievers.retrieve(
+            key, query, retriever=self.retriever, top_k=top_k, filters=self.filters, query_embedding=vector
+        )
+
     def evidence(self, entity_id: str | int, queries: Sequence[str]) -> list[QueryEvidence]:
         """Retrieve the top-K evidence and the entity-wide support of each query."""
-        key = self.store.require_entity(entity_id)
-        info = self.store.entity_record(key)
+        info = self.store.entity_record(entity_id)
+        key = info.key
         stored = self.store.sentences(key)
         embeddings = self.store.embeddings(key)
         query_vectors = self.retrievers.encoder.encode(list(queries))
         total_reviews = info.n_reviews or None
-        items = []
         position = self.store.positions(key)
+        items = []
         for query, query_vector in zip(queries, query_vectors):
-            hits = self.retrievers.retrieve(
-                key,
-                query,
-                retriever=self.retriever,
-                top_k=self.top_k,
-                filters=self.filters,
-                query_embedding=query_vector,
-            )
+            hits = self._retrieve(key, query, self.top_k, query_vector)
             support = count_support(
                 query,
                 stored,
@@ -141,67 +175,45 @@ class HighlightPipeline:
         sign = 1 if support.positive > support.negative else -1
         if any(sign * h.sentiment > SENTIMENT_THRESHOLD for h in hits):
             return hits
-        deeper = self.retrievers.retrieve(
-            key,
-            query,
-            retriever=self.retriever,
-            top_k=self.top_k * 5,
-            filters=self.filters,
-            query_embedding=query_vector,
-        )
         seen = {h.sentence.sentence_id for h in hits}
-        extra = [h for h in deeper if h.sentence.sentence_id not in seen and sign * h.sentiment > SENTIMENT_THRESHOLD]
+        extra = [
+            h
+            for h in self._retrieve(key, query, self.top_k * 5, query_vector)
+            if h.sentence.sentence_id not in seen and sign * h.sentiment > SENTIMENT_THRESHOLD
+        ]
         return hits + extra[:MAJORITY_BACKFILL]
 
-    def stream(self, entity_id: str | int, queries: Sequence[str] | None = None) -> Iterator[SynthesisOutcome]:
-        """Yield each query's outcome as soon as it is synthesized (guarded against softened complaints)."""
-        from opinio_agents.synthesis.alerts import guard_highlights
-
-        key = self.store.require_entity(entity_id)
-        items = self.evidence(key, resolve_queries(self.store, key, queries))
-        for outcome in self.synthesizer.synthesize_many(items):
-            if outcome.failure is None:
-                outcome.highlights = guard_highlights(outcome.item, outcome.highlights)
-            yield outcome
-
-    def run(self, entity_id: str | int, queries: Sequence[str] | None = None) -> HighlightSet:
-        """All highlights, alerts and failures of one entity."""
-        from opinio_agents.synthesis.alerts import detect_alerts
-
-        key = self.store.require_entity(entity_id)
-        info = self.store.entity_record(key)
-        asked = resolve_queries(self.store, key, queries)
-        timings: dict[str, float] = {}
+    # -- the Summarizer ------------------------------------------------------------------
+    def draft(self, entity_key: str, queries: Sequence[str] | None) -> Draft:
+        """Retrieve the evidence of every query now; synthesize lazily, as the outcomes are consumed."""
+        info = self.store.entity_record(entity_key)
+        asked = resolve_queries(self.store, entity_key, queries)
         started = time.perf_counter()
-        items = self.evidence(key, asked)
-        timings["retrieval"] = time.perf_counter() - started
-
-        t0 = time.perf_counter()
-        result = HighlightSet(entity_id=info.entity_id, entity_name=info.entity_name)
-        from opinio_agents.synthesis.alerts import guard_highlights
-
-        outcomes = {o.item.query: o for o in self.synthesizer.synthesize_many(items)}
-        for query in asked:  # keep the asked order, whatever the completion order
-            outcome = outcomes[query]
-            if outcome.failure is not None:
-                result.failures.append(outcome.failure)
-                continue
-            for highlight in guard_highlights(outcome.item, outcome.highlights):
-                result.add(highlight)
-        timings["synthesis"] = time.perf_counter() - t0
-
-        t0 = time.perf_counter()
-        stored = self.store.sentences(key)
-        result.alerts = detect_alerts([s.sentence for s in stored], [s.sentiment for s in stored])
-        timings["alerts"] = time.perf_counter() - t0
-        timings["total"] = time.perf_counter() - started
-        result.meta = RunMeta(
+        items = self.evidence(entity_key, asked)
+        meta = RunMeta(
+            mode=query_mode(self.store, entity_key, queries),
             retriever=self.retriever,
             top_k=self.top_k,
             synthesizer=self.synthesizer.name,
             model=self.synthesizer.model_name,
             queries=asked,
-            timings={k: round(v, 4) for k, v in timings.items()},
-            tokens=self.synthesizer.usage,
+            timings={"retrieval": time.perf_counter() - started},
         )
-        return result
+        synthesizer = self.synthesizer
+        before = synthesizer.usage.model_copy()
+
+        def outcomes() -> Iterator[SynthesisOutcome]:
+            yield from synthesizer.synthesize_many(items)
+            meta.tokens = usage_delta(before, synthesizer.usage)
+
+        return Draft(
+            entity_id=info.entity_id,
+            entity_name=info.entity_name,
+            queries=asked,
+            outcomes=outcomes(),
+            meta=meta,
+        )
+
+    def run(self, entity_id: str | int, queries: Sequence[str] | None = None) -> HighlightSet:
+        """All highlights, alerts and failures of one entity (same as :meth:`summarize`)."""
+        return self.summarize(entity_id, queries)

@@ -165,7 +165,9 @@ def test_review_asking_to_hide_a_critical_complaint_is_overruled() -> None:
         Evidence(sentence_id="5:5:0", text="Comfortable beds and soft pillows.", sentiment=0.6),
     ]
     model = ScriptedChatModel(respond=[answer(("PROS", "Comfortable beds.", ["S1", "S2"]))])
-    highlights = LLMSynthesizer(model, retry=FAST).synthesize(QueryEvidence(query="beds", evidence=evidence))
+    highlights = LLMSynthesizer(model, retry=FAST, guard=True).synthesize(
+        QueryEvidence(query="beds", evidence=evidence)
+    )
     assert [(h.polarity, h.sentence_ids) for h in highlights] == [
         (Polarity.PROS, ["5:5:0"]),
         (Polarity.CONS, ["5:4:0"]),

@@ -40,7 +40,7 @@ def test_synthesize_many_reports_failures_without_sinking_others() -> None:
 def test_async_many_and_guard_applied() -> None:
     critical = [*EVIDENCE, Evidence(sentence_id="7:20:0", text="Someone stole my phone in the lobby.", sentiment=-0.5)]
     model = ScriptedChatModel(respond=[answer(("PROS", "Fast Wi-Fi.", ["S1", "S4"]))])
-    synth = LLMSynthesizer(model, retry=FAST)
+    synth = LLMSynthesizer(model, retry=FAST, guard=True)  # standalone use: the synthesizer guards itself
 
     async def collect():  # type: ignore[no-untyped-def]
         return [o async for o in synth.asynthesize_many([make_item("wi-fi", critical)])]
@@ -49,7 +49,7 @@ def test_async_many_and_guard_applied() -> None:
     pro, con = outcome.highlights
     assert pro.polarity is Polarity.PROS and pro.sentence_ids == ["7:11:0"]
     assert con.polarity is Polarity.CONS and con.sentence_ids == ["7:20:0"]
-    unguarded = LLMSynthesizer(ScriptedChatModel(respond=[answer(("PROS", "x", ["S4"]))]), retry=FAST, guard=False)
+    unguarded = LLMSynthesizer(ScriptedChatModel(respond=[answer(("PROS", "x", ["S4"]))]), retry=FAST)  # default
     assert unguarded.synthesize(make_item("wi-fi", critical))[0].polarity is Polarity.PROS
 
 

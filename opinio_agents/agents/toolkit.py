@@ -163,8 +163,10 @@ class ReviewToolkit:
     def aspect_overview(self, entity: str | int, top_k: int = 10) -> AspectOverview:
         """The entity's main aspects with how many reviews praise or criticise each.
 
-        Uses HIRO's aspect discovery (``opinio_agents.hiro.discover_aspects``) when it is
-        available, else the entity's expert-review queries, ranked by mentions.
+        Uses HIRO's aspect discovery over the façade's shared HIRO index
+        (:meth:`OpinioRAG.aspects <opinio_agents.api.OpinioRAG.aspects>`) when the store has a
+        fitted hierarchy, else the entity's expert-review queries, ranked by mentions. Nothing is
+        fitted inside the tool call.
         """
         if not 1 <= top_k <= 50:
             raise ConfigError(f"top_k={top_k} must be between 1 and 50")
@@ -175,8 +177,8 @@ class ReviewToolkit:
             names, source = self.rag.store.entity_record(key).queries, "expert-queries"
             if not names:
                 raise ConfigError(
-                    f"entity {key!r} has no expert-review queries and HIRO aspect discovery is not "
-                    "available; ask about specific aspects with search_reviews instead"
+                    f"entity {key!r} has no expert-review queries and the store has no HIRO hierarchy "
+                    "for aspect discovery; ask about specific aspects with search_reviews instead"
                 )
         items = [AspectItem(aspect=name, support=SupportInfo.of(self.rag.support(key, name))) for name in names]
         items.sort(key=lambda a: a.support.reviews, reverse=True)
@@ -207,20 +209,8 @@ class ReviewToolkit:
 
 
 def _hiro_aspects(rag: OpinioRAG, key: str, top_k: int) -> list[str] | None:
-    """Aspect names from HIRO's discovery when that module is installed, else None."""
-    try:
-        from opinio_agents.hiro import discover_aspects  # type: ignore[attr-defined]
-    except ImportError:
+    """Aspect names from the façade's HIRO index, or None when the store has no fitted hierarchy."""
+    if not rag.hiro_fitted:
         return None
-    found = discover_aspects(rag.store, key, top_k=top_k)
-    names: list[str] = []
-    for aspect in found:
-        if isinstance(aspect, str):
-            names.append(aspect)
-            continue
-        for attr in ("label", "name", "aspect", "query"):
-            value = getattr(aspect, attr, None)
-            if isinstance(value, str) and value.strip():
-                names.append(value.strip())
-                break
+    names = [a.aspect.strip() for a in rag.aspects(key, top_k=top_k) if a.aspect.strip()]
     return list(dict.fromkeys(names)) or None

@@ -6,7 +6,10 @@ Layout under ``<store>/hiro/``::
     paths/<collection>.npz         one entity's sentence paths + content fingerprint
 
 The hierarchy is fitted once over the sentences of all indexed entities and
-then reused: an entity indexed later is only *encoded*. An entity's paths are
+then reused: an entity indexed later is only *encoded*. Fitting is an explicit
+step (:meth:`HiroIndex.fit`, run by :meth:`OpinioRAG.index
+<opinio_agents.api.OpinioRAG.index>`); a ``HiroIndex(..., auto_fit=False)``
+never fits as a side effect of a query and says how to fit instead. An entity's paths are
 recomputed when its reviews change (the catalog's review hashes are the
 fingerprint) or when the hierarchy is refitted.
 
@@ -115,9 +118,13 @@ class HiroIndex:
         tree: Per-node codebooks (default) or one shared codebook per level
             (see :class:`~opinio_agents.hiro.indexer.ResidualKMeansIndexer`).
         directory: Where the hierarchy and paths live (default ``<store>/hiro``).
+        auto_fit: Fit the hierarchy on first use when none is saved (the
+            standalone default); with False, using an unfitted index raises
+            :class:`~opinio_agents.errors.StoreError` and only :meth:`fit` fits.
 
     A saved hierarchy is always loaded as it is; ``n_codes``/``depth``/``seed``
-    only matter when :meth:`fit` runs (explicitly, or on first use).
+    only matter when :meth:`fit` runs. All methods are safe to call from
+    several threads.
     """
 
     def __init__(
@@ -130,8 +137,10 @@ class HiroIndex:
         max_fit_points: int = 100_000,
         tree: bool = True,
         directory: str | Path | None = None,
+        auto_fit: bool = True,
     ) -> None:
         self.index = index
+        self.auto_fit = auto_fit
         self._directory = Path(directory) if directory is not None else index.store_dir / "hiro"
         self._config = ResidualKMeansIndexer(
             n_codes=n_codes, depth=depth, seed=seed, max_fit_points=max_fit_points, tree=tree
@@ -148,14 +157,30 @@ class HiroIndex:
 
     # -- the hierarchy -----------------------------------------------------------
     @property
+    def fitted(self) -> bool:
+        """Whether a hierarchy is loaded or saved in :attr:`directory` (nothing is fitted to answer)."""
+        with self._lock:
+            return self._indexer is not None or ResidualKMeansIndexer.exists(self.directory)
+
+    @property
     def indexer(self) -> ResidualKMeansIndexer:
-        """The fitted hierarchy: loaded from the store, or fitted now over all entities."""
+        """The fitted hierarchy: loaded from the store, else fitted now when ``auto_fit`` is on.
+
+        Raises:
+            StoreError: When no hierarchy is saved and ``auto_fit`` is off.
+        """
         with self._lock:
             if self._indexer is None:
                 if ResidualKMeansIndexer.exists(self.directory):
                     self._indexer = ResidualKMeansIndexer.load(self.directory)
-                else:
+                elif self.auto_fit:
                     return self.fit()
+                else:
+                    raise StoreError(
+                        f"{str(self.index.store_dir)!r} has no HIRO hierarchy yet; fit it once with "
+                        "OpinioRAG.fit_hiro() (or HiroIndex.fit()); `opinio index` and OpinioRAG.index() fit "
+                        "it when the store has enough sentences"
+                    )
             return self._indexer
 
     def fit(self, entity_ids: list[str] | None = None) -> ResidualKMeansIndexer:
@@ -205,10 +230,13 @@ class HiroIndex:
         key = self.index.require_entity(entity_id)
         indexer = self.indexer
         expected = f"{indexer.fingerprint}:{self._content_fingerprint(key)}"
-        with self._lock:
-            cached = self._paths.get(key)
-            if cached is not None and cached[0] == expected:
-                return cached[1]
+        with self._lock:  # one writer per store: two threads must not race on the same file
+            return self._compute_paths(key, indexer, expected)
+
+    def _compute_paths(self, key: str, indexer: ResidualKMeansIndexer, expected: str) -> np.ndarray:
+        cached = self._paths.get(key)
+        if cached is not None and cached[0] == expected:
+            return cached[1]
         n = len(self.index.sentences(key))
         file = self._paths_file(key)
         paths: np.ndarray | None = None
@@ -225,10 +253,8 @@ class HiroIndex:
             tmp = file.with_suffix(".tmp.npz")
             np.savez(tmp, paths=paths, fingerprint=np.array(expected))
             tmp.replace(file)
-            with self._lock:
-                self._baseline = None
-        with self._lock:
-            self._paths[key] = (expected, paths)
+            self._baseline = None
+        self._paths[key] = (expected, paths)
         return paths
 
     def subpaths(self, entity_id: str | int) -> np.ndarray:

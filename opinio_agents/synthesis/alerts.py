@@ -9,8 +9,11 @@ or hypothetical: a negation or doubt cue (``no``, ``not``, ``never``,
 about``, ``checked for``, ...) within the four words before the match, inside the
 same clause, cancels it, as does a ``-free`` suffix ("bedbug-free").
 
-Two entry points:
+Three entry points:
 
+* :class:`CriticalComplaintCheck` is the one post-processing step every
+  :class:`~opinio_agents.synthesis.summarizer.Summarizer` result goes through,
+  exactly once: the guard on each query's outcome, then the entity's alerts.
 * :func:`detect_alerts` scans all of an entity's sentences and returns one
   :class:`~opinio_agents.models.Alert` per category, with its support (number of
   distinct reviews) and a few example sentences.
@@ -33,7 +36,7 @@ from dataclasses import dataclass
 
 from opinio_agents.errors import ConfigError
 from opinio_agents.models import Alert, Evidence, Highlight, Polarity, Sentence
-from opinio_agents.synthesis.base import QueryEvidence
+from opinio_agents.synthesis.base import QueryEvidence, SynthesisOutcome
 
 __all__ = [
     "CriticalCategory",
@@ -41,6 +44,7 @@ __all__ = [
     "find_critical",
     "detect_alerts",
     "guard_highlights",
+    "CriticalComplaintCheck",
     "GUARD_NOTE",
 ]
 
@@ -312,3 +316,51 @@ def guard_highlights(item: QueryEvidence, highlights: list[Highlight]) -> list[H
         )
     )
     return out
+
+
+class CriticalComplaintCheck:
+    """The post-processing step of every summarizer: guard each query, then scan for alerts.
+
+    A :class:`~opinio_agents.synthesis.summarizer.Summarizer` calls
+    :meth:`guard` once per query outcome and :meth:`alerts` once per result, so
+    streaming and non-streaming runs end with the same highlights and alerts,
+    whichever synthesizer wrote them.
+
+    Args:
+        guard: Apply :func:`guard_highlights` to every query's highlights.
+        alerts: Scan all of the entity's sentences with :func:`detect_alerts`.
+        min_support: Minimum number of distinct reviews for an alert.
+        max_examples: Example sentences kept per alert.
+
+    Example:
+        >>> from opinio_agents.models import Evidence
+        >>> check = CriticalComplaintCheck()
+        >>> item = QueryEvidence(query="room", evidence=[
+        ...     Evidence(sentence_id="1:2:0", text="Bed bugs bit us all night.", sentiment=-0.4)])
+        >>> [h.text for h in check.guard(SynthesisOutcome(item=item)).highlights]
+        ['Guests report bed bugs.']
+    """
+
+    def __init__(self, *, guard: bool = True, alerts: bool = True, min_support: int = 1, max_examples: int = 3) -> None:
+        if min_support < 1:
+            raise ConfigError(f"min_support={min_support} must be >= 1")
+        if max_examples < 0:
+            raise ConfigError(f"max_examples={max_examples} must be >= 0")
+        self.apply_guard = guard
+        self.apply_alerts = alerts
+        self.min_support = min_support
+        self.max_examples = max_examples
+
+    def guard(self, outcome: SynthesisOutcome) -> SynthesisOutcome:
+        """The outcome with its highlights guarded (failures pass through unchanged)."""
+        if not self.apply_guard or outcome.failure is not None:
+            return outcome
+        return SynthesisOutcome(
+            item=outcome.item, highlights=guard_highlights(outcome.item, outcome.highlights), failure=None
+        )
+
+    def alerts(self, sentences: Sequence[Sentence], sentiments: Sequence[float] | None = None) -> list[Alert]:
+        """The entity's alerts (empty when alerts are switched off)."""
+        if not self.apply_alerts:
+            return []
+        return detect_alerts(sentences, sentiments, min_support=self.min_support, max_examples=self.max_examples)

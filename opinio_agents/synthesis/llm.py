@@ -101,7 +101,10 @@ class LLMSynthesizer(Synthesizer):
         base_url: OpenAI-compatible server for string specs.
         structured_output: ``"auto"``, ``"native"`` or ``"parser"``.
         retry: Full retry policy (overrides ``max_retries``).
-        guard: Apply the critical-complaint guard to every query's highlights.
+        guard: Apply the critical-complaint guard inside :meth:`synthesize` too. Off by
+            default: every :class:`~opinio_agents.synthesis.summarizer.Summarizer`
+            (the retrieval pipeline included) guards each query once in its
+            post-processing; switch it on only to use this synthesizer on its own.
         max_tokens: Answer budget of models built from a string (paper: 256).
         device: Device of an ``hf:`` model: ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``
             (the first GPU when there is one).
@@ -125,7 +128,7 @@ class LLMSynthesizer(Synthesizer):
         base_url: str | None = None,
         structured_output: StructuredMode = "auto",
         retry: RetryPolicy | None = None,
-        guard: bool = True,
+        guard: bool = False,
         max_tokens: int = 256,
         device: str | int = "auto",
         config: RunnableConfig | None = None,

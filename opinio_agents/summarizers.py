@@ -1,0 +1,175 @@
+"""The summarizers that do not retrieve per query: the long-context baseline and HIRO query-free.
+
+Both implement :class:`~opinio_agents.synthesis.summarizer.Summarizer`, so they
+go through the same post-processing as the retrieval pipeline
+(:class:`~opinio_agents.pipeline.HighlightPipeline`): the critical-complaint
+guard once per query, the entity's alerts once per result, the same stream.
+
+* :class:`LongContextSummarizer` wraps a
+  :class:`~opinio_agents.synthesis.long_context.LongContextSynthesizer`: one
+  prompt with the entity's newest reviews (OpinioRAG App. B.2).
+* :class:`QueryFreeSummarizer` wraps HIRO's
+  :func:`~opinio_agents.hiro.highlights.query_free_highlights` over a fitted
+  :class:`~opinio_agents.hiro.store.HiroIndex`: the aspects are discovered, not asked.
+
+Example:
+    >>> from opinio_agents.synthesis.long_context import LongContextSynthesizer
+    >>> summarizer = LongContextSummarizer(store, LongContextSynthesizer(model))   # doctest: +SKIP
+    >>> summarizer.summarize("101").meta.synthesizer                              # doctest: +SKIP
+    'long-context'
+    >>> QueryFreeSummarizer(hiro).summarize("101").meta.mode                      # doctest: +SKIP
+    'query-free'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from opinio_agents.errors import ConfigError
+from opinio_agents.models import Highlight, RunMeta
+from opinio_agents.pipeline import query_mode, resolve_queries
+from opinio_agents.synthesis.alerts import CriticalComplaintCheck
+from opinio_agents.synthesis.base import QueryEvidence, SynthesisOutcome
+from opinio_agents.synthesis.summarizer import Draft, Summarizer
+
+if TYPE_CHECKING:
+    from opinio_agents.hiro.store import HiroIndex
+    from opinio_agents.stores.sentence_store import SentenceStore
+    from opinio_agents.synthesis.long_context import LongContextSynthesizer
+
+__all__ = ["LongContextSummarizer", "QueryFreeSummarizer"]
+
+
+def _group(highlights: Sequence[Highlight]) -> dict[str, list[Highlight]]:
+    out: dict[str, list[Highlight]] = {}
+    for highlight in highlights:
+        out.setdefault(highlight.query, []).append(highlight)
+    return out
+
+
+class LongContextSummarizer(Summarizer):
+    """The long-context LLM baseline as a :class:`Summarizer`.
+
+    Args:
+        store: The store holding the entities.
+        synthesizer: The baseline (its model, context window and cache).
+        checks: The post-processing step (guard + alerts).
+
+    The expected numbers of PROS and CONS come from the entity's expert review;
+    without one, one of each per query is asked for.
+    """
+
+    name = "long-context"
+
+    def __init__(
+        self,
+        store: SentenceStore,
+        synthesizer: LongContextSynthesizer,
+        *,
+        checks: CriticalComplaintCheck | None = None,
+    ) -> None:
+        super().__init__(store, checks=checks)
+        self.synthesizer = synthesizer
+
+    def draft(self, entity_key: str, queries: Sequence[str] | None) -> Draft:
+        """One model call for all the queries, run when the outcomes are consumed."""
+        asked = resolve_queries(self.store, entity_key, queries)
+        mode = query_mode(self.store, entity_key, queries)
+        entity = self.store.entity(entity_key)
+        expected = None if entity.expert_review is not None else len(asked)
+        draft = Draft(
+            entity_id=entity.entity_id,
+            entity_name=entity.entity_name,
+            queries=asked,
+            outcomes=(),
+            meta=RunMeta(mode=mode, synthesizer=self.name, model=self.synthesizer.model_name, queries=asked),
+        )
+
+        def outcomes() -> Iterator[SynthesisOutcome]:
+            # sentences=[]: the alerts are the summarizer's post-processing, computed from the store.
+            result = self.synthesizer.run(entity, asked, n_pros=expected, n_cons=expected, sentences=[])
+            draft.meta = result.meta.model_copy(update={"mode": mode})
+            grouped = _group(result.highlights)
+            failed = {f.query: f for f in result.failures}
+            for query in dict.fromkeys([*asked, *grouped]):
+                item = QueryEvidence(query=query, evidence=[], entity_name=entity.entity_name)
+                if query in failed:
+                    yield SynthesisOutcome(item=item, failure=failed[query])
+                else:
+                    yield SynthesisOutcome(item=item, highlights=grouped.get(query, []))
+
+        draft.outcomes = outcomes()
+        return draft
+
+
+class QueryFreeSummarizer(Summarizer):
+    """HIRO's query-free highlights as a :class:`Summarizer` (no query is asked).
+
+    Args:
+        hiro: The store's fitted HIRO index (shared; see :meth:`OpinioRAG.fit_hiro`).
+        top_k: Aspects to turn into highlights (paper: 8 clusters).
+        alpha: HIRO smoothing constant (paper: 6).
+        split_threshold: Minority share of opinionated reviews that earns the other side a highlight.
+        max_cited: Evidence sentences per highlight.
+        checks: The post-processing step (guard + alerts).
+
+    Each discovered aspect is one "query" of the result; the guard checks the
+    evidence its highlights cite.
+    """
+
+    name = "hiro-extractive"
+
+    def __init__(
+        self,
+        hiro: HiroIndex,
+        *,
+        top_k: int = 8,
+        alpha: float = 6.0,
+        split_threshold: float = 0.35,
+        max_cited: int = 5,
+        checks: CriticalComplaintCheck | None = None,
+    ) -> None:
+        super().__init__(hiro.index, checks=checks)
+        if top_k < 1:
+            raise ConfigError(f"top_k={top_k} must be >= 1")
+        self.hiro = hiro
+        self.top_k = top_k
+        self.alpha = alpha
+        self.split_threshold = split_threshold
+        self.max_cited = max_cited
+
+    def draft(self, entity_key: str, queries: Sequence[str] | None) -> Draft:
+        """Discover the entity's aspects and write their highlights."""
+        from opinio_agents.hiro.highlights import query_free_highlights
+
+        if queries:
+            raise ConfigError(
+                "the query-free (HIRO) summarizer takes no queries; drop the queries, or use the "
+                "retrieval summarizer to answer them"
+            )
+        result = query_free_highlights(
+            self.hiro,
+            entity_key,
+            top_k=self.top_k,
+            alpha=self.alpha,
+            split_threshold=self.split_threshold,
+            max_cited=self.max_cited,
+        )
+        meta = result.meta.model_copy(update={"mode": "query-free"})
+        grouped = _group(result.highlights)
+        items = []
+        for aspect in dict.fromkeys([*meta.queries, *grouped]):
+            cited = {e.sentence_id: e for h in grouped.get(aspect, []) for e in h.evidence}
+            support = grouped[aspect][0].support if aspect in grouped else None
+            item = QueryEvidence(query=aspect, evidence=list(cited.values()), entity_name=result.entity_name)
+            if support is not None:
+                item.support = support
+            items.append(SynthesisOutcome(item=item, highlights=grouped.get(aspect, [])))
+        return Draft(
+            entity_id=result.entity_id,
+            entity_name=result.entity_name,
+            queries=list(meta.queries),
+            outcomes=items,
+            meta=meta,
+        )

@@ -1,0 +1,171 @@
+"""The entity-level seam: a :class:`Summarizer` turns one indexed entity into a HighlightSet.
+
+Every way of writing highlights implements it:
+
+* :class:`~opinio_agents.pipeline.HighlightPipeline` - retrieval + a per-query
+  :class:`~opinio_agents.synthesis.base.Synthesizer` (extractive or LLM);
+* :class:`~opinio_agents.summarizers.LongContextSummarizer` - the long-context
+  LLM baseline (all reviews in one prompt);
+* :class:`~opinio_agents.summarizers.QueryFreeSummarizer` - HIRO's query-free
+  highlights.
+
+A subclass only writes :meth:`Summarizer.draft`: the queries it answers, the
+per-query outcomes (a generator, consumed as they complete) and the run's
+metadata. The base class owns what is common and runs it exactly once per
+result: the critical-complaint guard on each outcome, the ordering of the
+queries, the entity-wide alerts and the timings
+(:class:`~opinio_agents.synthesis.alerts.CriticalComplaintCheck`). So
+:meth:`Summarizer.stream` and :meth:`Summarizer.summarize` always agree: the
+stream yields each query's outcome as it completes and ends with a
+:class:`SummaryDone` holding the very HighlightSet ``summarize`` returns.
+
+Example:
+    >>> summarizer = HighlightPipeline(factory)                        # doctest: +SKIP
+    >>> for event in summarizer.stream("101", ["wi-fi", "pool"]):     # doctest: +SKIP
+    ...     if isinstance(event, SummaryDone):
+    ...         print(len(event.result.alerts), event.result.meta.mode)
+    ...     else:
+    ...         print(event.item.query, [h.text for h in event.highlights])
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from opinio_agents.errors import OpinioError
+from opinio_agents.models import HighlightSet, RunMeta, TokenUsage
+from opinio_agents.synthesis.alerts import CriticalComplaintCheck
+from opinio_agents.synthesis.base import SynthesisOutcome
+
+if TYPE_CHECKING:
+    from opinio_agents.stores.sentence_store import SentenceStore
+
+__all__ = ["Summarizer", "Draft", "SummaryDone", "SummaryEvent", "QueryMode", "usage_delta"]
+
+#: Where a result's queries came from: given by the caller, the entity's expert review, or none (HIRO).
+QueryMode = Literal["queries", "expert-queries", "query-free"]
+
+
+@dataclass
+class SummaryDone:
+    """The last event of :meth:`Summarizer.stream`: the complete result, alerts and meta included."""
+
+    result: HighlightSet
+
+
+#: What :meth:`Summarizer.stream` yields: one outcome per query, then one :class:`SummaryDone`.
+SummaryEvent = SynthesisOutcome | SummaryDone
+
+
+@dataclass
+class Draft:
+    """What a summarizer produces for one entity before post-processing.
+
+    Attributes:
+        entity_id: The entity's id as given in the dataset.
+        entity_name: Its name.
+        queries: The queries answered, in the order the result lists them.
+        outcomes: One outcome per query, in completion order (a generator is
+            consumed lazily, so the stream shows each as soon as it exists).
+        meta: The run's metadata; the generator may complete it (tokens) once
+            it is exhausted, or replace it.
+    """
+
+    entity_id: str | int
+    entity_name: str
+    queries: list[str]
+    outcomes: Iterable[SynthesisOutcome]
+    meta: RunMeta = field(default_factory=RunMeta)
+
+
+def usage_delta(before: TokenUsage, after: TokenUsage) -> TokenUsage:
+    """Tokens spent between two snapshots of a usage meter."""
+    return TokenUsage(
+        prompt_tokens=after.prompt_tokens - before.prompt_tokens,
+        completion_tokens=after.completion_tokens - before.completion_tokens,
+        calls=after.calls - before.calls,
+        cached_calls=after.cached_calls - before.cached_calls,
+    )
+
+
+class Summarizer(ABC):
+    """Base class: implement :meth:`draft`; :meth:`summarize` and :meth:`stream` come for free.
+
+    Args:
+        store: The store holding the entities.
+        checks: The post-processing step (guard + alerts); the default checks everything.
+    """
+
+    #: Short name recorded in ``HighlightSet.meta.synthesizer``.
+    name: str = "summarizer"
+
+    def __init__(self, store: SentenceStore, *, checks: CriticalComplaintCheck | None = None) -> None:
+        self.store = store
+        self.checks = checks or CriticalComplaintCheck()
+
+    @abstractmethod
+    def draft(self, entity_key: str, queries: Sequence[str] | None) -> Draft:
+        """The queries, the (lazy) per-query outcomes and the metadata for one entity.
+
+        Raises:
+            ConfigError: When the queries cannot be resolved for this summarizer.
+        """
+
+    def stream(self, entity_id: str | int, queries: Sequence[str] | None = None) -> Iterator[SummaryEvent]:
+        """Yield each query's guarded outcome as it completes, then one :class:`SummaryDone`.
+
+        The final result carries the same highlights, failures, alerts and meta
+        as :meth:`summarize` would return.
+        """
+        started = time.perf_counter()
+        key = self.store.require_entity(entity_id)
+        draft = self.draft(key, queries)
+        prepared = time.perf_counter() - started
+        t0 = time.perf_counter()
+        by_query: dict[str, list[SynthesisOutcome]] = {}
+        for raw in draft.outcomes:
+            outcome = self.checks.guard(raw)
+            by_query.setdefault(outcome.item.query, []).append(outcome)
+            yield outcome
+        synthesis = time.perf_counter() - t0
+
+        result = HighlightSet(entity_id=draft.entity_id, entity_name=draft.entity_name)
+        order = list(dict.fromkeys([*draft.queries, *by_query]))  # asked order, then any extra ones
+        for query in order:
+            for outcome in by_query.get(query, []):
+                if outcome.failure is not None:
+                    result.failures.append(outcome.failure)
+                else:
+                    for highlight in outcome.highlights:
+                        result.add(highlight)
+
+        t0 = time.perf_counter()
+        stored = self.store.sentences(key)
+        result.alerts = self.checks.alerts([s.sentence for s in stored], [s.sentiment for s in stored])
+        alerts = time.perf_counter() - t0
+
+        meta = draft.meta
+        timings = dict(meta.timings)
+        timings.setdefault("prepare", prepared)
+        timings.setdefault("synthesis", synthesis)
+        timings["alerts"] = alerts
+        timings["total"] = time.perf_counter() - started
+        meta.timings = {k: round(v, 4) for k, v in timings.items()}
+        if not meta.queries:
+            meta.queries = list(draft.queries)
+        result.meta = meta
+        yield SummaryDone(result)
+
+    def summarize(self, entity_id: str | int, queries: Sequence[str] | None = None) -> HighlightSet:
+        """All highlights, failures, alerts and meta of one entity."""
+        result: HighlightSet | None = None
+        for event in self.stream(entity_id, queries):
+            if isinstance(event, SummaryDone):
+                result = event.result
+        if result is None:  # pragma: no cover - stream() always ends with a SummaryDone
+            raise OpinioError(f"{type(self).__name__}.stream ended without a result")
+        return result
