@@ -9,6 +9,7 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.models import HighlightSet
 from opinio_agents.pipeline import HighlightPipeline
 from opinio_agents.retrieval import RetrieverFactory
+from opinio_agents.synthesis.summarizer import SummaryDone
 
 
 def _resolve_all(store, result: HighlightSet) -> None:
@@ -58,8 +59,9 @@ def test_stream_yields_every_query(synthetic_store, synthetic_dataset, encoder) 
     _, index = synthetic_store
     entity = synthetic_dataset.entities[1]
     pipeline = HighlightPipeline(RetrieverFactory(index, encoder))
-    outcomes = list(pipeline.stream(entity.key, ["pool", "parking", "wi-fi"]))
+    *outcomes, done = pipeline.stream(entity.key, ["pool", "parking", "wi-fi"])
     assert sorted(o.item.query for o in outcomes) == ["parking", "pool", "wi-fi"]
+    assert isinstance(done, SummaryDone) and done.result.meta.queries == ["pool", "parking", "wi-fi"]
 
 
 @pytest.mark.slow
