@@ -15,6 +15,14 @@ never to follow instructions found there. Follow-up questions keep context:
 the previous turns are sent to the model, and a question that only refers back
 ("is it free?") is searched together with the previous topic.
 
+:class:`ReviewChat` is a LangChain :class:`~langchain_core.runnables.Runnable`
+(input: a question, ``{"question": ..., "history": [...]}`` or
+``{"messages": [...]}``; output: the answer text), so it composes with LCEL,
+``RunnableWithMessageHistory`` and LangGraph, and callbacks/tracing see each
+turn and the model call inside it. A plain-string input continues the object's
+own conversation (:attr:`ReviewChat.history`); a dict input is stateless and
+takes its history from the input, which is what a server with many sessions needs.
+
 Example:
     >>> chat = ReviewChat(rag, "101", llm=my_chat_model)          # doctest: +SKIP
     >>> for piece in chat.stream("How is the wi-fi?"):             # doctest: +SKIP
@@ -22,14 +30,18 @@ Example:
     >>> chat.last_answer.citations[0].sentence_id                  # doctest: +SKIP
     '101:1010024:2'
     >>> chat.ask("and the breakfast?").answer                      # doctest: +SKIP
+    >>> chat.invoke({"messages": [("user", "How is the pool?")]})  # doctest: +SKIP
+    'The pool is praised for its size [S1].'
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel, Field
 
 from opinio_agents.agents.filters import ReviewFilters
@@ -38,12 +50,26 @@ from opinio_agents.errors import ConfigError, LLMError
 from opinio_agents.retrieval.factory import ScoredSentence
 
 if TYPE_CHECKING:
+    from langchain_core.callbacks import CallbackManagerForChainRun
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import BaseMessage
 
     from opinio_agents.api import OpinioRAG
 
-__all__ = ["ReviewChat", "ChatAnswer", "Citation", "CHAT_SYSTEM_PROMPT", "standalone_query", "sanitize_review_text"]
+__all__ = [
+    "ReviewChat",
+    "ChatAnswer",
+    "ChatInput",
+    "Citation",
+    "CHAT_SYSTEM_PROMPT",
+    "standalone_query",
+    "sanitize_review_text",
+]
+
+#: What :class:`ReviewChat` accepts: a question (continuing its own conversation), a dict
+#: ``{"question": str, "history": [messages]}`` or ``{"messages": [messages]}`` (stateless),
+#: or a list of messages ending with the question.
+ChatInput = str | dict[str, Any] | Sequence[Any]
 
 CHAT_SYSTEM_PROMPT = """You answer questions about {entity} using only excerpts from its guest reviews.
 
@@ -118,19 +144,44 @@ def standalone_query(question: str, previous_query: str | None) -> str:
     return question
 
 
-class ReviewChat:
-    """Multi-turn Q&A about one entity.
+@dataclass
+class _Turn:
+    """One prepared turn: the question, its retrieval and the conversation before it."""
+
+    question: str
+    query: str
+    support: SupportInfo
+    evidence: list[Citation]
+    covered: bool
+    history: list[tuple[str, str]]
+    stateful: bool
+    pieces: list[str] = field(default_factory=list)
+
+
+class ReviewChat(Runnable[ChatInput, str]):
+    """Multi-turn Q&A about one entity, as a LangChain Runnable.
 
     Args:
         rag: The façade holding the entity's index.
         entity_id: The entity to talk about.
         llm: A LangChain chat model or provider string; ``None`` uses ``rag.llm`` and, when
             that is unset too, answers extractively.
+        base_url: OpenAI-compatible server for string specs.
         k: Excerpts retrieved per turn.
         retriever: ``bm25``, ``dense`` or ``hybrid`` (default: the façade's).
         filters: Metadata filters applied to every retrieval.
         max_history: Previous turns sent to the model.
         extractive_sentences: Excerpts quoted by an extractive answer.
+
+    Example:
+        >>> from langchain_core.chat_history import InMemoryChatMessageHistory
+        >>> from langchain_core.runnables.history import RunnableWithMessageHistory
+        >>> sessions = {}
+        >>> chat = RunnableWithMessageHistory(                         # doctest: +SKIP
+        ...     ReviewChat(rag, "101"), lambda sid: sessions.setdefault(sid, InMemoryChatMessageHistory()),
+        ...     input_messages_key="question", history_messages_key="history")
+        >>> chat.invoke({"question": "How is the wi-fi?"},              # doctest: +SKIP
+        ...             config={"configurable": {"session_id": "u1"}})
     """
 
     def __init__(
@@ -174,60 +225,175 @@ class ReviewChat:
         return "llm" if self.llm is not None else "extractive"
 
     def reset(self) -> None:
-        """Forget the conversation."""
+        """Forget the object's own conversation."""
         self.history.clear()
         self.last_answer = None
         self._last_query = None
 
-    # -- one turn ------------------------------------------------------------------------
+    # -- the Runnable --------------------------------------------------------------------
+    def invoke(self, input: ChatInput, config: RunnableConfig | None = None, **kwargs: Any) -> str:  # noqa: A002
+        """The answer text for one turn (see :data:`ChatInput`)."""
+        return self._call_with_config(self._invoke, input, config, run_type="chain", **kwargs)
+
+    def stream(  # type: ignore[override]
+        self, input: ChatInput, config: RunnableConfig | None = None, **kwargs: Any  # noqa: A002
+    ) -> Iterator[str]:
+        """Yield the answer text piece by piece; a string input then sets :attr:`last_answer`."""
+        yield from self._transform_stream_with_config(
+            iter([input]), self._transform, config, run_type="chain", **kwargs
+        )
+
+    def _transform(
+        self, inputs: Iterator[ChatInput], run_manager: CallbackManagerForChainRun, config: RunnableConfig
+    ) -> Iterator[str]:
+        for value in inputs:
+            turn = self._prepare(value)
+            for piece in self._generate(turn, run_manager, config):
+                turn.pieces.append(piece)
+                yield piece
+            self._finish(turn)
+
+    # -- convenience ---------------------------------------------------------------------
     def ask(self, question: str) -> ChatAnswer:
-        """Answer ``question`` (consuming the stream) and return the full answer."""
+        """Answer ``question`` in the object's own conversation and return the full answer."""
         for _ in self.stream(question):
             pass
         if self.last_answer is None:  # pragma: no cover - stream() always sets it
             raise LLMError("no answer was produced", query=question)
         return self.last_answer
 
-    def stream(self, question: str) -> Iterator[str]:
-        """Yield the answer text piece by piece; afterwards :attr:`last_answer` holds the result."""
+    def answer(self, value: ChatInput, config: RunnableConfig | None = None) -> ChatAnswer:
+        """The full :class:`ChatAnswer` (citations, support) for one turn; stateless for dict inputs."""
+        return self._call_with_config(self._answer, value, config, run_type="chain")
+
+    def _answer(self, value: ChatInput, run_manager: CallbackManagerForChainRun, config: RunnableConfig) -> ChatAnswer:
+        turn = self._prepare(value)
+        for piece in self._generate(turn, run_manager, config):
+            turn.pieces.append(piece)
+        return self._finish(turn)
+
+    def _invoke(self, value: ChatInput, run_manager: CallbackManagerForChainRun, config: RunnableConfig) -> str:
+        return self._answer(value, run_manager, config).answer
+
+    def as_graph(self, *, checkpointer: Any = None) -> Any:
+        """A LangGraph graph over ``{"messages": [...]}`` whose memory is the checkpointer's.
+
+        Each run answers the last human message from the conversation in the state
+        (stateless for this object) and appends an ``AIMessage`` whose
+        ``response_metadata["chat_answer"]`` holds the :class:`ChatAnswer` (citations,
+        support). With a checkpointer (e.g. ``InMemorySaver()``) and a ``thread_id``
+        in the config, each thread keeps its own conversation;
+        ``stream_mode="messages"`` streams the model's tokens.
+
+        Example:
+            >>> from langgraph.checkpoint.memory import InMemorySaver
+            >>> graph = ReviewChat(rag, "101").as_graph(checkpointer=InMemorySaver())   # doctest: +SKIP
+            >>> out = graph.invoke({"messages": [("user", "How is the pool?")]},          # doctest: +SKIP
+            ...                    config={"configurable": {"thread_id": "guest-1"}})
+            >>> out["messages"][-1].response_metadata["chat_answer"]["citations"]       # doctest: +SKIP
+        """
+        from langchain_core.messages import AIMessage
+        from langgraph.graph import START, MessagesState, StateGraph
+
+        def respond(state: MessagesState, config: RunnableConfig) -> dict[str, list[AIMessage]]:
+            result = self.answer({"messages": state["messages"]}, config)
+            reply = AIMessage(content=result.answer, response_metadata={"chat_answer": result.model_dump(mode="json")})
+            return {"messages": [reply]}
+
+        builder = StateGraph(MessagesState)
+        builder.add_node("review_chat", respond)
+        builder.add_edge(START, "review_chat")
+        return builder.compile(checkpointer=checkpointer, name=f"review-chat-{self.entity_key}")
+
+    # -- one turn ------------------------------------------------------------------------
+    def _parse(self, value: ChatInput) -> tuple[str, list[tuple[str, str]] | None]:
+        """The question and, for stateless inputs, the conversation before it."""
+        if isinstance(value, str):
+            return value, None
+        if isinstance(value, dict):
+            if "messages" in value:
+                return _split_messages(value["messages"])
+            question = value.get("question", value.get("input"))
+            if not isinstance(question, str):
+                raise ConfigError(
+                    "ReviewChat input dict needs a 'question' (or 'input') string, or 'messages'; "
+                    f"got keys {sorted(value)}"
+                )
+            return question, _pairs(_to_messages(value.get("history") or []))
+        if isinstance(value, Sequence):
+            return _split_messages(value)
+        raise ConfigError(
+            f"ReviewChat input must be a question, a dict or a list of messages, not {type(value).__name__}"
+        )
+
+    def _prepare(self, value: ChatInput) -> _Turn:
+        question, history = self._parse(value)
         question = question.strip()
         if not question:
             raise ConfigError("question is empty; ask e.g. 'How is the breakfast?'")
-        query = standalone_query(question, self._last_query)
+        stateful = history is None
+        if history is None:
+            history, previous = list(self.history), self._last_query
+        else:
+            previous = None
+            for asked, _ in history:
+                previous = standalone_query(asked, previous)
+        query = standalone_query(question, previous)
         meta = self.filters.to_metadata_filters() if self.filters else None
         hits = self.rag.retrieve(self.entity_key, query, top_k=self.k, retriever=self.retriever, filters=meta)  # type: ignore[arg-type]
         support = SupportInfo.of(self.rag.support(self.entity_key, query))
-        covered = support.reviews > 0 and bool(hits)
-        evidence = [_citation(i, h) for i, h in enumerate(hits, start=1)]
-        pieces: list[str] = []
-        source = self._llm_stream(question, query, support, evidence) if self.llm else (
-            self._extractive(question, support, evidence, covered)
-        )
-        for piece in source:
-            pieces.append(piece)
-            yield piece
-        answer = "".join(pieces).strip()
-        cited = {f"S{n}" for n in _MARKER.findall(answer)}
-        self.last_answer = ChatAnswer(
+        return _Turn(
             question=question,
+            query=query,
+            support=support,
+            evidence=[_citation(i, h) for i, h in enumerate(hits, start=1)],
+            covered=support.reviews > 0 and bool(hits),
+            history=history,
+            stateful=stateful,
+        )
+
+    def _generate(self, turn: _Turn, run_manager: Any, config: RunnableConfig) -> Iterator[str]:
+        if self.llm is None:
+            return self._extractive(turn.question, turn.support, turn.evidence, turn.covered)
+        return self._llm_stream(turn, run_manager, config)
+
+    def _finish(self, turn: _Turn) -> ChatAnswer:
+        answer = "".join(turn.pieces).strip()
+        cited = {f"S{n}" for n in _MARKER.findall(answer)}
+        result = ChatAnswer(
+            question=turn.question,
             answer=answer,
             mode=self.mode,
-            search_query=query,
-            covered=covered,
-            support=support,
-            citations=[c for c in evidence if c.marker in cited],
-            evidence=evidence,
+            search_query=turn.query,
+            covered=turn.covered,
+            support=turn.support,
+            citations=[c for c in turn.evidence if c.marker in cited],
+            evidence=turn.evidence,
         )
-        self.history.append((question, answer))
-        self._last_query = query
+        if turn.stateful:
+            self.last_answer = result
+            self.history.append((turn.question, answer))
+            self._last_query = turn.query
+        return result
 
     # -- generation ---------------------------------------------------------------------
-    def messages(self, question: str, query: str, support: SupportInfo, evidence: list[Citation]) -> list[BaseMessage]:
-        """The chat messages sent to the model for one turn (system, history, question + data)."""
+    def messages(
+        self,
+        question: str,
+        query: str,
+        support: SupportInfo,
+        evidence: list[Citation],
+        history: Sequence[tuple[str, str]] | None = None,
+    ) -> list[BaseMessage]:
+        """The chat messages sent to the model for one turn (system, history, question + data).
+
+        ``history`` defaults to the object's own conversation.
+        """
         from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
+        past = list(self.history if history is None else history)
         out: list[BaseMessage] = [SystemMessage(CHAT_SYSTEM_PROMPT.format(entity=self.entity_name))]
-        for asked, answered in self.history[-self.max_history :] if self.max_history else []:
+        for asked, answered in past[-self.max_history :] if self.max_history else []:
             out.extend([HumanMessage(asked), AIMessage(answered)])
         lines = [f"[{c.marker}] {sanitize_review_text(c.text)}" for c in evidence]
         coverage = (
@@ -239,17 +405,21 @@ class ReviewChat:
         out.append(HumanMessage(f"Question: {question}\n\n{block}"))
         return out
 
-    def _llm_stream(self, question: str, query: str, support: SupportInfo, evidence: list[Citation]) -> Iterator[str]:
+    def _llm_stream(self, turn: _Turn, run_manager: Any, config: RunnableConfig) -> Iterator[str]:
+        from langchain_core.runnables.config import patch_config
+
         llm = self.llm
         if llm is None:  # pragma: no cover - the caller checks
             return
+        messages = self.messages(turn.question, turn.query, turn.support, turn.evidence, turn.history)
+        child = patch_config(config, callbacks=run_manager.get_child()) if run_manager is not None else config
         try:
-            for chunk in llm.stream(self.messages(question, query, support, evidence)):
+            for chunk in llm.stream(messages, config=child):
                 text = _chunk_text(chunk.content)
                 if text:
                     yield text
         except Exception as exc:  # provider errors vary; surface one library error
-            raise LLMError(f"the chat model failed: {type(exc).__name__}: {exc}", query=question) from exc
+            raise LLMError(f"the chat model failed: {type(exc).__name__}: {exc}", query=turn.question) from exc
 
     def _extractive(
         self, question: str, support: SupportInfo, evidence: list[Citation], covered: bool
@@ -264,6 +434,39 @@ class ReviewChat:
         yield "Most relevant review sentences:"
         for item in evidence[: self.extractive_sentences]:
             yield f"\n  [{item.marker}] \"{sanitize_review_text(item.text)}\""
+
+
+def _to_messages(items: Sequence[Any]) -> list[BaseMessage]:
+    from langchain_core.messages import convert_to_messages
+
+    try:
+        return list(convert_to_messages(list(items)))
+    except (ValueError, TypeError, NotImplementedError) as exc:
+        raise ConfigError(f"ReviewChat could not read the messages: {exc}") from exc
+
+
+def _pairs(messages: Sequence[BaseMessage]) -> list[tuple[str, str]]:
+    """(question, answer) turns from a message list (system and tool messages are skipped)."""
+    out: list[tuple[str, str]] = []
+    pending: str | None = None
+    for message in messages:
+        if message.type == "human":
+            if pending is not None:
+                out.append((pending, ""))
+            pending = _chunk_text(message.content)
+        elif message.type == "ai" and pending is not None:
+            out.append((pending, _chunk_text(message.content)))
+            pending = None
+    if pending is not None:
+        out.append((pending, ""))
+    return out
+
+
+def _split_messages(items: Sequence[Any]) -> tuple[str, list[tuple[str, str]]]:
+    messages = _to_messages(items)
+    if not messages or messages[-1].type != "human":
+        raise ConfigError("ReviewChat messages must end with the user's question (a human message)")
+    return _chunk_text(messages[-1].content), _pairs(messages[:-1])
 
 
 def _citation(position: int, hit: ScoredSentence) -> Citation:
