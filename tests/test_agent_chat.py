@@ -110,6 +110,7 @@ def _chat_model(url: str) -> Any:
     return ChatOpenAI(model="loopback", base_url=url, api_key="test", max_retries=0, timeout=10)
 
 
+@pytest.mark.slow
 def test_extractive_chat_without_llm(rag: OpinioRAG) -> None:
     chat = ReviewChat(rag, "101")
     assert chat.mode == "extractive"
@@ -124,6 +125,7 @@ def test_extractive_chat_without_llm(rag: OpinioRAG) -> None:
         chat.ask("   ")
 
 
+@pytest.mark.slow
 def test_llm_chat_streams_cites_and_keeps_context(rag: OpinioRAG, loopback: Loopback) -> None:
     chat = ReviewChat(rag, "101", llm=_chat_model(loopback.url), k=4)
     loopback.replies = ["Most guests say the wi-fi drops in the rooms [S1] [S2].",
@@ -154,6 +156,7 @@ def test_untrusted_review_text_cannot_escape_the_data_block() -> None:
     assert "review_data" not in cleaned.lower() and "[S7]" not in cleaned and "\n" not in cleaned
 
 
+@pytest.mark.slow
 def test_cli_chat_answers_with_citations_from_a_loopback_model(
     store: Path, tmp_path: Path, loopback: Loopback
 ) -> None:
@@ -177,6 +180,7 @@ def test_cli_chat_answers_with_citations_from_a_loopback_model(
     assert len(loopback.requests) == 1 and loopback.requests[0]["stream"] is True
 
 
+@pytest.mark.slow
 def test_cli_chat_extractive_and_unknown_entity(store: Path, tmp_path: Path) -> None:
     dataset = tmp_path / "hotels.json"
     dataset.write_text(json.dumps([e.model_dump(mode="json") for e in _subset()]), encoding="utf-8")

@@ -67,6 +67,7 @@ def test_filters_reject_bad_values(bad: dict[str, Any]) -> None:
      ReviewFilters(until=dt.date(2017, 12, 31), min_helpful_votes=1)],
     ids=["low-rating", "top-rating", "since", "until+votes"],
 )
+@pytest.mark.slow
 def test_filtered_retrieval_only_returns_matching_sentences(rag: OpinioRAG, kind: str, flt: ReviewFilters) -> None:
     unfiltered = rag.retrieve("101", "wi-fi room", top_k=30, retriever=kind)
     assert any(not flt.matches(h.sentence) for h in unfiltered), "the filter must exclude something here"
@@ -76,6 +77,7 @@ def test_filtered_retrieval_only_returns_matching_sentences(rag: OpinioRAG, kind
 
 
 # -- toolkit and LangChain tools ------------------------------------------------------------------
+@pytest.mark.slow
 def test_langchain_tool_schemas_are_described(toolkit: ReviewToolkit) -> None:
     tools = make_langchain_tools(toolkit)
     assert [t.name for t in tools] == TOOL_NAMES
@@ -88,6 +90,7 @@ def test_langchain_tool_schemas_are_described(toolkit: ReviewToolkit) -> None:
     assert set(search) == {"entity", "query", "k", "filters"}
 
 
+@pytest.mark.slow
 def test_search_reviews_tool_returns_cited_hits(toolkit: ReviewToolkit) -> None:
     tool = {t.name: t for t in make_langchain_tools(toolkit)}["search_reviews"]
     out = json.loads(tool.invoke({"entity": 101, "query": "breakfast", "k": 4, "filters": {"min_rating": 4}}))
@@ -99,6 +102,7 @@ def test_search_reviews_tool_returns_cited_hits(toolkit: ReviewToolkit) -> None:
     assert "untrusted" in out["note"]
 
 
+@pytest.mark.slow
 def test_tool_errors_go_back_to_the_agent(toolkit: ReviewToolkit) -> None:
     tool = {t.name: t for t in make_langchain_tools(toolkit)}["search_reviews"]
     msg = tool.invoke({"entity": "999", "query": "wi-fi"})
@@ -107,11 +111,13 @@ def test_tool_errors_go_back_to_the_agent(toolkit: ReviewToolkit) -> None:
     assert "k" in bad and "greater than or equal to 1" in bad
 
 
+@pytest.mark.slow
 def test_uncovered_query_is_flagged(toolkit: ReviewToolkit) -> None:
     result = toolkit.search_reviews("202", "casino", k=3)
     assert result.covered is False and result.support.reviews == 0
 
 
+@pytest.mark.slow
 def test_entities_resolve_by_id_or_name(toolkit: ReviewToolkit) -> None:
     listed = toolkit.list_entities().entities
     assert {e.entity_id for e in listed} == {"101", "202"}
@@ -122,6 +128,7 @@ def test_entities_resolve_by_id_or_name(toolkit: ReviewToolkit) -> None:
         toolkit.resolve_entity("no such hotel")
 
 
+@pytest.mark.slow
 def test_aspect_overview_falls_back_to_expert_queries(toolkit: ReviewToolkit, rag: OpinioRAG) -> None:
     overview = toolkit.aspect_overview("101", top_k=4)
     expert = rag.store.entity("101").queries
@@ -133,6 +140,7 @@ def test_aspect_overview_falls_back_to_expert_queries(toolkit: ReviewToolkit, ra
         assert {a.aspect for a in overview.aspects} <= set(expert)
 
 
+@pytest.mark.slow
 def test_compare_entities(toolkit: ReviewToolkit) -> None:
     cmp = toolkit.compare_entities(["101", "202"], "wi-fi", k=2)
     assert [side.entity_id for side in cmp.entities] == ["101", "202"]
@@ -142,6 +150,7 @@ def test_compare_entities(toolkit: ReviewToolkit) -> None:
         toolkit.compare_entities(["101", "101"], "wi-fi")
 
 
+@pytest.mark.slow
 def test_review_highlights_tool(toolkit: ReviewToolkit) -> None:
     out = toolkit.review_highlights("101", ["breakfast", "wi-fi"])
     items = out.pros + out.cons
@@ -150,6 +159,7 @@ def test_review_highlights_tool(toolkit: ReviewToolkit) -> None:
     assert out.synthesizer == "extractive"
 
 
+@pytest.mark.slow
 def test_llamaindex_function_tools(toolkit: ReviewToolkit) -> None:
     tools = make_llamaindex_tools(toolkit)
     assert [t.metadata.name for t in tools] == TOOL_NAMES
@@ -163,6 +173,7 @@ def test_llamaindex_function_tools(toolkit: ReviewToolkit) -> None:
 
 
 # -- LangChain retriever adapter ------------------------------------------------------------------
+@pytest.mark.slow
 def test_retriever_adapter_returns_documents_with_filters(rag: OpinioRAG) -> None:
     retriever = OpinioReviewRetriever(rag=rag, entity_id="101", k=5, kind="hybrid")
     docs = retriever.invoke("breakfast")
@@ -175,6 +186,7 @@ def test_retriever_adapter_returns_documents_with_filters(rag: OpinioRAG) -> Non
     assert all(d.metadata["rating"] == 5 for d in fixed.invoke("room"))
 
 
+@pytest.mark.slow
 def test_retriever_drops_into_a_chain(rag: OpinioRAG) -> None:
     from langchain_core.runnables import RunnableLambda
 
@@ -197,6 +209,7 @@ class ScriptedToolModel(GenericFakeChatModel):
         return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
 
 
+@pytest.mark.slow
 def test_agent_loop_calls_the_tools(toolkit: ReviewToolkit) -> None:
     top = toolkit.search_reviews("101", "wi-fi", k=3).hits[0].sentence_id
     script = [

@@ -56,6 +56,7 @@ def _structured(result: Any) -> dict[str, Any]:
     return json.loads(result.content[0].text)
 
 
+@pytest.mark.slow
 def test_mcp_in_process_client(store: Path) -> None:
     from mcp import Client
 

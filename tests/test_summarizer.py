@@ -125,7 +125,8 @@ class _FixedSummarizer(Summarizer):
 
         item.evidence = [Evidence(sentence_id=f"{entity_key}:x:0", text=BED_BUGS, sentiment=-0.5)]
         pro = Highlight(query=asked[0], polarity=Polarity.PROS, text="Comfy beds.", evidence=list(item.evidence))
-        return Draft(entity_key, "", asked, [SynthesisOutcome(item=item, highlights=[pro])], RunMeta(synthesizer=self.name))
+        outcomes = [SynthesisOutcome(item=item, highlights=[pro])]
+        return Draft(entity_key, "", asked, outcomes, RunMeta(synthesizer=self.name))
 
 
 def test_any_summarizer_object_runs_exactly_as_given(store: Path) -> None:

@@ -264,7 +264,8 @@ class ReviewChat(Runnable[ChatInput, str]):
 
     def answer(self, value: ChatInput, config: RunnableConfig | None = None) -> ChatAnswer:
         """The full :class:`ChatAnswer` (citations, support) for one turn; stateless for dict inputs."""
-        return self._call_with_config(self._answer, value, config, run_type="chain")
+        answer: ChatAnswer = self._call_with_config(self._answer, value, config, run_type="chain")  # type: ignore[arg-type, assignment]
+        return answer
 
     def _answer(self, value: ChatInput, run_manager: CallbackManagerForChainRun, config: RunnableConfig) -> ChatAnswer:
         turn = self._prepare(value)
