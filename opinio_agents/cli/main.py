@@ -161,7 +161,7 @@ def highlight_cmd(
         synthesizer=synthesizer.value if synthesizer else None,
     )
     record = load_entity(dataset, entity, skip_invalid=skip_invalid)
-    rag.indexer.index_entity(record, show_progress=not quiet)
+    rag.index(record, show_progress=not quiet)  # also fits/encodes HIRO for query-free mode
     if not query and not record.queries:
         result = rag.query_free_highlights(record.key)  # HIRO clusters
     else:
