@@ -368,7 +368,7 @@ class OpinioRAG:
             raise ConfigError("the long-context baseline does not use the retrieval pipeline; call highlights()")
         return HighlightPipeline(
             self.retrievers,
-            self._synthesizer(kind),  # type: ignore[arg-type]
+            self._synthesizer(kind),
             retriever=retriever or self.retriever,
             top_k=top_k or self.top_k,
             filters=filters,
