@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from fakes import HashEncoder
+from fake_encoder import HashEncoder
 from llm_fixtures import ScriptedChatModel, answer
 
 from opinio_agents.api import OpinioRAG
@@ -131,7 +131,7 @@ class _FixedSummarizer(Summarizer):
 
 def test_any_summarizer_object_runs_exactly_as_given(store: Path) -> None:
     probe = OpinioRAG(store, encoder=HashEncoder())
-    mine = _FixedSummarizer(probe.index_store)
+    mine = _FixedSummarizer(probe.store)
     rag = OpinioRAG(store, encoder=HashEncoder(), synthesizer=mine)
     result = rag.highlights(_entities()[0].key)
     assert mine.runs == 1 and result.meta.synthesizer == "fixed"
@@ -144,17 +144,29 @@ def test_any_summarizer_object_runs_exactly_as_given(store: Path) -> None:
         OpinioRAG(store, encoder=HashEncoder(), synthesizer=object())  # type: ignore[arg-type]
 
 
-def test_retrievers_are_built_once_per_entity_not_per_query(rag: OpinioRAG, monkeypatch: pytest.MonkeyPatch) -> None:
-    built: list[int] = []
-    real = rag.index_store.retriever
+def test_retrievers_are_cached_across_queries_and_calls(rag: OpinioRAG, monkeypatch: pytest.MonkeyPatch) -> None:
+    from opinio_agents.retrieval.factory import RetrieverFactory
 
-    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
-        built.append(kwargs.get("top_k", 0))
-        return real(*args, **kwargs)
+    built: list[str] = []
+    real_bm25, real_dense = RetrieverFactory._bm25, RetrieverFactory._dense
 
-    monkeypatch.setattr(rag.index_store, "retriever", counting)
-    rag.highlights(_entities()[0].key, ["pool", "room", "bed", "breakfast", "staff"])
-    assert 1 <= len(built) <= 2  # the top-K retriever, plus the deeper one when a backfill is needed
+    def bm25(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        built.append("bm25")
+        return real_bm25(self, *args, **kwargs)
+
+    def dense(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        built.append("dense")
+        return real_dense(self, *args, **kwargs)
+
+    monkeypatch.setattr(RetrieverFactory, "_bm25", bm25)
+    monkeypatch.setattr(RetrieverFactory, "_dense", dense)
+    queries = ["pool", "room", "bed", "breakfast", "staff"]
+    rag.highlights(_entities()[0].key, queries)
+    first = len(built)
+    assert 2 <= first <= 4  # bm25 + dense at top-K, and at 5 x top-K when a backfill is needed: not per query
+    rag.highlights(_entities()[0].key, queries)
+    rag.highlights(_entities()[0].key, ["pool"])
+    assert len(built) == first  # the façade's factory keeps them for the next call
 
 
 # -- modes ----------------------------------------------------------------------------------
@@ -226,7 +238,7 @@ def test_one_facade_shared_by_threads(rag: OpinioRAG) -> None:
         "free": _comparable(rag.highlights("plain", query_free=True)),
         "aspects": [a.aspect for a in rag.aspects(key, top_k=5)],
     }
-    fresh = OpinioRAG(rag.index_store.store_dir, encoder=HashEncoder())  # cold caches, shared by the threads
+    fresh = OpinioRAG(rag.store.store_dir, encoder=HashEncoder())  # cold caches, shared by the threads
     got: list[dict] = []
     errors: list[BaseException] = []
     barrier = threading.Barrier(4)

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
     from langchain_core.language_models import BaseChatModel
 
-    from opinio_agents.embeddings import SentenceEncoder
+    from opinio_agents.embeddings import Encoder
 
 __all__ = ["RAGAS_PIN", "import_ragas", "EncoderEmbeddings", "RagasScorer"]
 
@@ -109,7 +109,7 @@ class EncoderEmbeddings:
     """
 
     @staticmethod
-    def create(encoder: SentenceEncoder | None = None) -> Embeddings:
+    def create(encoder: Encoder | None = None) -> Embeddings:
         """A LangChain Embeddings instance backed by ``encoder`` (the shared MiniLM by default)."""
         from opinio_agents.embeddings import get_encoder
 
