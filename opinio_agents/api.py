@@ -300,7 +300,8 @@ class OpinioRAG:
         if self.llm_spec is None:
             raise ConfigError("synthesizer='long-context' needs an LLM; pass llm=... to OpinioRAG")
         options: dict[str, Any] = {"cache_path": self.store.store_dir / "llm_cache.sqlite"}
-        options.update({k: v for k, v in self.llm_options.items() if k in ("cache_path", "context_window_tokens")})
+        shared = ("cache_path", "context_window_tokens", "device", "domain", "max_retries", "structured_output")
+        options.update({k: v for k, v in self.llm_options.items() if k in shared})
         # Pass the spec, not the resolved model: the baseline resolves its own with max_tokens=512 (App. B.3).
         return LongContextSynthesizer(self.llm_spec, base_url=self.base_url, **options)
 
