@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +27,65 @@ def small_sample(tmp_path_factory, encoder):
     store = root / "store"
     assert main(["index", str(path), "--store", str(store), "--quiet"]) == 0
     return path, store, entities
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def opinio(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m opinio_agents ARGS`` in a real subprocess (this checkout first on the path)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run(
+        [sys.executable, "-m", "opinio_agents", *args],
+        cwd=cwd, env=env, input=stdin, capture_output=True, text=True, timeout=120,
+    )
+
+
+USAGE_ERRORS = [
+    (["highlight", "--bogus"], "opinio highlight: No such option: --bogus"),
+    (["highlight"], "opinio highlight: Missing argument 'dataset'"),
+    (["highlight", "data.json"], "opinio highlight: Missing option '--entity'"),
+    (["sample", "a.json", "b.json"], "opinio sample: Got unexpected extra argument(s) (b.json)"),
+    (["highlight", "data.json", "-e", "1", "--top-k", "0"], "Invalid value for '--top-k' / '-k'"),
+    (["highlight", "data.json", "-e", "1", "--retriever", "foo"], "Invalid value for '--retriever'"),
+    (["index", "data.json", "--chroma-port", "abc"], "Invalid value for '--chroma-port'"),
+    (["nosuch"], "opinio: No such command 'nosuch'"),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), USAGE_ERRORS, ids=[" ".join(a) for a, _ in USAGE_ERRORS])
+def test_usage_error_is_one_line_and_status_2_in_a_subprocess(tmp_path, args, expected) -> None:
+    done = opinio(*args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: ") and expected in lines[0], lines[0]
+    assert "Traceback" not in done.stderr and "--help" in lines[0]
+    assert done.stdout == ""
+
+
+def test_usage_errors_through_the_console_script(tmp_path) -> None:
+    script = Path(sys.executable).with_name("opinio")
+    if not script.exists():
+        pytest.skip("the opinio console script is not installed next to this interpreter")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [str(script), "highlight", "--bogus"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: opinio highlight: No such option: --bogus (see 'opinio highlight --help')"
+    ]
+
+
+def test_data_error_is_one_line_in_a_subprocess(tmp_path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"entity_id": 1, "user_reviews": [{"review_id": 1, "text": ""}]}]')
+    done = opinio("index", str(bad), "--store", str(tmp_path / "store"), "--quiet", cwd=tmp_path)
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("error: ") and "bad.json" in line and "'text'" in line
+    assert not (tmp_path / "store" / "catalog.sqlite").exists()
 
 
 def test_sample_command_writes_the_dataset(tmp_path, capsys) -> None:

@@ -189,7 +189,8 @@ def test_malformed_json_line_and_column(tmp_path: Path) -> None:
     )
     assert (
         raises(path, chunk_size=5)
-        == f"{path}: line 3: malformed JSON at line 3 column 17: Expecting ',' delimiter"
+        == f"{path}: line 3: malformed JSON at line 3 column 30: after key and value, inside map, "
+        "I expect ',' or '}'"
     )
 
 
@@ -368,3 +369,81 @@ def test_writer_failure_keeps_old_file(tmp_path: Path) -> None:
         write_opiniobank(broken(), path)
     assert path.read_text(encoding="utf-8") == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+# --------------------------------------------------------------------------- stdin, registry, ijson
+
+
+def test_stdin_is_validated_then_read_and_errors_name_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
+    from opinio_agents.io import iter_valid_entities
+
+    data = json.dumps(GOOD).encode("utf-8")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    report = LoadReport()
+    assert [e.key for e in iter_valid_entities("-", report=report)] == ["1", "2"]
+    assert report.source == "<stdin>" and report.entities_loaded == 2
+    bad = "[\n" + json.dumps(GOOD[0]) + ",\n" + json.dumps(entity(3, review(1, ""))) + "\n]"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(bad.encode("utf-8"))))
+    got: list[Entity] = []
+    with pytest.raises(DataError) as info:
+        got.extend(iter_valid_entities("-"))
+    assert got == []  # validated first: nothing is yielded from input that fails
+    assert str(info.value).startswith("<stdin>: line 3, entity 3, review 1, field 'text'")
+
+
+def test_stdin_csv_is_sniffed(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = (CSV_HEADER + "1,Inn,1,ok,,,\n").encode("utf-8")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    assert [e.entity_name for e in iter_entities("-")] == ["Inn"]
+
+
+def test_pretty_printed_json_names_the_line_the_entity_starts_on(tmp_path: Path) -> None:
+    path = tmp_path / "pretty.json"
+    path.write_text(json.dumps([GOOD[0], entity(9, review(1, rating="bad"))], indent=2), encoding="utf-8")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, text in enumerate(lines, 1) if '"entity_id": 9' in text) - 1  # the "{" line
+    assert lines[start - 1].strip() == "{"
+    assert raises(path, chunk_size=7).startswith(f"{path}: line {start}, entity 9, review 1, field 'rating'")
+
+
+def test_large_file_error_after_many_chunks(tmp_path: Path) -> None:
+    records = [entity(i, review(1, "Fine room. " * 50)) for i in range(300)] + [entity(300, review(1, ""))]
+    path = write_array(tmp_path / "big.json", records)
+    assert raises(path, chunk_size=4096).startswith(f"{path}: line 302, entity 300, review 1, field 'text'")
+
+
+def test_a_new_format_is_one_reader_class(tmp_path: Path) -> None:
+    from opinio_agents.io import Reader, register_reader, registered_readers
+    from opinio_agents.io.base import unregister_reader
+
+    @register_reader
+    class PipeReader(Reader):
+        """``entity|review|text`` lines (a toy format for the test)."""
+
+        format = "pipes"
+        extensions = (".pipes",)
+
+        def read(self, raw, source, options, report):  # type: ignore[no-untyped-def]
+            rows = [line.split("|") for line in raw.read().decode(options.encoding).splitlines() if line]
+            for key in dict.fromkeys(r[0] for r in rows):
+                reviews = [{"review_id": r[1], "text": r[2]} for r in rows if r[0] == key]
+                yield Entity.model_validate({"entity_id": key, "user_reviews": reviews})
+
+    try:
+        assert registered_readers()["pipes"] is PipeReader
+        path = tmp_path / "reviews.pipes"
+        path.write_text("a|1|Quiet.\na|2|Clean.\nb|1|Noisy.\n", encoding="utf-8")
+        report = LoadReport()
+        assert [(e.key, len(e.user_reviews)) for e in iter_entities(path, report=report)] == [("a", 2), ("b", 1)]
+        assert report.reviews_loaded == 3
+    finally:
+        unregister_reader("pipes")
+    assert "unsupported file extension '.pipes'" in raises(path)
+
+
+def test_registered_builtin_readers() -> None:
+    from opinio_agents.io import registered_readers
+
+    readers = registered_readers()
+    assert {"json", "jsonl", "csv"} <= set(readers)
+    assert readers["jsonl"].extensions == (".jsonl", ".ndjson")

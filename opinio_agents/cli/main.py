@@ -2,7 +2,10 @@
 
 Every command prints one clear line on bad input (``error: FILE: line N,
 entity E, review R, field 'F': ...``) and exits with status 2, without a
-traceback. Long work shows progress on stderr; results go to stdout.
+traceback; so does every usage error (an unknown option, a missing or extra
+argument, a bad option value: ``error: opinio highlight: No such option:
+--bogus (see 'opinio highlight --help')``). Long work shows progress on
+stderr; results go to stdout.
 
 Example:
     $ opinio sample sample.json
@@ -238,10 +241,26 @@ def _register_commands() -> None:
 _register_commands()
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the CLI on ``argv`` and return the exit status (OpinioErrors become one-line messages)."""
-    import click
+def _usage_line(exc: typer.TyperException) -> str:
+    """One line for a usage error: the command, what is wrong, where to look for help."""
+    message = " ".join(exc.format_message().split()).replace(": Value error, ", ": ")
+    ctx = getattr(exc, "ctx", None)
+    command = getattr(ctx, "command_path", "") or "opinio"
+    return f"{command}: {message} (see '{command} --help')"
 
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI on ``argv`` and return the exit status.
+
+    OpinioErrors and usage errors become one ``error:`` line on stderr and status 2;
+    never a traceback.
+
+    Example:
+        >>> main(["sample", "a.json", "b.json"])  # doctest: +SKIP
+        2
+    """
+    # typer >= 0.29 vendors click: its usage errors derive from typer.TyperException,
+    # not from click.exceptions.ClickException.
     try:
         app(args=argv, standalone_mode=False, prog_name="opinio")
     except OpinioError as exc:
@@ -249,12 +268,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
-    except click.exceptions.Abort:
+    except typer.Abort:
         err.print("aborted")
         return 1
-    except click.exceptions.ClickException as exc:
-        exc.show()
-        return int(exc.exit_code)
+    except typer.TyperException as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare `opinio` / `opinio GROUP`: the help text
+            text = exc.format_message()  # typer's rich help is already printed; plain help is returned
+            if text.strip():
+                err.print(text, highlight=False, markup=False)
+            return 2
+        err.print(f"[bold red]error:[/] {_usage_line(exc)}", highlight=False, markup=True, soft_wrap=True)
+        return int(getattr(exc, "exit_code", 2) or 2)
     except KeyboardInterrupt:
         err.print("interrupted")
         return 130

@@ -1,12 +1,14 @@
-"""Reading and writing OpinioBank data (streamed JSON / JSONL / CSV loaders, atomic writer).
+"""Reading and writing OpinioBank data (streamed JSON / JSONL / CSV readers in one registry, atomic writer).
 
 Example:
     >>> from opinio_agents.io import iter_entities, write_opiniobank  # doctest: +SKIP
 """
 
+from opinio_agents.io.base import Reader, ReadOptions, reader_for, register_reader, registered_readers
 from opinio_agents.io.loaders import (
     LoadReport,
     iter_entities,
+    iter_valid_entities,
     load_entities,
     load_entity,
     validate_file,
@@ -15,7 +17,13 @@ from opinio_agents.io.writers import entity_to_opiniobank, write_opiniobank
 
 __all__ = [
     "LoadReport",
+    "Reader",
+    "ReadOptions",
+    "reader_for",
+    "register_reader",
+    "registered_readers",
     "iter_entities",
+    "iter_valid_entities",
     "load_entities",
     "load_entity",
     "validate_file",

@@ -1,0 +1,392 @@
+"""OpinioBank JSON (streamed with ``ijson``) and JSON Lines readers.
+
+* ``.json``: a JSON array of entity objects, or one entity object (several
+  whitespace-separated objects are accepted too). Streamed with ``ijson``'s C
+  (yajl2) backend, one entity at a time, so a 1 GB file never sits in memory.
+  ``ijson`` carries no positions, so the line of a bad entity (or of a syntax
+  error) is found only when there is one: :class:`_Locator` re-reads the input
+  up to that point, feeding ``ijson``'s event parser one line at a time.
+* ``.jsonl`` / ``.ndjson``: one entity object per line (``json.loads`` per line).
+
+Example:
+    >>> import io
+    >>> from opinio_agents.io.base import LoadReport, ReadOptions
+    >>> data = io.BytesIO(b'[{"entity_id": 1, "user_reviews": [{"review_id": 1, "text": "Quiet."}]}]')
+    >>> [e.entity_id for e in JsonReader().read(data, "x.json", ReadOptions(), LoadReport())]
+    [1]
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+from opinio_agents.errors import DataError, MissingDependencyError
+from opinio_agents.io.base import (
+    LoadReport,
+    Reader,
+    ReadOptions,
+    TextChunks,
+    build_entity,
+    location,
+    register_reader,
+    skip_reason,
+    with_line,
+)
+from opinio_agents.models import Entity
+
+__all__ = ["JsonReader", "JsonLinesReader"]
+
+_WS = b" \t\r\n"
+#: ijson events that start a value.
+_VALUE_STARTS = frozenset({"start_map", "start_array", "string", "number", "boolean", "null"})
+
+
+def _ijson() -> Any:
+    try:
+        import ijson
+    except ImportError as exc:  # a core dependency; only a broken install lacks it
+        raise MissingDependencyError("ijson", purpose="streaming JSON input") from exc
+    return ijson
+
+
+class _Utf8Bytes:
+    """A ``read(n)`` byte stream of the input as UTF-8 (what ijson parses), BOM dropped.
+
+    UTF-8 input is passed through as it is (yajl checks it; an invalid byte is then
+    located by :class:`_Locator`, which decodes with :class:`TextChunks`); input in
+    another encoding is decoded by :class:`TextChunks` and re-encoded.
+    """
+
+    def __init__(self, raw: BinaryIO, options: ReadOptions, source: str) -> None:
+        self._utf8 = codecs.lookup(options.encoding).name == "utf-8"
+        self._raw = raw
+        self._size = options.chunk_size
+        self._text = None if self._utf8 else TextChunks(raw, options.encoding, source, options.chunk_size)
+        self._buf = b""
+        self._started = False
+
+    def _more(self) -> bytes:
+        if self._text is not None:
+            return self._text.read().encode("utf-8")
+        data = self._raw.read(self._size)
+        if not self._started:
+            self._started = True
+            data = data.removeprefix(codecs.BOM_UTF8)
+        return data
+
+    def read(self, size: int = -1) -> bytes:
+        while size < 0 or len(self._buf) < size:
+            chunk = self._more()
+            if not chunk:
+                break
+            self._buf += chunk
+        if size < 0:
+            out, self._buf = self._buf, b""
+        else:
+            out, self._buf = self._buf[:size], self._buf[size:]
+        return out
+
+    def peek_first(self) -> bytes:
+        """The first non-whitespace byte (b'' for empty input), left in the stream."""
+        while True:
+            stripped = self._buf.lstrip(_WS)
+            if stripped:
+                self._buf = stripped
+                return stripped[:1]
+            self._buf = b""
+            chunk = self._more()
+            if not chunk:
+                return b""
+            self._buf = chunk
+
+
+def _yajl_message(exc: Exception) -> str:
+    """The first line of a yajl error, without its ``parse error:`` prefix."""
+    text = str(exc).strip().strip("b'\"").replace("\\n", "\n")
+    first = text.splitlines()[0] if text else "malformed JSON"
+    for prefix in ("parse error: ", "lexical error: "):
+        first = first.removeprefix(prefix)
+    if first.startswith("premature EOF"):
+        return "unexpected end of file: an object or the top-level array is not closed"
+    if first.startswith("trailing garbage"):
+        return "extra data after the top-level value"
+    return first
+
+
+class _Locator:
+    """Finds lines in the input after the fact, by re-reading it with ijson's event parser.
+
+    Used only on the error path. It reads the same bytes through its own decoder,
+    one line at a time, and moves forward monotonically across calls (bad entities
+    come in file order), so all the lookups of one read cost at most one more pass.
+    The shared stream's position is saved and restored around each lookup.
+    """
+
+    def __init__(self, raw: BinaryIO, options: ReadOptions, source: str, prefix: str, start: int | None) -> None:
+        self._raw = raw
+        self._options = options
+        self._source = source
+        self._prefix = prefix
+        self._start = start or 0
+        self.usable = start is not None
+        self._reset()
+
+    def _reset(self) -> None:
+        self._pos = self._start if self.usable else 0
+        self._text: TextChunks | None = None
+        self._events: Any = None
+        self._coro: Any = None
+        self._line = 0  # lines fully fed so far
+        self._values = 0  # top-level values started so far
+        self._pending = ""
+
+    def _lines(self) -> Iterator[tuple[int, bytes]]:
+        """Yield (line number, bytes of that line or of a piece of a very long line)."""
+        ijson = _ijson()
+        if self._text is None:
+            self._text = TextChunks(self._raw, self._options.encoding, self._source, self._options.chunk_size)
+            self._events = ijson.sendable_list()
+            self._coro = ijson.parse_coro(self._events, multiple_values=self._prefix == "")
+        while True:
+            while "\n" in self._pending:
+                head, _, self._pending = self._pending.partition("\n")
+                self._line += 1
+                yield self._line, (head + "\n").encode("utf-8")
+            if len(self._pending) > self._options.chunk_size:
+                piece, self._pending = self._pending, ""
+                yield self._line + 1, piece.encode("utf-8")
+            saved = self._raw.tell()
+            self._raw.seek(self._pos)
+            try:
+                chunk = self._text.read()
+            finally:
+                self._pos = self._raw.tell()
+                self._raw.seek(saved)
+            if not chunk:
+                if self._pending:
+                    piece, self._pending = self._pending, ""
+                    self._line += 1
+                    yield self._line, piece.encode("utf-8")
+                return
+            self._pending += chunk
+
+    def line_of_value(self, index: int) -> int | None:
+        """The line on which the ``index``-th (0-based) top-level entity value starts."""
+        if not self.usable:
+            return None
+        if index < self._values:  # asked out of order: start again
+            self._reset()
+        try:
+            for number, data in self._lines():
+                self._coro.send(data)
+                for prefix, event, _ in self._events:
+                    if prefix == self._prefix and event in _VALUE_STARTS:
+                        if self._values == index:
+                            self._values += 1
+                            self._events.clear()
+                            return number
+                        self._values += 1
+                self._events.clear()
+        except Exception:  # noqa: BLE001 - a syntax error further on; the main reader reports it
+            return None
+        return None
+
+    def syntax_error(self, exc: Exception) -> DataError:
+        """A DataError with the line and column where ijson stopped."""
+        message = _yajl_message(exc)
+        if not self.usable:
+            return DataError(f"malformed JSON: {message}", source=self._source)
+        self._reset()
+        bad_line, prefix_lines = None, 0
+        try:
+            for number, data in self._lines():
+                try:
+                    self._coro.send(data)
+                except Exception:  # noqa: BLE001 - the error being located
+                    bad_line = number
+                    break
+                prefix_lines = number
+                self._events.clear()
+            else:
+                try:
+                    self._coro.close()
+                except Exception:  # noqa: BLE001 - premature end of input
+                    bad_line = max(prefix_lines, 1)
+        except DataError as decode_error:
+            return decode_error
+        if bad_line is None:
+            return DataError(f"malformed JSON: {message}", source=self._source)
+        column = self._column(bad_line)
+        where = f"line {bad_line}" + (f" column {column}" if column else "")
+        return DataError(f"malformed JSON at {where}: {message}", source=self._source, line=bad_line)
+
+    def _column(self, bad_line: int) -> int | None:
+        """Feed the lines before ``bad_line`` whole, then that line one character at a time.
+
+        The column is where yajl notices the error: the end of the offending token.
+        """
+        self._reset()
+        col = 0
+        for number, data in self._lines():
+            if number < bad_line:
+                self._coro.send(data)
+                self._events.clear()
+                continue
+            if number > bad_line:
+                break
+            for char in data.decode("utf-8"):
+                col += 1
+                try:
+                    self._coro.send(char.encode("utf-8"))
+                except Exception:  # noqa: BLE001 - found it
+                    return col
+                self._events.clear()
+        return None
+
+
+def _tell(raw: BinaryIO) -> int | None:
+    """The stream position, or None when the stream cannot seek back (no line numbers then)."""
+    try:
+        return raw.tell() if raw.seekable() else None
+    except (OSError, ValueError):
+        return None
+
+
+def _entities(
+    values: Iterator[Any],
+    *,
+    source: str,
+    options: ReadOptions,
+    report: LoadReport,
+    line_of: Any,
+) -> Iterator[Entity]:
+    """Validate raw values into entities: duplicate ids refused, bad records skipped or raised.
+
+    ``values`` yields ``(raw, line)`` pairs, where ``line`` may be None (then ``line_of(index)``
+    is asked on failure); a raw :class:`DataError` is a malformed record (skippable).
+    """
+    seen: set[str] = set()
+    for index, (raw, known_line) in enumerate(values):
+        try:
+            if isinstance(raw, DataError):
+                raise raw
+            entity = build_entity(raw, source=source, line=known_line)
+            if entity.key in seen:
+                raise DataError(
+                    "duplicate entity_id in the file; entity ids must be unique",
+                    source=source,
+                    line=known_line,
+                    entity_id=entity.entity_id,
+                    field="entity_id",
+                )
+        except DataError as err:
+            line = known_line if known_line is not None else line_of(index)
+            located = err if err.line is not None or line is None else with_line(err, line)
+            if not options.skip_invalid:
+                raise located from None
+            entity_id = raw.get("entity_id") if isinstance(raw, dict) else located.entity_id
+            report.skipped.append(
+                (location(source, located.line, entity_id, located.review_id), skip_reason(located))
+            )
+            continue
+        seen.add(entity.key)
+        yield entity
+
+
+@register_reader
+class JsonReader(Reader):
+    """OpinioBank JSON: an array of entity objects (or one, or several, entity objects)."""
+
+    format = "json"
+    extensions = (".json",)
+    sniff_priority = 10
+
+    @classmethod
+    def sniff(cls, head: bytes) -> bool:
+        return head.lstrip(_WS)[:1] in (b"[", b"{")
+
+    def read(self, raw: BinaryIO, source: str, options: ReadOptions, report: LoadReport) -> Iterator[Entity]:
+        ijson = _ijson()
+        start = _tell(raw)  # where the locator re-reads from, if it ever has to
+        stream = _Utf8Bytes(raw, options, source)
+        first = stream.peek_first()
+        if not first:
+            raise DataError(
+                "file is empty; expected a JSON array of entities or one entity object", source=source
+            )
+        prefix = "item" if first == b"[" else ""
+        locator = _Locator(raw, options, source, prefix, start)
+        items = ijson.items(
+            stream, prefix, multiple_values=prefix == "", use_float=True, buf_size=min(options.chunk_size, 1 << 16)
+        )
+        values = ((value, None) for value in items)
+        try:
+            yield from _entities(
+                values, source=source, options=options, report=report, line_of=locator.line_of_value
+            )
+        except ijson.JSONError as exc:
+            raise locator.syntax_error(exc) from None
+
+
+@register_reader
+class JsonLinesReader(Reader):
+    """JSON Lines: one entity object per line; a malformed line is one (skippable) bad record."""
+
+    format = "jsonl"
+    extensions = (".jsonl", ".ndjson")
+
+    def read(self, raw: BinaryIO, source: str, options: ReadOptions, report: LoadReport) -> Iterator[Entity]:
+        values = _jsonl_values(TextChunks(raw, options.encoding, source, options.chunk_size), source)
+        yield from _entities(values, source=source, options=options, report=report, line_of=lambda _: None)
+
+
+def _jsonl_values(stream: TextChunks, source: str) -> Iterator[tuple[Any, int]]:
+    """Yield (value, line) per non-blank line; a malformed line yields (DataError, line)."""
+    pending = ""
+    line_no = 0
+    seen_any = False
+    decoder = json.JSONDecoder()
+
+    def parse(text: str, number: int) -> tuple[Any, int] | None:
+        if not text.strip():
+            return None
+        try:
+            value, end = decoder.raw_decode(text, len(text) - len(text.lstrip()))
+        except json.JSONDecodeError as exc:
+            bad = DataError(
+                f"malformed JSON at line {number} column {exc.colno}: {exc.msg}", source=source, line=number
+            )
+            return bad, number
+        if text[end:].strip():
+            bad = DataError(
+                f"malformed JSON at line {number} column {end + 1}: extra data after the object "
+                "(JSON Lines needs exactly one entity object per line)",
+                source=source,
+                line=number,
+            )
+            return bad, number
+        return value, number
+
+    while True:
+        chunk = stream.read()
+        if not chunk:
+            break
+        pending += chunk
+        lines = pending.split("\n")
+        pending = lines.pop()
+        for text in lines:
+            line_no += 1
+            parsed = parse(text, line_no)
+            if parsed is not None:
+                seen_any = True
+                yield parsed
+    if pending:
+        parsed = parse(pending, line_no + 1)
+        if parsed is not None:
+            seen_any = True
+            yield parsed
+    if not seen_any:
+        raise DataError("file is empty; expected one entity object per line", source=source)
