@@ -272,3 +272,36 @@ def test_write_synthetic_streams_json_and_truth(tmp_path) -> None:
 def test_generator_rejects_bad_arguments(kwargs) -> None:
     with pytest.raises(ConfigError):
         generate_dataset(**{"n_entities": 1, "reviews_per_entity": 5, **kwargs})
+
+
+# --------------------------------------------------------------------------- golden output
+
+
+def _digest(value: object) -> str:
+    import hashlib
+
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _bank_contents() -> dict[str, object]:
+    names = [n for n in bank.__all__ if n.isupper()]
+    out: dict[str, object] = {n: getattr(bank, n) for n in names if n != "ASPECTS"}
+    out["ASPECTS"] = {name: list(vars(a).values()) for name, a in bank.ASPECTS.items()}
+    return out
+
+
+# Recorded from the phrase bank as Python code (before it became a JSON data file): the bank's
+# content and the generator's output for fixed seeds must stay exactly the same.
+BANK_DIGEST = "46ecad62db39f685ca32286a3543572c441cde700c2e969cba95efdfb1f739ab"
+GENERATOR_DIGEST = "6912729a146053832eaf5afaa4028c2582daed48d427277d66e7a63193c13eda"
+
+
+def test_phrase_bank_content_is_unchanged() -> None:
+    assert _digest(_bank_contents()) == BANK_DIGEST
+
+
+def test_generator_output_is_unchanged_for_fixed_seeds() -> None:
+    data = [generate_dataset(n_entities=2, reviews_per_entity=40, seed=seed) for seed in (0, 7)]
+    dumped = [[e.model_dump(mode="json") for e in d.entities] + [d.truth] for d in data]
+    assert _digest(dumped) == GENERATOR_DIGEST
