@@ -110,7 +110,9 @@ def main() -> None:
             old = importlib.util.module_from_spec(spec)
             sys.modules["old_loaders"] = old
             spec.loader.exec_module(old)
-            rows.append(("iter_entities (previous hand-written loader)", lambda: sum(1 for _ in old.iter_entities(path))))
+            rows.append(
+                ("iter_entities (previous hand-written loader)", lambda: sum(1 for _ in old.iter_entities(path)))
+            )
         print("| what | best of 3, s |\n|---|---|")
         for name, fn in rows:
             seconds, count = best(fn)

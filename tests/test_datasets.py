@@ -305,3 +305,23 @@ def test_generator_output_is_unchanged_for_fixed_seeds() -> None:
     data = [generate_dataset(n_entities=2, reviews_per_entity=40, seed=seed) for seed in (0, 7)]
     dumped = [[e.model_dump(mode="json") for e in d.entities] + [d.truth] for d in data]
     assert _digest(dumped) == GENERATOR_DIGEST
+
+
+def test_phrase_bank_is_a_data_file_read_on_first_use() -> None:
+    import subprocess
+
+    code = (
+        "import opinio_agents.datasets, opinio_agents.datasets.phrases as p;"
+        "before = p._bank.cache_info().currsize;"
+        "n = len(p.ASPECTS);"
+        "print(before, p._bank.cache_info().currsize, n)"
+    )
+    repo = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=repo, timeout=120, check=True
+    )
+    assert done.stdout.split() == ["0", "1", str(len(bank.ASPECTS))]  # not read at import
+    resource = repo / "opinio_agents" / "datasets" / "resources" / "phrase_bank.json"
+    data = json.loads(resource.read_text(encoding="utf-8"))
+    assert len(data["aspects"]) == len(bank.ASPECTS)
+    assert data["aspects"][0]["name"] == next(iter(bank.ASPECTS))

@@ -9,7 +9,9 @@ Example:
     20
 """
 
-from opinio_agents.datasets.phrases import ASPECTS, mentions
+from typing import Any
+
+from opinio_agents.datasets.phrases import mentions
 from opinio_agents.datasets.sample import load_sample, sample_path, write_sample
 from opinio_agents.datasets.synthetic import (
     PlantedOpinion,
@@ -33,3 +35,12 @@ __all__ = [
     "write_synthetic",
     "truth_path",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``ASPECTS`` comes from the phrase bank, which is read on first use (not at import)."""
+    if name == "ASPECTS":
+        from opinio_agents.datasets import phrases
+
+        return phrases.ASPECTS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from opinio_agents.datasets.phrases import ASPECTS, mentions
+from opinio_agents.datasets import phrases
+from opinio_agents.datasets.phrases import mentions
 from opinio_agents.datasets.synthetic import PlantedOpinion
 from opinio_agents.hiro.aspects import DiscoveredAspect
 from opinio_agents.stores.catalog import StoredSentence
@@ -46,7 +47,7 @@ class PlantedRecall:
 
 def matches_planted(aspect: DiscoveredAspect, name: str, stored: Sequence[StoredSentence]) -> bool:
     """Whether a discovered aspect is about the planted aspect ``name``."""
-    if name not in ASPECTS:
+    if name not in phrases.ASPECTS:
         return False
     if mentions(name, aspect.aspect):
         return True
