@@ -1,9 +1,23 @@
-"""Shared fixtures: the embedding model and small indexed stores are built once per session."""
+"""Shared fixtures and the test tiers.
+
+The embedding model and small indexed stores are built once per session. Two tiers:
+``python -m pytest -m "not slow"`` is the fast unit tier and loads no model at all;
+the whole suite adds the ``slow`` end-to-end tier. The model guard below enforces it:
+a test outside the slow tier that loads a sentence-transformers or transformers model
+(in the test or in a fixture it uses) fails, with a message saying how to fix it.
+Tests that use one of :data:`MODEL_FIXTURES` are marked slow automatically.
+"""
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import os
+import sys
+import types
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +26,126 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+
+#: Fixtures that load MiniLM (directly or by indexing): a test using one is in the slow tier.
+MODEL_FIXTURES = frozenset({"encoder", "tiny_store", "synthetic_store", "embedded"})
+
+# --------------------------------------------------------------------------- model guard
+
+# One state for the whole process: test modules also import this file as ``tests.conftest``
+# (for tiny_entity_dict), and both copies must see the same guard.
+_STATE: Any = sys.modules.setdefault("_opinio_model_guard", types.ModuleType("_opinio_model_guard"))
+if not hasattr(_STATE, "guarded"):
+    _STATE.guarded = None  # the non-slow test being set up or run, if any
+    _STATE.violations = {}
+
+
+def _model_load(what: str) -> None:
+    item = _STATE.guarded
+    if item is None:
+        return
+    message = (
+        f"{item.nodeid} loads a model ({what}) but is not marked slow: the fast tier "
+        "(-m 'not slow') loads no model. Mark the test @pytest.mark.slow, or use a "
+        "fixture from tests/conftest.py MODEL_FIXTURES (session-scoped, marked slow automatically), "
+        "or replace the model with a fake."
+    )
+    _STATE.violations[item.nodeid] = message
+    pytest.fail(message, pytrace=False)
+
+
+def _guard_sentence_transformers(module: Any) -> None:
+    cls = module.SentenceTransformer
+    if getattr(cls.__init__, "_opinio_guard", False):
+        return
+    original: Callable[..., None] = cls.__init__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        _model_load("sentence_transformers.SentenceTransformer")
+        original(self, *args, **kwargs)
+
+    __init__._opinio_guard = True  # type: ignore[attr-defined]
+    cls.__init__ = __init__
+
+
+def _guard_transformers(module: Any) -> None:
+    cls = module.PreTrainedModel
+    if getattr(cls.from_pretrained, "_opinio_guard", False):
+        return
+    original = cls.from_pretrained.__func__
+
+    def from_pretrained(klass: Any, *args: Any, **kwargs: Any) -> Any:
+        _model_load(f"transformers {klass.__name__}.from_pretrained")
+        return original(klass, *args, **kwargs)
+
+    from_pretrained._opinio_guard = True  # type: ignore[attr-defined]
+    cls.from_pretrained = classmethod(from_pretrained)
+
+
+_GUARDS: dict[str, Callable[[Any], None]] = {
+    "sentence_transformers": _guard_sentence_transformers,
+    "transformers.modeling_utils": _guard_transformers,
+}
+
+
+class _GuardOnImport(importlib.abc.MetaPathFinder):
+    """Installs the guards when the model libraries are first imported (never imports them itself)."""
+
+    _opinio_guard = True
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        guard = _GUARDS.get(fullname)
+        if guard is None:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        exec_module = loader.exec_module
+
+        def exec_and_guard(module: Any) -> None:
+            exec_module(module)
+            guard(module)
+
+        loader.exec_module = exec_and_guard  # type: ignore[method-assign]
+        return spec
+
+
+def _install_guards() -> None:
+    for name, guard in _GUARDS.items():
+        if name in sys.modules:
+            guard(sys.modules[name])
+    if not any(getattr(finder, "_opinio_guard", False) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _GuardOnImport())
+
+
+_install_guards()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if MODEL_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    return (yield from _guarding(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    return (yield from _guarding(item))
+
+
+def _guarding(item: pytest.Item) -> Iterator[None]:
+    _STATE.guarded = None if item.get_closest_marker("slow") else item
+    try:
+        return (yield)
+    finally:
+        _STATE.guarded = None
+        if item.nodeid in _STATE.violations:  # also when the test swallowed the failure
+            pytest.fail(_STATE.violations.pop(item.nodeid), pytrace=False)
 
 
 @pytest.fixture(scope="session")

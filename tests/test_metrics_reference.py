@@ -137,6 +137,7 @@ def test_bertscore_with_local_minilm():
         metric.f1(["a"], [])
 
 
+@pytest.mark.slow  # builds and loads a (tiny) model
 def test_transformers_classifier_maps_labels_from_a_local_model(tmp_path):
     """A tiny randomly initialised SiEBERT-like model saved locally (nothing downloaded)."""
     import shutil

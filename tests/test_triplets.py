@@ -169,6 +169,7 @@ def test_embedded_implicit_aspect_toggle(embedded):
     assert all(not t.is_implicit for t in strict)
 
 
+@pytest.mark.slow  # the missing-head check runs after the encoder loads
 def test_embedded_argument_errors(tmp_path):
     with pytest.raises(ConfigError, match="batch_size"):
         EmbeddedTripletExtractor(batch_size=0)
@@ -186,6 +187,7 @@ def test_transformers_extractor_missing_path(tmp_path):
         TransformersTripletExtractor(tmp_path / "does-not-exist")
 
 
+@pytest.mark.slow  # builds and loads a (tiny) model
 def test_transformers_extractor_with_tiny_random_t5(tmp_path):
     """A random 1-layer T5 with the shipped MiniLM WordPiece tokenizer, built offline."""
     import torch
