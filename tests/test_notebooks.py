@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,64 @@ def test_notebook_runs(name: str, tmp_path: Path) -> None:
     assert "opinio-store" not in {p.name for p in NOTEBOOKS.iterdir()}  # never writes into the repo
     assert (tmp_path / "opinio-store").is_dir()
     assert "entity 101:" in text and "entity 202:" in text
-    if name == "chatbot.ipynb":
-        assert "[S1] 101:" in text and "search_reviews" in text and "extractive answer" in text
-    else:
-        assert "R1" in text or "expert:" in text
+    CHECKS[name](text)
+
+
+def _sample() -> dict[str, object]:
+    from opinio_agents.datasets import load_sample
+
+    return {str(e.entity_id): e for e in load_sample()}
+
+
+def _index_lines(text: str) -> None:
+    # Both notebooks index the first 60 reviews of each sample hotel.
+    got = re.findall(r"^entity (\d+): (\d+) reviews, (\d+) sentences$", text, re.M)
+    assert [(e, r) for e, r, _ in got] == [("101", "60"), ("202", "60")], got
+    assert all(int(n) > 60 for _, _, n in got)  # reviews have several sentences
+
+
+def _check_quickstart(text: str) -> None:
+    _index_lines(text)
+    hits = re.findall(r"^\s*(101:\d+:\d+)\s+(\d\.\d{3})\s+(.+)$", text, re.M)
+    assert len(hits) == 3, hits  # rag.retrieve("101", "wi-fi", top_k=3)
+    assert all(float(score) > 0 for _, score, _ in hits)
+    assert any(re.search(r"wi-?fi|internet", hit_text, re.I) for _, _, hit_text in hits)
+    assert re.search(r"^mentioned in \d+ of 60 reviews, \d+% (negative|positive)$", text, re.M)
+    expert = _sample()["101"].expert_review  # type: ignore[attr-defined]
+    body = text[text.index("PROS\n") :]
+    pros, cons = body.split("CONS\n", 1)
+    for section, allowed in ((pros, expert.queries), (cons, expert.queries)):
+        lines = re.findall(r"^  (.+?): (.+)  \((mentioned in .+); evidence \[(.+)\]\)$", section, re.M)
+        assert lines, section
+        for query, _, _, evidence in lines:
+            assert query in allowed and "'101:" in evidence
+    rouge = re.findall(r"^(.+?)\s+(pros|cons)\s+R1=(\d+\.\d) R2=(\d+\.\d) RL=(\d+\.\d)$", text, re.M)
+    names = {e.entity_name for e in _sample().values()}  # type: ignore[attr-defined]
+    expected = sorted((n, side) for n in names for side in ("pros", "cons"))
+    assert sorted((n.strip(), side) for n, side, *_ in rouge) == expected
+    assert all(0.0 <= float(v) <= 100.0 for *_, r1, r2, rl in rouge for v in (r1, r2, rl))
+    assert any(float(r1) > 0 for *_, r1, _, _ in rouge)
+
+
+def _check_evaluation(text: str) -> None:
+    _index_lines(text)
+    rows = re.findall(r"^(bm25|dense|hybrid)\s+(101|202)\s+(pros|cons)\s+(\d+\.\d)\s+(\d+\.\d)$", text, re.M)
+    assert sorted((k, e, s) for k, e, s, _, _ in rows) == sorted(
+        (k, e, s) for k in ("bm25", "dense", "hybrid") for e in ("101", "202") for s in ("pros", "cons")
+    )
+    assert all(0.0 <= float(v) <= 100.0 for *_, r1, rl in rows for v in (r1, rl))
+    expert = _sample()["101"].expert_review  # type: ignore[attr-defined]
+    for side in ("pros", "cons"):
+        for query, reference in getattr(expert, side).items():
+            block = re.search(rf"^\[{side}\] {re.escape(query)}\n   expert: (.+)\n   system: (.+)$", text, re.M)
+            assert block is not None, (side, query)
+            assert block.group(1) == reference and block.group(2).strip()
+    polarity = re.findall(r"^(pros|cons)\s+(.+?)\s+(mentioned in \d+ of 60 reviews.*)$", text, re.M)
+    assert polarity and all(query.strip() in expert.queries for _, query, _ in polarity)
+
+
+def _check_chatbot(text: str) -> None:
+    assert "[S1] 101:" in text and "search_reviews" in text and "extractive answer" in text
+
+
+CHECKS = {"quickstart.ipynb": _check_quickstart, "evaluation.ipynb": _check_evaluation, "chatbot.ipynb": _check_chatbot}
