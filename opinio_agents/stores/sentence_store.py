@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from opinio_agents.embeddings import EmbeddingModelInfo
+from opinio_agents.embeddings import DEFAULT_MODEL_NAME, EmbeddingModelInfo
 from opinio_agents.errors import StoreError
 from opinio_agents.models import Entity, Review, Sentence
 from opinio_agents.stores.catalog import Catalog, EntityRecord, StoredSentence
@@ -277,11 +277,15 @@ class SentenceStore:
             old = recorded.embedding
             why = old.conflict(embedding if old.dimension else _with_dimension(embedding, 0))
             if why is not None:
-                hint = f"embedding_model={old.path!r}" if old.path else f"the model {old.name!r}"
+                if old.name == DEFAULT_MODEL_NAME:
+                    hint = "OpinioRAG(embedding_model=None), the default"
+                elif old.path:
+                    hint = f"OpinioRAG(embedding_model={old.path!r})"
+                else:
+                    hint = f"the encoder {old.name!r}"
                 raise StoreError(
                     f"{where}: built with embedding model {old.describe()} but {embedding.describe()} was "
-                    f"requested ({why}); use the original model ({hint}, CLI --embedding-model) "
-                    "or index into a new --store directory"
+                    f"requested ({why}); use the original model ({hint}) or index into a new --store directory"
                 )
         if sentiment is not None and recorded.sentiment is not None and sentiment != recorded.sentiment:
             raise StoreError(
