@@ -73,7 +73,8 @@ class OpinioRAG:
             (``max_concurrency``, ``timeout``, ``max_retries``, ``cache_path`` ...).
         chroma_host: Use a Chroma server instead of the embedded store.
         chroma_port: Port of that server.
-        embedding_model: Path of a local sentence-transformers model (MiniLM by default).
+        embedding_model: Path of a local sentence-transformers model (MiniLM by default). A store
+            records the model that built it and refuses another one.
         encoder: A sentence encoder object (instead of ``embedding_model``).
         hiro_options: Settings of a new HIRO fit (``n_codes``, ``depth``, ``seed``, ...;
             see :class:`~opinio_agents.hiro.store.HiroIndex`).
@@ -83,6 +84,12 @@ class OpinioRAG:
     ``"query-free"`` when HIRO discovers the aspects. Nothing switches mode
     silently: without queries and without an expert review, :meth:`highlights`
     raises unless ``query_free=True`` (or ``"auto"``) is passed.
+
+    Attributes:
+        store: The :class:`~opinio_agents.stores.SentenceStore` (catalog, vectors, BM25 data).
+        encoder: The sentence encoder shared by indexing, retrieval and synthesis.
+        indexer: The :class:`~opinio_agents.indexing.Indexer` writing into ``store``.
+        retrievers: The :class:`~opinio_agents.retrieval.RetrieverFactory` (retrievers cached per entity).
     """
 
     def __init__(

@@ -115,3 +115,19 @@ def test_from_persist_dir_missing_raises_store_error(tmp_path) -> None:
 def test_mismatched_tokens_raise() -> None:
     with pytest.raises(ConfigError, match="one per node"):
         OpinioBM25Retriever.from_defaults(_nodes(), tokens=[["a"]])
+
+
+def test_with_options_shares_the_index_and_takes_a_precomputed_mask() -> None:
+    base = OpinioBM25Retriever.from_defaults(_nodes(), similarity_top_k=10)
+    high = MetadataFilters(filters=[MetadataFilter(key="rating", value=3, operator=FilterOperator.GTE)])
+    mask = base.filter_mask(high)
+    assert mask is not None and mask.tolist() == [True, False, True, True, True, False]
+    assert base.filter_mask(None) is None
+    one = base.with_options(top_k=1)
+    assert one._index is base._index and one.similarity_top_k == 1  # noqa: SLF001
+    assert [h.node.node_id for h in one.retrieve("wifi")] == ["a"]
+    filtered = base.with_options(filters=high, mask=mask)
+    assert filtered.filters is high and [h.node.node_id for h in filtered.retrieve("wifi")] == ["a"]
+    assert [h.node.node_id for h in base.retrieve("wifi")] == ["a", "b"]  # the base keeps no filter
+    with pytest.raises(ConfigError, match="mask has shape"):
+        base.with_options(filters=high, mask=mask[:2])

@@ -136,7 +136,7 @@ class RetrieverFactory:
                 built = make_hybrid_retriever(
                     self.retriever(key, "bm25", top_k=top_k, filters=filters),
                     self.retriever(key, "dense", top_k=top_k, filters=filters),
-                    similarity_top_k=top_k,
+                    top_k=top_k,
                 )
             entry.retrievers[cache_key] = built
             while len(entry.retrievers) > _MAX_CACHED:
@@ -247,7 +247,7 @@ class RetrieverFactory:
             entry.masks[filter_key] = base.filter_mask(filters)
             while len(entry.masks) > _MAX_CACHED:
                 entry.masks.popitem(last=False)
-        return base.with_options(similarity_top_k=top_k, filters=filters, mask=entry.masks[filter_key])
+        return base.with_options(top_k=top_k, filters=filters, mask=entry.masks[filter_key])
 
     def _dense(self, key: str, entry: _Entry, top_k: int, filters: MetadataFilters | None) -> BaseRetriever:
         from opinio_agents.retrieval.dense import DenseSentenceRetriever

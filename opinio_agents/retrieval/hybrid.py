@@ -5,7 +5,7 @@ with a single query (``num_queries=1``), so no query rewriting and no language
 model is involved.
 
 Example:
-    >>> hybrid = make_hybrid_retriever(bm25, dense, similarity_top_k=10)  # doctest: +SKIP
+    >>> hybrid = make_hybrid_retriever(bm25, dense, top_k=10)  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -22,15 +22,15 @@ def make_hybrid_retriever(
     bm25: BaseRetriever,
     dense: BaseRetriever,
     *,
-    similarity_top_k: int = 10,
+    top_k: int = 10,
     weights: tuple[float, float] | None = None,
 ) -> QueryFusionRetriever:
-    """Fuse a BM25 and a dense retriever with reciprocal rank fusion (k = 60)."""
+    """Fuse a BM25 and a dense retriever with reciprocal rank fusion (k = 60), keeping the ``top_k`` best."""
     return QueryFusionRetriever(
         [bm25, dense],
         llm=MockLLM(),
         mode=FUSION_MODES.RECIPROCAL_RANK,
-        similarity_top_k=similarity_top_k,
+        similarity_top_k=top_k,  # LlamaIndex's name
         num_queries=1,
         use_async=False,
         retriever_weights=list(weights) if weights else None,

@@ -81,7 +81,7 @@ class OpinioBM25Retriever(BaseRetriever):
     def with_options(
         self,
         *,
-        similarity_top_k: int | None = None,
+        top_k: int | None = None,
         filters: MetadataFilters | None = None,
         mask: np.ndarray | None = None,
     ) -> OpinioBM25Retriever:
@@ -90,8 +90,7 @@ class OpinioBM25Retriever(BaseRetriever):
         Pass the ``mask`` of :meth:`filter_mask` for ``filters`` to skip recomputing it.
         """
         other = OpinioBM25Retriever(
-            self._index, self._nodes, similarity_top_k=similarity_top_k or self.similarity_top_k,
-            tokenizer=self._tokenizer,
+            self._index, self._nodes, similarity_top_k=top_k or self.similarity_top_k, tokenizer=self._tokenizer
         )
         other._lookup = self._lookup
         if mask is not None:
