@@ -188,6 +188,8 @@ class HeadBlendSentiment:
         name: str | None = None,
     ) -> None:
         self._head = head
+        self._shipped_head = head is None
+        self._expected_model: EmbeddingModelInfo | None = None
         self.model_name = model_name
         self._lexicon = LexiconSentiment(lexicon)
         self.name = name or f"vader+head:{model_name}"
@@ -207,12 +209,14 @@ class HeadBlendSentiment:
         return int(self.head.coef.shape[1])
 
     def _expected(self) -> EmbeddingModelInfo:
-        fingerprint = None
-        if self._head is None and self.model_name == DEFAULT_MODEL_NAME:
-            from opinio_agents.embeddings import default_model_path, model_fingerprint
+        if self._expected_model is None:
+            fingerprint = None
+            if self._shipped_head and self.model_name == DEFAULT_MODEL_NAME:
+                from opinio_agents.embeddings import default_model_path, model_fingerprint
 
-            fingerprint = model_fingerprint(default_model_path())
-        return EmbeddingModelInfo(self.model_name, self.dimension, fingerprint=fingerprint)
+                fingerprint = model_fingerprint(default_model_path())  # the shipped head fits the shipped files
+            self._expected_model = EmbeddingModelInfo(self.model_name, self.dimension, fingerprint=fingerprint)
+        return self._expected_model
 
     def check_encoder(self, model: EmbeddingModelInfo) -> None:
         """Refuse vectors of another model than the one the head was trained on."""
