@@ -21,6 +21,7 @@ Example:
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -171,6 +172,11 @@ class OpinioRAG:
         else:
             entities = data
         stats = self.indexer.index_entities(entities, show_progress=show_progress)
+        for item in stats:  # build and persist changed BM25 indexes now, so no query pays for them
+            if item.changed or not self.store.bm25_dir(item.entity_id).exists():
+                started = time.perf_counter()
+                self.retrievers.prepare(item.entity_id)
+                item.timings["bm25"] = time.perf_counter() - started
         if fit_hiro:
             self._prepare_hiro([s.entity_id for s in stats])
         return stats

@@ -448,3 +448,15 @@ def test_empty_store_has_no_vectors(tmp_path) -> None:
     store = SentenceStore(tmp_path / "none")
     assert store.entity_keys() == [] and store.models().embedding is None
     assert not (tmp_path / "none").exists()  # reading an absent store creates nothing
+
+
+def test_facade_persists_bm25_at_index_time_and_only_when_changed(tmp_path, tiny_entity) -> None:
+    from opinio_agents.api import OpinioRAG
+
+    rag = OpinioRAG(tmp_path, encoder=HashEncoder(dimension=DIM))
+    first = rag.index(tiny_entity, fit_hiro=False)[0]
+    assert first.changed and "bm25" in first.timings
+    assert (rag.store.bm25_dir(7) / "opinio_stamp.txt").is_file()
+    again = rag.index(tiny_entity, fit_hiro=False)[0]
+    assert not again.changed and "bm25" not in again.timings
+    assert rag.retrieve(7, "pool", retriever="bm25")

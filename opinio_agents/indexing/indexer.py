@@ -68,6 +68,19 @@ class IndexStats:
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def changed(self) -> bool:
+        """Whether the run added, replaced, removed or embedded anything.
+
+        Example:
+            >>> IndexStats("7", reviews_total=5, reviews_unchanged=5).changed
+            False
+        """
+        return bool(
+            self.reviews_added or self.reviews_updated or self.reviews_removed
+            or self.sentences_embedded or self.sentences_resumed
+        )
+
 
 def review_hash(review: Review) -> str:
     """Content hash of a review: its text and metadata (any change re-indexes it).
