@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from llama_index.core.vector_stores.types import MetadataFilters
 
     from opinio_agents.hiro.aspects import DiscoveredAspect
+    from opinio_agents.hiro.compare import EntityComparison
     from opinio_agents.hiro.store import HiroIndex
     from opinio_agents.pipeline import HighlightPipeline
     from opinio_agents.synthesis.long_context import LongContextSynthesizer
@@ -248,6 +249,17 @@ class OpinioRAG:
 
         key = self.store.require_entity(entity_id)
         return discover_aspects(self._require_hiro(), key, top_k=top_k, alpha=alpha)
+
+    def compare(self, entity_id: str | int, *, top_k: int = 8, alpha: float = 6.0) -> EntityComparison:
+        """What sets the entity apart from the store's other entities (HIRO aspects and their lift).
+
+        Raises:
+            StoreError: When the entity is not indexed or the store has no HIRO hierarchy.
+        """
+        from opinio_agents.hiro.compare import compare_entity
+
+        key = self.store.require_entity(entity_id)
+        return compare_entity(self._require_hiro(), key, top_k=top_k, alpha=alpha)
 
     # -- retrieval ---------------------------------------------------------------
     def retrieve(

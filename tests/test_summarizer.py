@@ -208,6 +208,7 @@ def test_hiro_is_fitted_by_index_and_never_by_a_query(tmp_path: Path, monkeypatc
     rag.aspects(key, top_k=4)
     rag.query_free_highlights(key)
     rag.highlights(key, query_free=True)
+    assert rag.compare(key, top_k=3).items
     overview = ReviewToolkit(rag).aspect_overview(key, top_k=3)
     assert overview.source == "hiro"
     rag.index(entities[2])  # a later entity is encoded with the existing hierarchy, not refitted

@@ -1,4 +1,4 @@
-"""Synthesizers: evidence -> key-point highlights (extractive, LLM, long-context), plus the alert guard.
+"""Synthesizers: evidence -> key-point highlights (extractive, LLM, long-context), the Summarizer seam, the alert guard.
 
 Heavy members are imported lazily on first attribute access.
 """
@@ -14,6 +14,9 @@ __all__ = [
     "QueryEvidence",
     "SynthesisOutcome",
     "Synthesizer",
+    "Summarizer",
+    "SummaryDone",
+    "CriticalComplaintCheck",
     "ExtractiveSynthesizer",
     "LLMSynthesizer",
     "LongContextSynthesizer",
@@ -25,6 +28,9 @@ __all__ = [
 ]
 
 _LAZY = {
+    "Summarizer": "opinio_agents.synthesis.summarizer",
+    "SummaryDone": "opinio_agents.synthesis.summarizer",
+    "CriticalComplaintCheck": "opinio_agents.synthesis.alerts",
     "ExtractiveSynthesizer": "opinio_agents.synthesis.extractive",
     "LLMSynthesizer": "opinio_agents.synthesis.llm",
     "LongContextSynthesizer": "opinio_agents.synthesis.long_context",
