@@ -33,7 +33,7 @@ from opinio_agents.models import Entity, HighlightSet, Support
 from opinio_agents.retrieval.factory import RetrieverFactory, RetrieverKind, ScoredSentence
 from opinio_agents.stores.sentence_store import DEFAULT_STORE, SentenceStore
 from opinio_agents.synthesis.base import Synthesizer
-from opinio_agents.synthesis.summarizer import Summarizer, SummaryEvent
+from opinio_agents.synthesis.summarizer import QueryMode, Summarizer, SummaryEvent
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -400,20 +400,42 @@ class OpinioRAG:
             filters=filters,
         )
 
-    def _choose(
-        self, entity_id: str | int, queries: Sequence[str] | None, query_free: QueryFree, **settings: Any
-    ) -> tuple[str, Summarizer]:
-        from opinio_agents.pipeline import query_mode
+    def query_mode(
+        self, entity_id: str | int, queries: Sequence[str] | None = None, *, query_free: QueryFree = False
+    ) -> QueryMode:
+        """The mode :meth:`highlights` would run with these arguments (nothing is computed).
+
+        Lets a caller announce query-free mode before running it (the CLI prints a line on
+        stderr). Returns ``"queries"``, ``"expert-queries"`` or ``"query-free"``.
+
+        Raises:
+            ConfigError: Exactly when :meth:`highlights` would refuse the arguments for lack
+                of queries, or for an invalid ``query_free``.
+
+        Example:
+            >>> rag.query_mode("plain", query_free="auto")      # doctest: +SKIP
+            'query-free'
+        """
+        from opinio_agents.pipeline import query_mode, resolve_queries
 
         if query_free not in (True, False, "auto"):
             raise ConfigError(f"query_free={query_free!r} must be True, False or 'auto'")
         key = self.store.require_entity(entity_id)
-        if query_free is True and queries:
-            raise ConfigError("query_free=True takes no queries; drop the queries or query_free=True")
-        use_hiro = query_free is True or (
-            query_free == "auto" and not queries and query_mode(self.store, key, None) is None
-        )
-        return key, self.summarizer(query_free=use_hiro, **settings)
+        if query_free is True:
+            if queries:
+                raise ConfigError("query_free=True takes no queries; drop the queries or query_free=True")
+            return "query-free"
+        mode = query_mode(self.store, key, queries)
+        if mode is None and query_free == "auto":
+            return "query-free"
+        resolve_queries(self.store, key, queries)  # raises the explanatory ConfigError
+        return mode or "queries"
+
+    def _choose(
+        self, entity_id: str | int, queries: Sequence[str] | None, query_free: QueryFree, **settings: Any
+    ) -> tuple[str, Summarizer]:
+        mode = self.query_mode(entity_id, queries, query_free=query_free)
+        return self.store.require_entity(entity_id), self.summarizer(query_free=mode == "query-free", **settings)
 
     def highlights(
         self,
@@ -438,7 +460,8 @@ class OpinioRAG:
             query_free: ``False`` (default): answer queries, raising ConfigError when there are
                 none (no queries given, no expert review). ``True``: HIRO's query-free highlights
                 (``meta.mode == "query-free"``). ``"auto"``: query-free only when there are no queries;
-                callers should tell the user when ``result.meta.mode == "query-free"``.
+                callers should tell the user when ``result.meta.mode == "query-free"`` (or ask
+                :meth:`query_mode` first).
 
         Raises:
             ConfigError: When there are no queries to answer, or on incompatible settings.

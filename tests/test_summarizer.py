@@ -173,6 +173,11 @@ def test_retrievers_are_cached_across_queries_and_calls(rag: OpinioRAG, monkeypa
 def test_no_silent_mode_switch(rag: OpinioRAG) -> None:
     with pytest.raises(ConfigError, match="query_free=True"):
         rag.highlights("plain")
+    with pytest.raises(ConfigError, match="query_free=True"):
+        rag.query_mode("plain")
+    assert rag.query_mode("plain", query_free="auto") == "query-free"
+    assert rag.query_mode("plain", ["pool"], query_free="auto") == "queries"
+    assert rag.query_mode(_entities()[0].key) == "expert-queries"
     free = rag.highlights("plain", query_free=True)
     assert free.meta.mode == "query-free" and free.meta.synthesizer == "hiro-extractive" and free.highlights
     auto = rag.highlights("plain", query_free="auto")
