@@ -169,6 +169,19 @@ def test_retrievers_are_cached_across_queries_and_calls(rag: OpinioRAG, monkeypa
     assert len(built) == first  # the façade's factory keeps them for the next call
 
 
+def test_reindexing_an_entity_refreshes_its_retrievers_and_hiro_paths(tmp_path: Path) -> None:
+    entity = _entities()[1]
+    rag = OpinioRAG(tmp_path / "store", encoder=HashEncoder())
+    rag.index(_entities()[:2])
+    before = rag.retrieve(entity.key, "jacuzzi", retriever="bm25")
+    paths_before = rag.hiro.paths(entity.key).shape[0]
+    extra = entity.user_reviews[0].model_copy(update={"review_id": "new-1", "text": "The jacuzzi was broken."})
+    rag.index(entity.model_copy(update={"user_reviews": [*entity.user_reviews, extra]}))
+    after = rag.retrieve(entity.key, "jacuzzi", retriever="bm25")
+    assert not before and [h.sentence.text for h in after] == ["The jacuzzi was broken."]
+    assert rag.hiro.paths(entity.key).shape[0] == paths_before + 1
+
+
 # -- modes ----------------------------------------------------------------------------------
 def test_no_silent_mode_switch(rag: OpinioRAG) -> None:
     with pytest.raises(ConfigError, match="query_free=True"):
