@@ -31,6 +31,9 @@ __all__ = [
     "Entity",
     "Sentence",
     "Polarity",
+    "Sentiment",
+    "SENTIMENT_THRESHOLD",
+    "SENTIMENT_NAMES",
     "Evidence",
     "Support",
     "Highlight",
@@ -202,10 +205,20 @@ class Sentence(BaseModel):
 
 
 class Polarity(str, Enum):
-    """Which side of the highlight set a highlight belongs to."""
+    """A highlight's polarity: PROS or CONS (the one name for this, in code, JSON and the CLI)."""
 
     PROS = "pros"
     CONS = "cons"
+
+
+#: The sentiment of an opinion: -1 negative, 0 neutral, 1 positive (triplets, datasets, labels).
+Sentiment = Literal[-1, 0, 1]
+#: Name of each :data:`Sentiment` value (how the phrase bank and reports spell it).
+SENTIMENT_NAMES: dict[int, str] = {1: "positive", 0: "neutral", -1: "negative"}
+#: The one neutral band of sentiment scores in [-1, 1]: |score| <= this is neutral
+#: (VADER's customary +-0.05). Everything that splits scores into positive / neutral /
+#: negative imports it from here.
+SENTIMENT_THRESHOLD = 0.05
 
 
 class Evidence(BaseModel):

@@ -16,9 +16,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from opinio_agents.datasets.compose import Mention, ReviewComposer, Sentiment
+from opinio_agents.datasets.compose import Mention, ReviewComposer
 from opinio_agents.datasets.phrases import ASPECTS
-from opinio_agents.models import Entity
+from opinio_agents.models import Entity, Sentiment
 
 SEED = 20250401
 DEFAULT_OUTPUT = (
@@ -214,8 +214,8 @@ def build_entity(profile: Profile, rng: random.Random) -> dict[str, object]:
     for aspect, (side, prevalence, strength) in profile.planted.items():
         count = round(prevalence * n)
         agree = round(strength * count)
-        majority: Sentiment = "positive" if side == "pros" else "negative"
-        minority: Sentiment = "negative" if side == "pros" else "positive"
+        majority: Sentiment = 1 if side == "pros" else -1
+        minority: Sentiment = -1 if side == "pros" else 1
         for k, index in enumerate(rng.sample(range(n), count)):
             per_review[index].append(Mention(aspect, majority if k < agree else minority))
     unplanted = sorted(a for a in ASPECTS if a not in profile.planted)
@@ -225,7 +225,7 @@ def build_entity(profile: Profile, rng: random.Random) -> dict[str, object]:
     reviews = []
     for index, mentions in enumerate(per_review):
         for _ in range(rng.choice((0, 0, 1, 1, 2))):
-            sentiment: Sentiment = rng.choice(("positive", "negative", "neutral"))
+            sentiment: Sentiment = rng.choice((1, -1, 0))
             mentions.append(Mention(rng.choice(unplanted), sentiment))
         review_id = profile.entity_id * 10000 + index + 1
         reviews.append(composer.compose(review_id, mentions, critical=profile.critical.get(index)))

@@ -144,7 +144,7 @@ def test_popularity_counts_reviews_not_sentences():
 def test_specific_subpath_outranks_one_every_entity_shares():
     """An aspect all entities share ranks below one only this entity has, at equal popularity."""
     from opinio_agents.hiro.retriever import score_subpaths
-    from opinio_agents.hiro.store import Baseline, SubpathCounts
+    from opinio_agents.hiro.store import BaselinePopularity, SubpathCounts
 
     shared, unique = 5, 9
     entities = {}
@@ -152,24 +152,24 @@ def test_specific_subpath_outranks_one_every_entity_shares():
         ids = np.array([shared, unique] if k == 0 else [shared])
         reviews = np.array([30, 30] if k == 0 else [30])
         entities[str(k)] = SubpathCounts(ids, reviews, 100)
-    ranked = score_subpaths(entities["0"], Baseline.from_counts(entities), alpha=6.0)
+    ranked = score_subpaths(entities["0"], BaselinePopularity.from_counts(entities), alpha=6.0)
     assert [r.subpath_id for r in ranked] == [unique, shared]
     assert ranked[0].expected == pytest.approx(7.5)
     assert ranked[1].expected == pytest.approx(30.0)
     with pytest.raises(ConfigError):
-        score_subpaths(entities["0"], Baseline.from_counts(entities), alpha=-1)
+        score_subpaths(entities["0"], BaselinePopularity.from_counts(entities), alpha=-1)
 
 
 def test_select_clusters_filters_and_merges_lexically():
     from opinio_agents.hiro.retriever import select_clusters
-    from opinio_agents.hiro.store import Baseline
+    from opinio_agents.hiro.store import BaselinePopularity
 
     # Two subpaths whose sentences say the same thing (merged) and one odd sentence (filtered).
     tokens = [["wifi", "slow"], ["wifi", "slow", "evening"], ["wifi", "slow", "room"], ["parrot", "zebra"],
               ["wifi", "slow"], ["wifi", "slow", "day"], ["breakfast", "egg"], ["breakfast", "egg", "good"]]
     sub = np.array([[1], [1], [1], [1], [2], [2], [3], [3]])
     reviews = np.arange(8)
-    clusters = select_clusters(sub, reviews, tokens, Baseline(np.zeros(0, dtype=np.int64), np.zeros(0), ()),
+    clusters = select_clusters(sub, reviews, tokens, BaselinePopularity(np.zeros(0, dtype=np.int64), np.zeros(0), ()),
                                n_codes=12, top_k=3, alpha=6.0, min_similarity=0.05, merge_similarity=0.5)
     wifi = [c for c in clusters if 0 in c.indices]
     assert len(wifi) == 1 and sorted(wifi[0].indices) == [0, 1, 2, 4, 5]

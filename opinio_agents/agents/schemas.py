@@ -36,7 +36,7 @@ __all__ = [
     "HighlightsResult",
     "AspectItem",
     "AspectOverview",
-    "EntityComparison",
+    "ComparedEntity",
     "Comparison",
 ]
 
@@ -199,7 +199,7 @@ class AspectOverview(BaseModel):
     aspects: list[AspectItem]
 
 
-class EntityComparison(BaseModel):
+class ComparedEntity(BaseModel):
     """One entity's side of a comparison."""
 
     entity_id: str
@@ -213,5 +213,5 @@ class Comparison(BaseModel):
 
     query: str
     filters: str = ""
-    entities: list[EntityComparison]
+    entities: list[ComparedEntity]
     note: str = UNTRUSTED_NOTE

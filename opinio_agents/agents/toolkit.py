@@ -23,8 +23,8 @@ from opinio_agents.agents.filters import ReviewFilters
 from opinio_agents.agents.schemas import (
     AspectItem,
     AspectOverview,
+    ComparedEntity,
     Comparison,
-    EntityComparison,
     EntityInfo,
     EntityList,
     HighlightItem,
@@ -204,7 +204,7 @@ class ReviewToolkit:
         sides = []
         for key in keys:
             hits, support = self._search(key, query, k, flt)
-            sides.append(EntityComparison(entity_id=key, entity_name=self._name(key), support=support, hits=hits))
+            sides.append(ComparedEntity(entity_id=key, entity_name=self._name(key), support=support, hits=hits))
         return Comparison(query=query, filters=flt.describe() if flt else "", entities=sides)
 
 

@@ -6,7 +6,6 @@ structured-output layer, :class:`opinio_agents.llm.StructuredChat`.
 
 from opinio_agents.chains.highlight import (
     HIGHLIGHT_REPAIR_INSTRUCTION,
-    SENTIMENT_THRESHOLD,
     HighlightChain,
     HighlightResult,
     evidence_polarity,
@@ -20,7 +19,6 @@ __all__ = [
     "HIGHLIGHT_REPAIR_INSTRUCTION",
     "evidence_polarity",
     "label_for",
-    "SENTIMENT_THRESHOLD",
     "LongContextChain",
     "LongContextResult",
     "match_query",

@@ -54,7 +54,7 @@ from opinio_agents.models import Evidence, Highlight, Polarity, Support, TokenUs
 from opinio_agents.prompts.highlight import EvidenceItem, HighlightOutput
 from opinio_agents.prompts.promptset import PromptSet, default_prompts
 from opinio_agents.synthesis.base import QueryEvidence
-from opinio_agents.synthesis.polarity import SENTIMENT_THRESHOLD, evidence_polarity
+from opinio_agents.synthesis.polarity import evidence_polarity
 
 __all__ = [
     "HighlightChain",
@@ -62,7 +62,6 @@ __all__ = [
     "HIGHLIGHT_REPAIR_INSTRUCTION",
     "evidence_polarity",
     "label_for",
-    "SENTIMENT_THRESHOLD",
 ]
 
 #: The repair turn of the highlight chain (the generic one plus the citation rule).

@@ -12,7 +12,7 @@ Example:
     >>> import random
     >>> from opinio_agents.datasets.compose import Mention, ReviewComposer
     >>> composer = ReviewComposer(random.Random(0))
-    >>> record = composer.compose(1, [Mention("pool", "positive")])
+    >>> record = composer.compose(1, [Mention("pool", 1)])
     >>> sorted(record)[:3]
     ['helpful_votes', 'publication_date', 'rating']
     >>> 1 <= record["rating"] <= 5
@@ -27,14 +27,14 @@ import random
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from opinio_agents.datasets import phrases as bank
 from opinio_agents.errors import ConfigError
+from opinio_agents.models import SENTIMENT_NAMES, Sentiment
 
-__all__ = ["Sentiment", "Mention", "ReviewComposer", "STYLES"]
+__all__ = ["Mention", "ReviewComposer", "STYLES"]
 
-Sentiment = Literal["positive", "negative", "neutral"]
 
 #: Writing styles and how often each is drawn.
 STYLES: dict[str, float] = {
@@ -46,7 +46,7 @@ STYLES: dict[str, float] = {
     "lowercase": 0.05,
 }
 
-_SENTIMENTS = ("positive", "negative", "neutral")
+_SENTIMENTS: tuple[Sentiment, ...] = (1, -1, 0)
 _SLOT = re.compile(r"\{(\w+)\}")
 
 
@@ -56,7 +56,7 @@ class Mention:
 
     Attributes:
         aspect: An aspect name of the phrase bank (``"wi-fi"``).
-        sentiment: ``"positive"``, ``"negative"`` or ``"neutral"``.
+        sentiment: 1 positive, -1 negative, 0 neutral (:data:`~opinio_agents.models.Sentiment`).
     """
 
     aspect: str
@@ -70,7 +70,8 @@ class ReviewComposer:
         rng: The random source; the composer draws everything from it.
         sentences_per_review: ``(min, max)`` number of sentences of a review.
         mean_sentences: Target average number of sentences per review.
-        extra: Entity-specific sentences, ``{aspect: {sentiment: [sentence, ...]}}``,
+        extra: Entity-specific sentences, ``{aspect: {sentiment name: [sentence, ...]}}``
+            (names as in :data:`~opinio_agents.models.SENTIMENT_NAMES`: ``"positive"``, ...),
             used in preference to the bank's (see ``extra_share``).
         extra_share: Probability of picking an entity-specific sentence when one exists.
         date_range: First and last possible publication date.
@@ -135,25 +136,26 @@ class ReviewComposer:
 
         Example:
             >>> import random
-            >>> s = ReviewComposer(random.Random(0)).aspect_sentence("wi-fi", "negative")
+            >>> s = ReviewComposer(random.Random(0)).aspect_sentence("wi-fi", -1)
             >>> bank.mentions("wi-fi", s)
             True
         """
         if sentiment not in _SENTIMENTS:
             raise ConfigError(f"sentiment={sentiment!r} must be one of {_SENTIMENTS}")
-        own = self.extra.get(name, {}).get(sentiment, ())
+        word = SENTIMENT_NAMES[sentiment]
+        own = self.extra.get(name, {}).get(word, ())
         if own and self.rng.random() < self.extra_share:
             return self.rng.choice(list(own))
         phrases = bank.aspect(name)
-        return self.rng.choice(getattr(phrases, sentiment))
+        return self.rng.choice(getattr(phrases, word))
 
     def _fill(self, sentence: str) -> str:
         return _SLOT.sub(lambda m: self.rng.choice(bank.SLOTS[m.group(1)]), sentence)
 
     def _with_prefix(self, sentence: str, sentiment: Sentiment) -> str:
-        if sentiment == "positive":
+        if sentiment == 1:
             prefix = self.rng.choice(bank.PREFIXES_POSITIVE)
-        elif sentiment == "negative":
+        elif sentiment == -1:
             prefix = self.rng.choice(bank.PREFIXES_NEGATIVE)
         else:
             prefix = self.rng.choice(bank.PREFIXES_ANY)
@@ -177,8 +179,8 @@ class ReviewComposer:
         """A 1-5 star rating consistent with the sentiment of the mentions."""
         if critical:
             return 1
-        pos = sum(m.sentiment == "positive" for m in mentions)
-        neg = sum(m.sentiment == "negative" for m in mentions)
+        pos = sum(m.sentiment == 1 for m in mentions)
+        neg = sum(m.sentiment == -1 for m in mentions)
         score = (pos - neg) / (pos + neg) if pos + neg else 0.0
         value = 3.7 + 1.6 * score + self.rng.gauss(0.0, 0.6)
         return max(1, min(5, round(value)))

@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from opinio_agents.datasets import phrases as bank
-from opinio_agents.datasets.compose import Mention, ReviewComposer, Sentiment
+from opinio_agents.datasets.compose import Mention, ReviewComposer
 from opinio_agents.errors import ConfigError
-from opinio_agents.models import Entity
+from opinio_agents.models import Entity, Sentiment
 
 __all__ = [
     "PlantedOpinion",
@@ -165,8 +165,8 @@ def generate_entity(
         agree = round(rng.uniform(*strength), 3)
         n_mention = max(1, round(share * reviews_per_entity))
         n_agree = round(agree * n_mention)
-        majority: Sentiment = "positive" if side == "pros" else "negative"
-        minority: Sentiment = "negative" if side == "pros" else "positive"
+        majority: Sentiment = 1 if side == "pros" else -1
+        minority: Sentiment = -1 if side == "pros" else 1
         for k, review in enumerate(rng.sample(range(reviews_per_entity), n_mention)):
             per_review[review].append(Mention(name, majority if k < n_agree else minority))
         planted.append(PlantedOpinion(name, side, share, agree, n_mention, n_agree))
@@ -177,7 +177,7 @@ def generate_entity(
     reviews = []
     for number, mentions in enumerate(per_review, start=1):
         for _ in range(rng.randint(*noise_mentions)):
-            sentiment: Sentiment = rng.choices(("positive", "negative", "neutral"), (0.4, 0.4, 0.2))[0]
+            sentiment: Sentiment = rng.choices((1, -1, 0), (0.4, 0.4, 0.2))[0]
             mentions.append(Mention(rng.choice(unplanted), sentiment))
         reviews.append(composer.compose(number, mentions))
 

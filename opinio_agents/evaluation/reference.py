@@ -27,14 +27,13 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from opinio_agents.errors import ConfigError, MissingDependencyError
 from opinio_agents.evaluation.rouge import rouge_scores
-from opinio_agents.models import ExpertReview, HighlightSet
+from opinio_agents.models import SENTIMENT_THRESHOLD, ExpertReview, HighlightSet, Polarity
 
 __all__ = [
-    "Side",
     "side_texts",
     "rouge_side_scores",
     "BertScoreMetric",
@@ -47,14 +46,10 @@ __all__ = [
     "sentiment_alignment",
 ]
 
-Side = Literal["pros", "cons"]
-SIDES: tuple[Side, ...] = ("pros", "cons")
-
-
-def side_texts(result: HighlightSet, expert: ExpertReview) -> dict[Side, tuple[str, str]]:
-    """``{side: (system_text, reference_text)}`` for the sides the expert annotated."""
-    out: dict[Side, tuple[str, str]] = {}
-    for side in SIDES:
+def side_texts(result: HighlightSet, expert: ExpertReview) -> dict[str, tuple[str, str]]:
+    """``{polarity value: (system_text, reference_text)}`` for the polarities the expert annotated."""
+    out: dict[str, tuple[str, str]] = {}
+    for side in (p.value for p in Polarity):
         reference = list(getattr(expert, side).values())
         if not reference:
             continue
@@ -177,7 +172,7 @@ class ScorerClassifier:
         [1, -1]
     """
 
-    def __init__(self, scorer: Any | None = None, *, threshold: float = 0.05) -> None:
+    def __init__(self, scorer: Any | None = None, *, threshold: float = SENTIMENT_THRESHOLD) -> None:
         self._scorer = scorer
         self.threshold = threshold
 
@@ -207,7 +202,7 @@ class VaderClassifier(ScorerClassifier):
         [1, -1]
     """
 
-    def __init__(self, *, threshold: float = 0.05) -> None:
+    def __init__(self, *, threshold: float = SENTIMENT_THRESHOLD) -> None:
         from opinio_agents.text.sentiment import default_sentiment_scorer
 
         super().__init__(default_sentiment_scorer(), threshold=threshold)
@@ -295,11 +290,11 @@ class AlignmentCounts:
         return {**asdict(self), "TPR": self.tpr, "TNR": self.tnr}
 
 
-def _text_for(result: HighlightSet, query: str, side: Side) -> str | None:
-    """The system's text for ``query``: its own side first, else the other side, else None."""
+def _text_for(result: HighlightSet, query: str, side: Polarity) -> str | None:
+    """The system's text for ``query``: its own polarity first, else the other one, else None."""
     bank = result.to_opiniobank()
-    other: Side = "cons" if side == "pros" else "pros"
-    return bank[side].get(query) or bank[other].get(query)
+    other = Polarity.CONS if side is Polarity.PROS else Polarity.PROS
+    return bank[side.value].get(query) or bank[other.value].get(query)
 
 
 def sentiment_alignment(
@@ -324,14 +319,14 @@ def sentiment_alignment(
         100.0
     """
     counts = AlignmentCounts()
-    jobs: list[tuple[Side, str | None]] = [
-        (side, _text_for(result, query, side)) for side in SIDES for query in getattr(expert, side)
+    jobs: list[tuple[Polarity, str | None]] = [
+        (side, _text_for(result, query, side)) for side in Polarity for query in getattr(expert, side.value)
     ]
     texts = [text for _, text in jobs if text]
     labels = iter(classifier(texts)) if texts else iter(())
     for side, text in jobs:
         label = next(labels) if text else None
-        if side == "pros":
+        if side is Polarity.PROS:
             counts.positives += 1
             counts.true_positives += int(label == 1)
         else:

@@ -221,7 +221,7 @@ class Evaluator:
                 "system": spec.name,
                 "entity_id": entity.key,
                 "query": h.query,
-                "side": h.polarity.value,
+                "polarity": h.polarity.value,
                 "text": h.text,
             }
             for h in result.highlights

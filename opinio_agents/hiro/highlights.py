@@ -23,12 +23,11 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.hiro.aspects import DiscoveredAspect, central_order, discover_aspects
 from opinio_agents.hiro.retriever import DEFAULT_ALPHA
 from opinio_agents.hiro.store import HiroIndex
-from opinio_agents.models import Evidence, Highlight, HighlightSet, Polarity, RunMeta, Support
+from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, HighlightSet, Polarity, RunMeta, Support
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.synthesis.keypoint import to_key_point
 from opinio_agents.synthesis.polarity import evidence_polarity
-from opinio_agents.synthesis.support import SENTIMENT_THRESHOLD
 
 __all__ = ["query_free_highlights", "aspect_highlights"]
 

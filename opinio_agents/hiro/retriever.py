@@ -37,7 +37,7 @@ import numpy as np
 from opinio_agents.errors import ConfigError
 from opinio_agents.hiro.indexer import decode_subpath_id
 from opinio_agents.hiro.lexical import TfidfModel
-from opinio_agents.hiro.store import Baseline, HiroIndex, SubpathCounts
+from opinio_agents.hiro.store import BaselinePopularity, HiroIndex, SubpathCounts
 
 __all__ = [
     "HiroCluster",
@@ -92,7 +92,7 @@ class HiroCluster:
 
 def score_subpaths(
     counts: SubpathCounts,
-    baseline: Baseline,
+    baseline: BaselinePopularity,
     *,
     alpha: float = DEFAULT_ALPHA,
     min_reviews: int = 2,
@@ -131,7 +131,7 @@ def select_clusters(
     sub_ids: np.ndarray,
     review_codes: np.ndarray,
     tokens: Sequence[Sequence[str]],
-    baseline: Baseline,
+    baseline: BaselinePopularity,
     *,
     n_codes: int,
     top_k: int = DEFAULT_TOP_K,

@@ -36,7 +36,7 @@ from opinio_agents.hiro.indexer import ResidualKMeansIndexer, subpath_ids
 from opinio_agents.stores.chroma import collection_name
 from opinio_agents.stores.sentence_store import SentenceStore
 
-__all__ = ["HiroIndex", "SubpathCounts", "Baseline"]
+__all__ = ["HiroIndex", "SubpathCounts", "BaselinePopularity"]
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ class SubpathCounts:
 
 
 @dataclass(frozen=True)
-class Baseline:
+class BaselinePopularity:
     """Baseline popularity: the mean share of reviews containing each subpath, over entities.
 
     Attributes:
@@ -87,7 +87,7 @@ class Baseline:
     entities: tuple[str, ...]
 
     @classmethod
-    def from_counts(cls, counts: dict[str, SubpathCounts]) -> Baseline:
+    def from_counts(cls, counts: dict[str, SubpathCounts]) -> BaselinePopularity:
         """Average the per-entity review shares (an entity lacking a subpath counts as 0)."""
         usable = {k: c for k, c in counts.items() if c.n_reviews > 0}
         if not usable:
@@ -147,7 +147,7 @@ class HiroIndex:
         )
         self._indexer: ResidualKMeansIndexer | None = None
         self._paths: dict[str, tuple[str, np.ndarray]] = {}
-        self._baseline: Baseline | None = None
+        self._baseline: BaselinePopularity | None = None
         self._lock = threading.RLock()
 
     @property
@@ -272,7 +272,7 @@ class HiroIndex:
         """Review counts of every subpath of the entity."""
         return SubpathCounts.from_paths(self.subpaths(entity_id), self.review_codes(entity_id))
 
-    def baseline(self) -> Baseline:
+    def baseline(self) -> BaselinePopularity:
         """Mean review share of every subpath over all indexed entities (cached until something changes)."""
         keys = self.index.entity_keys()
         for key in keys:
@@ -281,7 +281,7 @@ class HiroIndex:
             if self._baseline is None or set(self._baseline.entities) != {
                 k for k in keys if len(self.index.sentences(k))
             }:
-                self._baseline = Baseline.from_counts({k: self.popularity(k) for k in keys})
+                self._baseline = BaselinePopularity.from_counts({k: self.popularity(k) for k in keys})
             return self._baseline
 
 

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from opinio_agents.errors import ConfigError
-from opinio_agents.models import Alert, Evidence, Highlight, Polarity, Sentence
+from opinio_agents.models import SENTIMENT_THRESHOLD, Alert, Evidence, Highlight, Polarity, Sentence
 from opinio_agents.synthesis.base import QueryEvidence, SynthesisOutcome
 
 __all__ = [
@@ -302,7 +302,9 @@ def guard_highlights(item: QueryEvidence, highlights: list[Highlight]) -> list[H
     leaning = None
     if scores:
         mean = sum(scores) / len(scores)
-        leaning = Polarity.CONS if mean <= -0.05 else Polarity.PROS if mean >= 0.05 else None
+        leaning = (
+            Polarity.CONS if mean <= -SENTIMENT_THRESHOLD else Polarity.PROS if mean >= SENTIMENT_THRESHOLD else None
+        )
     out.append(
         Highlight(
             query=item.query,

@@ -28,10 +28,10 @@ import numpy as np
 
 from opinio_agents.embeddings import Encoder, get_encoder
 from opinio_agents.errors import ConfigError
-from opinio_agents.models import Evidence, Highlight, Polarity
+from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, Polarity
 from opinio_agents.synthesis.base import QueryEvidence, Synthesizer
 from opinio_agents.synthesis.keypoint import to_key_point
-from opinio_agents.synthesis.polarity import SENTIMENT_THRESHOLD, evidence_polarity
+from opinio_agents.synthesis.polarity import evidence_polarity
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
 __all__ = ["ExtractiveSynthesizer", "evidence_polarity"]

@@ -17,12 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from opinio_agents.models import Evidence, Polarity
+from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Polarity
 
-__all__ = ["SENTIMENT_THRESHOLD", "evidence_polarity"]
-
-#: |sentiment| at or below this is neutral (VADER's neutral band).
-SENTIMENT_THRESHOLD = 0.05
+__all__ = ["evidence_polarity"]
 
 
 def evidence_polarity(evidence: Sequence[Evidence], threshold: float = SENTIMENT_THRESHOLD) -> Polarity | None:

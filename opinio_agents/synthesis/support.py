@@ -26,9 +26,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from opinio_agents.embeddings import Encoder
-from opinio_agents.models import Support
+from opinio_agents.models import SENTIMENT_THRESHOLD, Support
 from opinio_agents.stores.catalog import StoredSentence
-from opinio_agents.synthesis.polarity import SENTIMENT_THRESHOLD
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
 __all__ = [

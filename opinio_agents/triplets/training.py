@@ -33,7 +33,7 @@ import torch.nn.functional as F
 from opinio_agents.errors import ConfigError
 from opinio_agents.triplets.aste import AsteExample, read_aste_file
 from opinio_agents.triplets.decode import pad_features, predict_spans
-from opinio_agents.triplets.features import Encoder, encode_words, load_encoder
+from opinio_agents.triplets.features import HFEncoder, encode_words, load_encoder
 from opinio_agents.triplets.head import PAIR_LABELS, HeadConfig, TripletHead
 from opinio_agents.triplets.metrics import PRF, triplet_scores
 from opinio_agents.triplets.spans import decode_bio, encode_bio
@@ -82,7 +82,7 @@ def _seed_all(seed: int) -> None:
 
 
 def cached_features(
-    encoder: Encoder,
+    encoder: HFEncoder,
     path: Path,
     examples: Sequence[AsteExample],
     layers: Sequence[int],
@@ -195,7 +195,7 @@ def train_head(
     data_dir: Path,
     config: TrainConfig,
     *,
-    encoder: Encoder | None = None,
+    encoder: HFEncoder | None = None,
     cache_dir: Path | None = None,
     log: Callable[[str], None] = print,
 ) -> tuple[TripletHead, dict]:
