@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from opinio_agents.hiro.aspects import DiscoveredAspect
     from opinio_agents.hiro.compare import EntityComparison
     from opinio_agents.hiro.store import HiroIndex
+    from opinio_agents.io.base import LoadReport
     from opinio_agents.pipeline import HighlightPipeline
     from opinio_agents.synthesis.long_context import LongContextSynthesizer
 
@@ -148,6 +149,7 @@ class OpinioRAG:
         skip_invalid: bool = False,
         show_progress: bool = False,
         fit_hiro: bool = True,
+        report: LoadReport | None = None,
     ) -> list[IndexStats]:
         """Index a dataset file, one entity or an iterable of entities, then prepare HIRO.
 
@@ -161,15 +163,15 @@ class OpinioRAG:
             fit_hiro: Fit the store's HIRO hierarchy when it has none yet (and the
                 store has enough sentences), then encode the indexed entities' paths,
                 so that aspects and query-free highlights never fit or encode at query time.
+            report: Filled in while a file is read (counts, skipped records).
         """
         if isinstance(data, Entity):
             entities: Iterable[Entity] = [data]
         elif isinstance(data, (str, Path)):
-            from opinio_agents.io.loaders import iter_entities, validate_file
+            from opinio_agents.io.loaders import iter_valid_entities
 
-            if not skip_invalid:
-                validate_file(data)
-            entities = iter_entities(data, skip_invalid=skip_invalid)
+            # "-" is standard input (read once, into a temporary copy, then validated and indexed).
+            entities = iter_valid_entities(data, skip_invalid=skip_invalid, report=report)
         else:
             entities = data
         stats = self.indexer.index_entities(entities, show_progress=show_progress)

@@ -192,4 +192,4 @@ def test_cli_chat_extractive_and_unknown_entity(store: Path, tmp_path: Path) -> 
     assert ok.exit_code == 0, ok.output
     assert "extractive" in ok.output and "Sources:" in ok.output and "202:" in ok.output
     bad = runner.invoke(app, ["chat", str(dataset), "--entity", "999", "--store", str(store)], input="")
-    assert bad.exit_code == 1 and "999" in bad.output
+    assert bad.exit_code == 2 and "999" in bad.output

@@ -222,7 +222,7 @@ def test_highlight_with_llm_over_loopback_openai_server(small_sample, tmp_path, 
     assert [h.text for h in cached.cons] == [h.text for h in result.cons]
 
 
-def test_query_free_highlight_uses_hiro(tmp_path, encoder, capsys) -> None:
+def test_query_free_highlight_uses_hiro_and_says_so(tmp_path, encoder, capsys) -> None:
     from opinio_agents.models import HighlightSet
 
     entities = load_sample()
@@ -234,11 +234,48 @@ def test_query_free_highlight_uses_hiro(tmp_path, encoder, capsys) -> None:
     store = tmp_path / "store"
     assert main(["index", str(path), "--store", str(store), "--quiet"]) == 0
     capsys.readouterr()
-    code = main(
-        ["highlight", str(path), "-e", str(entities[0].entity_id), "--store", str(store), "--format", "json", "--quiet"]
-    )
-    assert code == 0
-    result = HighlightSet.model_validate_json(capsys.readouterr().out)
-    assert result.meta.retriever == "hiro"
+    args = ["highlight", str(path), "-e", str(entities[0].entity_id), "--store", str(store), "--format", "json"]
+    assert main([*args, "--quiet"]) == 0
+    captured = capsys.readouterr()
+    result = HighlightSet.model_validate_json(captured.out)
+    assert result.meta.mode == "query-free" and result.meta.retriever == "hiro"
     assert result.highlights
     assert all(h.evidence and h.support.reviews > 0 for h in result.highlights)
+    assert f"note: entity {entities[0].entity_id} has no queries" in captured.err  # no silent mode switch
+    assert "query-free mode" in captured.err
+    assert main([*args, "--quiet", "--query-free"]) == 0  # asked for: no note
+    asked = capsys.readouterr()
+    assert "note:" not in asked.err
+    assert HighlightSet.model_validate_json(asked.out).meta.mode == "query-free"
+    assert main([*args, "--query-free", "-q", "wi-fi"]) == 2
+    assert "--query-free takes no --query" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # embeds in the subprocess
+def test_index_reads_stdin_in_a_subprocess(tmp_path) -> None:
+    entities = load_sample()
+    for entity in entities:
+        entity.user_reviews = entity.user_reviews[:15]
+    path = tmp_path / "small.json"
+    write_opiniobank(entities, path)
+    done = opinio("index", "-", "--store", str(tmp_path / "store"), "--quiet", cwd=tmp_path, stdin=path.read_text())
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    for entity in entities:
+        assert str(entity.entity_id) in done.stdout
+    from opinio_agents.stores import SentenceStore
+
+    store = SentenceStore(tmp_path / "store")
+    assert sorted(store.entity_keys()) == sorted(e.key for e in entities)
+
+
+def test_index_stdin_error_names_stdin_and_indexes_nothing(tmp_path) -> None:
+    text = (
+        '[\n{"entity_id": 1, "user_reviews": [{"review_id": 1, "text": "ok"}]},\n'
+        '{"entity_id": 2, "user_reviews": [{"review_id": 1, "text": ""}]}\n]'
+    )
+    done = opinio("index", "-", "--store", str(tmp_path / "store"), "--quiet", cwd=tmp_path, stdin=text)
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("error: <stdin>: line 3, entity 2, review 1, field 'text'"), line
+    assert not (tmp_path / "store" / "catalog.sqlite").exists()

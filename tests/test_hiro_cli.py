@@ -69,7 +69,7 @@ def test_aspects_table_and_compare(app, dataset, store):
 @pytest.mark.slow
 def test_unknown_entity_is_a_clean_error(app, dataset, store):
     result = CliRunner().invoke(app, ["aspects", str(dataset), "--entity", "999", "--store", str(store)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "999" in result.output and "Traceback" not in result.output
 
 

@@ -362,11 +362,11 @@ def test_cli_errors(cli_app, tmp_path):
     result = runner.invoke(
         cli_app, ["triplets", str(tmp_path / "missing.txt"), "--extractor", "echo"]
     )
-    assert result.exit_code == 1 and "not found" in result.output
+    assert result.exit_code == 2 and "not found" in result.output
     result = runner.invoke(
         cli_app, ["triplets", "--extractor", "echo", "--batch-size", "0"], input="x\n"
     )
-    assert result.exit_code == 1 and "--batch-size" in result.output
+    assert result.exit_code == 2 and "--batch-size" in result.output
 
 
 def test_cli_embedded_end_to_end(cli_app, embedded):

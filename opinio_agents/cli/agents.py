@@ -48,7 +48,7 @@ def chat_command(
         session = ReviewChat(rag, entity, k=k)
     except OpinioError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+        raise typer.Exit(2) from exc
     mode = "LLM" if session.mode == "llm" else "extractive (no --llm given)"
     typer.echo(f"Chatting about {session.entity_name} [{session.entity_key}], mode: {mode}. {_HELP}")
     while True:
@@ -100,7 +100,7 @@ def mcp_command(
         serve_stdio(store, dataset=dataset, llm=llm, base_url=base_url)
     except OpinioError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+        raise typer.Exit(2) from exc
 
 
 def register(app: typer.Typer) -> None:

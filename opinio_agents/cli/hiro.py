@@ -45,7 +45,7 @@ def _open_store(dataset: Path, entity: str, store: Path):  # noqa: ANN202 - Sent
 
 def _fail(error: OpinioError) -> None:
     typer.echo(f"error: {error}", err=True)
-    raise typer.Exit(code=1)
+    raise typer.Exit(code=2)
 
 
 DatasetArg = Annotated[Path, typer.Argument(help="OpinioBank JSON/JSONL file (indexed on first use).")]

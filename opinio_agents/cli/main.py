@@ -71,7 +71,7 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 
 @app.command("index")
 def index_cmd(
-    dataset: Annotated[Path, typer.Argument(help="OpinioBank JSON/JSONL file or reviews CSV.")],
+    dataset: Annotated[Path, typer.Argument(help="OpinioBank JSON/JSONL file or reviews CSV; '-' reads stdin.")],
     store: StoreOpt = DEFAULT_STORE,
     skip_invalid: Annotated[bool, typer.Option(help="Skip bad records and report them.")] = False,
     chroma_host: Annotated[str | None, typer.Option(help="Use a Chroma server at this host.")] = None,
@@ -81,22 +81,20 @@ def index_cmd(
     """Split reviews into sentences and index them (BM25 + Chroma vectors).
 
     Incremental: unchanged reviews are never re-embedded; an interrupted run is
-    completed by the next one.
+    completed by the next one. A file with an error indexes nothing (unless --skip-invalid).
 
-    Example: opinio index sample.json --store .opinio
+    Examples:
+      opinio index sample.json --store .opinio
+      cat reviews.jsonl | opinio index -
     """
     from rich.table import Table
 
     from opinio_agents.api import OpinioRAG
-    from opinio_agents.io.loaders import LoadReport, iter_entities, validate_file
+    from opinio_agents.io.loaders import LoadReport
 
     rag = OpinioRAG(store, chroma_host=chroma_host, chroma_port=chroma_port)
     report = LoadReport()
-    if not skip_invalid:
-        validate_file(dataset)
-    stats = rag.indexer.index_entities(
-        iter_entities(dataset, skip_invalid=skip_invalid, report=report), show_progress=not quiet
-    )
+    stats = rag.index(dataset, skip_invalid=skip_invalid, show_progress=not quiet, report=report)
     table = Table(title=f"Indexed into {store}")
     for column in ("entity", "reviews", "added", "updated", "unchanged", "removed", "sentences", "embedded", "seconds"):
         table.add_column(column, justify="right" if column != "entity" else "left")
@@ -140,10 +138,19 @@ def highlight_cmd(
     synthesizer: Annotated[
         SynthesizerChoice | None, typer.Option(help="extractive (default without --llm), llm, long-context.")
     ] = None,
+    query_free: Annotated[
+        bool,
+        typer.Option(
+            "--query-free", help="HIRO's query-free highlights (the default only when there is no query at all)."
+        ),
+    ] = False,
     skip_invalid: Annotated[bool, typer.Option(help="Skip bad records while indexing.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
 ) -> None:
     """PROS and CONS of one entity for the queries asked, each with its evidence and support.
+
+    Without --query and without an expert review there is no query: highlight then runs
+    HIRO's query-free mode and says so on stderr (or pass --query-free to ask for it).
 
     Examples:
       opinio highlight sample.json --entity 101 --query wi-fi --query "breakfast buffet"
@@ -163,12 +170,17 @@ def highlight_cmd(
         base_url=base_url,
         synthesizer=synthesizer.value if synthesizer else None,
     )
+    if query_free and query:
+        raise fail("--query-free takes no --query; drop one of them")
     record = load_entity(dataset, entity, skip_invalid=skip_invalid)
     rag.index(record, show_progress=not quiet)  # also fits/encodes HIRO for query-free mode
-    if not query and not record.queries:
-        result = rag.query_free_highlights(record.key)  # HIRO clusters
-    else:
-        result = rag.highlights(record.key, query or None)
+    result = rag.highlights(record.key, query or None, query_free=True if query_free else "auto")
+    if result.meta.mode == "query-free" and not query_free:
+        err.print(
+            f"note: entity {record.key} has no queries (no --query, no expert review): "
+            "query-free mode, HIRO's popular and distinctive aspects",
+            highlight=False,
+        )
     if fmt is Format.json:
         text = to_json(result)
     elif fmt is Format.markdown:
@@ -262,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     # typer >= 0.29 vendors click: its usage errors derive from typer.TyperException,
     # not from click.exceptions.ClickException.
     try:
-        app(args=argv, standalone_mode=False, prog_name="opinio")
+        # Outside standalone mode click *returns* the code of a typer.Exit raised by a command.
+        status = app(args=argv, standalone_mode=False, prog_name="opinio")
     except OpinioError as exc:
         err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         return 2
@@ -282,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("interrupted")
         return 130
-    return 0
+    return status if isinstance(status, int) and not isinstance(status, bool) else 0
 
 
 def run() -> None:

@@ -73,7 +73,7 @@ def triplets_command(
                     _emit(model, batch)
     except OpinioError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=1) from None
+        raise typer.Exit(code=2) from None
 
 
 def _emit(model: object, batch: list[str]) -> None:
