@@ -490,7 +490,9 @@ class OpinioRAG:
         key, summarizer = self._choose(entity_id, queries, query_free, **settings)
         yield from summarizer.stream(key, queries)
 
-    def query_free_highlights(self, entity_id: str | int, *, top_k: int = 8, alpha: float = 6.0) -> HighlightSet:
+    def query_free_highlights(
+        self, entity_id: str | int, *, top_k: int = 8, alpha: float | None = None
+    ) -> HighlightSet:
         """Highlights without any query: HIRO's popular and entity-specific clusters, plus alerts.
 
         Same as ``highlights(entity_id, query_free=True)`` with HIRO's ``alpha``.

@@ -364,6 +364,10 @@ class HighlightSet(BaseModel):
     alerts: list[Alert] = Field(default_factory=list)
     failures: list[QueryFailure] = Field(default_factory=list)
     meta: RunMeta = Field(default_factory=RunMeta)
+    summary: str | None = Field(
+        default=None,
+        description="The highlights as one readable paragraph, ordered by aspect (query-free mode).",
+    )
 
     @property
     def highlights(self) -> list[Highlight]:

@@ -28,6 +28,7 @@ from opinio_agents.retrieval.factory import RetrieverFactory, RetrieverKind, Sco
 from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.synthesis.alerts import CriticalComplaintCheck
 from opinio_agents.synthesis.base import QueryEvidence, SynthesisOutcome, Synthesizer
+from opinio_agents.synthesis.selection import support_pool
 from opinio_agents.synthesis.summarizer import Draft, QueryMode, Summarizer, usage_delta
 from opinio_agents.synthesis.support import count_support
 
@@ -150,6 +151,12 @@ class HighlightPipeline(Summarizer):
                 for h in hits
             ]
             rows = [position[h.sentence.sentence_id] for h in hits]
+            pool_rows = support_pool(query, stored, embeddings, query_vector)
+            pool = [
+                Evidence(sentence_id=stored[i].sentence.sentence_id, text=stored[i].sentence.text, score=0.0,
+                         sentiment=stored[i].sentiment)
+                for i in pool_rows
+            ]
             items.append(
                 QueryEvidence(
                     query=query,
@@ -157,6 +164,9 @@ class HighlightPipeline(Summarizer):
                     support=support,
                     entity_name=info.entity_name,
                     vectors=embeddings[rows] if rows else None,
+                    pool=pool,
+                    pool_vectors=embeddings[pool_rows],
+                    query_vector=query_vector,
                 )
             )
         return items

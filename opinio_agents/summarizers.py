@@ -109,10 +109,13 @@ class QueryFreeSummarizer(Summarizer):
     Args:
         hiro: The store's fitted HIRO index (shared; see :meth:`OpinioRAG.fit_hiro`).
         top_k: Aspects to turn into highlights (paper: 8 clusters).
-        alpha: HIRO smoothing constant (paper: 6).
+        alpha: HIRO smoothing constant; None for the query-free default
+            (:data:`~opinio_agents.hiro.highlights.QUERY_FREE_ALPHA`, 60: popular aspects first; the paper's 6
+            favours entity-specific names).
         split_threshold: Minority share of opinionated reviews that earns the other side a highlight.
         max_cited: Evidence sentences per highlight.
         checks: The post-processing step (guard + alerts).
+        summary_words: Word budget of the result's ``summary`` paragraph.
 
     Each discovered aspect is one "query" of the result; the guard checks the
     evidence its highlights cite.
@@ -125,10 +128,11 @@ class QueryFreeSummarizer(Summarizer):
         hiro: HiroIndex,
         *,
         top_k: int = 8,
-        alpha: float = 6.0,
+        alpha: float | None = None,
         split_threshold: float = 0.35,
         max_cited: int = 5,
         checks: CriticalComplaintCheck | None = None,
+        summary_words: int = 75,
     ) -> None:
         super().__init__(hiro.index, checks=checks)
         if top_k < 1:
@@ -138,6 +142,7 @@ class QueryFreeSummarizer(Summarizer):
         self.alpha = alpha
         self.split_threshold = split_threshold
         self.max_cited = max_cited
+        self.summary_words = summary_words
 
     def draft(self, entity_key: str, queries: Sequence[str] | None) -> Draft:
         """Discover the entity's aspects and write their highlights."""
@@ -172,4 +177,5 @@ class QueryFreeSummarizer(Summarizer):
             queries=list(meta.queries),
             outcomes=items,
             meta=meta,
+            summary_words=self.summary_words,
         )

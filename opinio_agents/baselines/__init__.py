@@ -5,6 +5,8 @@
 * :class:`~opinio_agents.baselines.graph.TextRankBaseline`
 * :class:`~opinio_agents.baselines.graph.LexRankBaseline`
 * :class:`~opinio_agents.baselines.retrieval.RetrievalOnlyBaseline`
+* :mod:`~opinio_agents.baselines.summary` - random / LexRank / centroid / oracle
+  sentence selection for summaries scored against human references.
 
 The long-context LLM baseline is :mod:`opinio_agents.synthesis.long_context`.
 """

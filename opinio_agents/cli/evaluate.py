@@ -10,6 +10,10 @@ Example:
     $ opinio evaluate sample -o eval-out --top-k 5 --top-k 10
     $ opinio evaluate reviews.json --systems opiniorag,oracle --retriever bm25 --top-k 10 -o out
     $ opinio evaluate sample --systems llm --llm openai:gpt-4o-mini --judge openai:gpt-4o -o out
+    $ opinio evaluate space_dev.json --references space_dev.refs.json --task aspect --task general -o out
+
+With ``--references`` the systems are scored against human-written summaries
+(:mod:`opinio_agents.evaluation.human`) instead of the expert PROS/CONS.
 """
 
 from __future__ import annotations
@@ -151,9 +155,54 @@ def evaluate_cmd(
         bool, typer.Option("--plots/--no-plots", help="Write PNG plots (needs matplotlib).")
     ] = True,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
+    references: Annotated[
+        Path | None,
+        typer.Option(
+            "--references",
+            help="Human summaries {entity_id: {general: [...], aspects: {aspect: [...]}}} "
+            "(e.g. space_dev.refs.json): score against them instead of the expert PROS/CONS.",
+        ),
+    ] = None,
+    task: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--task",
+            help="With --references: aspect (queries = the reference aspects, PROS+CONS joined) "
+            "and/or general (the query-free summary). Default: both.",
+        ),
+    ] = None,
+    general_words: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="With --references: word budget of the general-task baselines "
+            "(default: the mean length of the general references).",
+        ),
+    ] = None,
 ) -> None:
-    """Evaluate systems against expert PROS/CONS and write the paper's tables (2-5)."""
+    """Evaluate systems against expert PROS/CONS and write the paper's tables (2-5).
+
+    With ``--references`` it scores the offline system and the random, BM25
+    top-2, LexRank, centroid and oracle baselines against human summaries
+    instead (ROUGE-1/2/L F1 averaged over references, per task).
+    """
     from rich.console import Console
+
+    if references is not None:
+        _evaluate_references(
+            dataset,
+            references,
+            tasks=split_list(task),
+            output=output,
+            store=store,
+            entity_ids=split_list(entity),
+            max_reviews=max_reviews,
+            seed=seed,
+            general_words=general_words,
+            plots=plots,
+            quiet=quiet,
+        )
+        return
 
     from opinio_agents.api import OpinioRAG
     from opinio_agents.errors import ConfigError
@@ -242,6 +291,71 @@ def evaluate_cmd(
     for note in [*notes, *summary["notes"]]:
         err.print(note, highlight=False)
     err.print(f"wrote {output / 'tables.md'} and {output / 'tables.json'}", highlight=False)
+
+
+def _evaluate_references(
+    dataset: str,
+    references: Path,
+    *,
+    tasks: list[str],
+    output: Path,
+    store: Path | None,
+    entity_ids: list[str],
+    max_reviews: int | None,
+    seed: int,
+    general_words: int | None,
+    plots: bool,
+    quiet: bool,
+) -> None:
+    """``opinio evaluate --references``: the system and baselines vs human summaries."""
+    from rich.console import Console
+
+    from opinio_agents.api import OpinioRAG
+    from opinio_agents.errors import ConfigError
+    from opinio_agents.evaluation.human import (
+        TASKS,
+        HumanEvalConfig,
+        HumanReferenceEvaluator,
+        human_tables_markdown,
+        load_references,
+        write_human_tables,
+    )
+
+    err = Console(stderr=True)
+    for name in tasks:
+        if name not in TASKS:
+            raise ConfigError(f"--task {name!r} is not one of {', '.join(TASKS)}")
+    refs = load_references(references)
+    entities = [e for e in _load_entities(dataset, max_reviews, entity_ids) if e.key in refs]
+    if not entities:
+        raise ConfigError(
+            f"no entity of {dataset!r} has references in {str(references)!r}; the references "
+            "file's keys must be the dataset's entity_id values"
+        )
+    output.mkdir(parents=True, exist_ok=True)
+    rag = OpinioRAG(store_dir=store or output / "store", synthesizer="extractive")
+    rag.index(entities, show_progress=not quiet)
+    config = HumanEvalConfig(
+        tasks=tuple(tasks) or TASKS,  # type: ignore[arg-type]
+        seed=seed,
+        general_words=general_words,
+        show_progress=not quiet,
+    )
+    evaluator = HumanReferenceEvaluator(rag, refs, config)
+    records = evaluator.run([e.key for e in entities])
+    label = Path(dataset).stem if dataset != "sample" else "sample"
+    summary = write_human_tables(
+        records,
+        output,
+        label=label,
+        plots=plots,
+        extra={"general_budget_words": evaluator.general_words, "entities": len(entities)},
+    )
+    typer.echo(human_tables_markdown(summary["tables"], label=label) + "\n")
+    for note in summary["notes"]:
+        err.print(note, highlight=False)
+    err.print(f"wrote {', '.join(summary['files'])}", highlight=False)
+    rag.close()
 
 
 def register(app: typer.Typer) -> None:

@@ -35,6 +35,8 @@ def _evidence_lines(highlight: Highlight, limit: int = 3) -> list[str]:
 def to_markdown(result: HighlightSet, *, evidence: int = 3) -> str:
     """PROS, CONS and alerts as a markdown document with evidence bullets."""
     lines = [f"# {_title(result)}", ""]
+    if result.summary:
+        lines += ["## Summary", "", result.summary, ""]
     for label, items in (("PROS", result.pros), ("CONS", result.cons)):
         if not items:
             continue
@@ -64,6 +66,8 @@ def to_markdown(result: HighlightSet, *, evidence: int = 3) -> str:
 def to_rich(result: HighlightSet, *, evidence: int = 2) -> Group:
     """A rich renderable: one table per side, alerts and failures below."""
     parts: list = [Text(_title(result), style="bold")]
+    if result.summary:
+        parts.append(Text(result.summary))
     for label, items, style in (("PROS", result.pros, "green"), ("CONS", result.cons, "red")):
         if not items:
             continue

@@ -31,6 +31,11 @@ class QueryEvidence:
         entity_name: Name of the entity, for prompts.
         vectors: Optional stored embeddings of ``evidence`` (one row each), so
             synthesizers need not encode them again.
+        pool: Optional entity-wide support set: every sentence about the query
+            (see :func:`~opinio_agents.synthesis.selection.support_pool`), for
+            selection by centrality beyond the top-K.
+        pool_vectors: Embeddings of ``pool`` (one row each).
+        query_vector: The query's embedding.
     """
 
     query: str
@@ -38,6 +43,9 @@ class QueryEvidence:
     support: Support = field(default_factory=Support)
     entity_name: str = ""
     vectors: np.ndarray | None = None
+    pool: list[Evidence] | None = None
+    pool_vectors: np.ndarray | None = None
+    query_vector: np.ndarray | None = None
 
 
 @dataclass

@@ -32,7 +32,7 @@ from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, Polar
 from opinio_agents.synthesis.base import QueryEvidence, Synthesizer
 from opinio_agents.synthesis.keypoint import to_key_point
 from opinio_agents.synthesis.polarity import evidence_polarity
-from opinio_agents.text.preprocess import tokenize_for_bm25
+from opinio_agents.synthesis.selection import DEFAULT_WEIGHTS, SelectionWeights, score_candidates, select_points
 
 __all__ = ["ExtractiveSynthesizer", "evidence_polarity"]
 
@@ -58,6 +58,12 @@ class ExtractiveSynthesizer(Synthesizer):
         min_side_evidence: int = 2,
         max_cited: int = 5,
         max_words: int = 28,
+        max_points: int = 2,
+        budget_words: int = 30,
+        majority_share: float = 0.65,
+        mmr_lambda: float = 0.7,
+        max_pool: int = 300,
+        weights: SelectionWeights = DEFAULT_WEIGHTS,
     ) -> None:
         super().__init__()
         if not 0.0 < split_threshold <= 0.5:
@@ -69,6 +75,16 @@ class ExtractiveSynthesizer(Synthesizer):
         self.min_side_evidence = min_side_evidence
         self.max_cited = max_cited
         self.max_words = max_words
+        if max_points < 1 or budget_words < 1 or max_pool < 2:
+            raise ConfigError("max_points and budget_words must be >= 1, max_pool >= 2")
+        if not 0.5 <= majority_share <= 1.0:
+            raise ConfigError(f"majority_share={majority_share} must be in [0.5, 1]")
+        self.max_points = max_points
+        self.budget_words = budget_words
+        self.majority_share = majority_share
+        self.mmr_lambda = mmr_lambda
+        self.max_pool = max_pool
+        self.weights = weights
 
     @property
     def encoder(self) -> Encoder:
@@ -100,22 +116,50 @@ class ExtractiveSynthesizer(Synthesizer):
         return out
 
     def synthesize(self, item: QueryEvidence) -> list[Highlight]:
-        """Up to one PRO and one CON for the query, each citing its evidence."""
+        """Up to one PRO and one CON for the query, each citing its evidence.
+
+        With the entity-wide support set (``item.pool``), a side's key points
+        are chosen from every sentence about the query on that side
+        (:mod:`~opinio_agents.synthesis.selection`); without it, from the top-K evidence.
+        """
         highlights: list[Highlight] = []
-        for side in self.sides(item):
+        sides = self.sides(item)
+        for rank, side in enumerate(sides):
             sign = 1 if side is Polarity.PROS else -1
-            candidates = [e for e in item.evidence if sign * (e.sentiment or 0.0) > SENTIMENT_THRESHOLD]
+            candidates, vectors = self._side_candidates(item, sign)
             if not candidates:
                 continue
-            ranked = self._rank(item.query, candidates, self._vectors_of(item, candidates))
-            best = ranked[0]
-            cited = _distinct(ranked)[: self.max_cited]
+            majority = rank == 0
+            share = 1.0 if len(sides) == 1 else (self.majority_share if majority else 1.0 - self.majority_share)
+            budget = max(1, round(self.budget_words * share))
+            max_points = self.max_points if majority else max(1, self.max_points - 1)
+            texts = [c.text for c in candidates]
+            scores = score_candidates(
+                texts,
+                vectors,
+                sentiments=[c.sentiment or 0.0 for c in candidates],
+                query_vector=item.query_vector,
+                weights=self.weights,
+            )
+            points = [to_key_point(t, item.query, sign=sign, max_words=self.max_words) for t in texts]
+            chosen = select_points(
+                points,
+                vectors,
+                scores,
+                max_points=max_points,
+                budget_words=budget,
+                mmr_lambda=self.mmr_lambda,
+            )
+            order = chosen + [int(i) for i in np.argsort(-scores, kind="stable") if int(i) not in chosen]
+            cited = _distinct([_scored(candidates[i], float(scores[i])) for i in order])
+            cited = cited[: max(self.max_cited, len(chosen))]
             leaning = evidence_polarity(cited)
+            text = " ".join(points[i] for i in chosen)
             highlights.append(
                 Highlight(
                     query=item.query,
                     polarity=side,
-                    text=to_key_point(best.text, item.query, sign=sign, max_words=self.max_words),
+                    text=text[:600],
                     evidence=cited,
                     support=item.support,
                     evidence_polarity=leaning,
@@ -124,6 +168,44 @@ class ExtractiveSynthesizer(Synthesizer):
             )
         return highlights
 
+    def _side_candidates(self, item: QueryEvidence, sign: int) -> tuple[list[Evidence], np.ndarray]:
+        """The sentences on one side to choose from, with their embeddings.
+
+        The support set's sentences on that side when the pipeline passed one
+        (plus any top-K evidence on that side it lacks), else the top-K evidence.
+        """
+        on_side = [e for e in item.evidence if sign * (e.sentiment or 0.0) > SENTIMENT_THRESHOLD]
+        if item.pool and item.pool_vectors is not None and len(item.pool_vectors) == len(item.pool):
+            rows = [i for i, e in enumerate(item.pool) if sign * (e.sentiment or 0.0) > SENTIMENT_THRESHOLD]
+            if sign > 0:  # a critical complaint (bed bugs, theft...) never backs a PRO, whatever its score
+                from opinio_agents.synthesis.alerts import find_critical
+
+                rows = [i for i in rows if not find_critical(item.pool[i].text)]
+            if len(rows) > self.max_pool:
+                rows = self._nearest(item.pool_vectors, item.query_vector, rows)
+            pool = [item.pool[i] for i in rows]
+            known = {e.sentence_id for e in pool}
+            retrieved = {e.sentence_id: e for e in item.evidence}
+            pool = [retrieved.get(e.sentence_id, e) for e in pool]
+            extra = [e for e in on_side if e.sentence_id not in known]
+            vectors = item.pool_vectors[rows] if rows else np.zeros((0, item.pool_vectors.shape[1]))
+            if extra:
+                more = self._vectors_of(item, extra)
+                vectors = np.vstack([vectors, more]) if len(vectors) else more
+            if pool or extra:
+                return pool + extra, vectors
+        if not on_side:
+            return [], np.zeros((0, 1))
+        return on_side, self._vectors_of(item, on_side)
+
+    def _nearest(self, pool_vectors: np.ndarray, query_vector: np.ndarray | None, rows: list[int]) -> list[int]:
+        """The ``max_pool`` rows of the support set nearest the query (the first ones without a query vector)."""
+        if query_vector is None:
+            return rows[: self.max_pool]
+        sims = pool_vectors[rows] @ query_vector
+        keep = np.argsort(-sims, kind="stable")[: self.max_pool]
+        return sorted(rows[int(i)] for i in keep)
+
     def _vectors_of(self, item: QueryEvidence, candidates: list[Evidence]) -> np.ndarray:
         """Embeddings of ``candidates``: the stored ones when given, else freshly encoded."""
         if item.vectors is not None and len(item.vectors) == len(item.evidence):
@@ -131,25 +213,12 @@ class ExtractiveSynthesizer(Synthesizer):
             return item.vectors[[row[id(c)] for c in candidates]]
         return self.encoder.encode([c.text for c in candidates])
 
-    def _rank(self, query: str, candidates: list[Evidence], vectors: np.ndarray) -> list[Evidence]:
-        """Order same-side evidence by how well each states the shared opinion."""
-        if len(candidates) == 1:
-            return candidates
-        sims = vectors @ vectors.T
-        np.fill_diagonal(sims, 0.0)
-        centrality = sims.sum(axis=1) / max(len(candidates) - 1, 1)
-        terms = set(tokenize_for_bm25(query))
-        scores = []
-        for i, cand in enumerate(candidates):
-            tokens = tokenize_for_bm25(cand.text)
-            on_topic = len(terms.intersection(tokens)) / len(terms) if terms else 0.0
-            n_words = len(cand.text.split())
-            brevity = 1.0 if 6 <= n_words <= 25 else 0.5 if n_words < 6 else max(0.0, 1.0 - (n_words - 25) / 40)
-            scores.append(
-                0.45 * float(centrality[i]) + 0.25 * abs(cand.sentiment or 0.0) + 0.2 * on_topic + 0.1 * brevity
-            )
-        order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
-        return [candidates[i] for i in order]
+
+def _scored(evidence: Evidence, score: float) -> Evidence:
+    """The evidence with a selection score where retrieval gave none (support-set sentences)."""
+    if evidence.score:
+        return evidence
+    return evidence.model_copy(update={"score": round(score, 4)})
 
 
 def _distinct(evidence: list[Evidence]) -> list[Evidence]:

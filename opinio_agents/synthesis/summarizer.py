@@ -73,6 +73,9 @@ class Draft:
             consumed lazily, so the stream shows each as soon as it exists).
         meta: The run's metadata; the generator may complete it (tokens) once
             it is exhausted, or replace it.
+        summary_words: When set, the result gets a ``summary`` paragraph of
+            about this many words, composed from the final (post-processed)
+            highlights (:func:`~opinio_agents.synthesis.selection.summary_of`).
     """
 
     entity_id: str | int
@@ -80,6 +83,7 @@ class Draft:
     queries: list[str]
     outcomes: Iterable[SynthesisOutcome]
     meta: RunMeta = field(default_factory=RunMeta)
+    summary_words: int | None = None
 
 
 def usage_delta(before: TokenUsage, after: TokenUsage) -> TokenUsage:
@@ -143,6 +147,10 @@ class Summarizer(ABC):
                     for highlight in outcome.highlights:
                         result.add(highlight)
 
+        if draft.summary_words is not None:
+            from opinio_agents.synthesis.selection import summary_of
+
+            result.summary = summary_of(result.highlights, budget_words=draft.summary_words)
         t0 = time.perf_counter()
         stored = self.store.sentences(key)
         result.alerts = self.checks.alerts([s.sentence for s in stored], [s.sentiment for s in stored])

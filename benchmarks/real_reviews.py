@@ -1,0 +1,111 @@
+"""Real reviews against human summaries: every reference set in ``../shared/data/real-reviews`` present.
+
+Runs the evaluation of :mod:`opinio_agents.evaluation.human` (the system and
+the random / BM25 top-2 / LexRank / centroid / oracle baselines, in the same
+run) on each set found:
+
+* ``space_dev`` - SPACE dev hotels: ``aspect`` and ``general`` tasks;
+* ``fewsum`` - FewSum Amazon/Yelp: ``general``;
+* ``oposum`` - OpoSum Amazon products: ``general`` (extractive human summaries).
+
+Each set is indexed once into ``--store-root/<set>`` (default under /tmp, never
+the repository), so reruns reuse the embeddings. Tables (markdown, JSON) and a
+PNG per set go to ``--out/<set>``; the markdown is also printed. Without any
+set present it prints why and exits 0.
+
+Usage:
+    python benchmarks/real_reviews.py                          # every set present
+    python benchmarks/real_reviews.py --sets space_dev --entities 5
+    OPINIO_REAL_REVIEWS=/path/to/real-reviews python benchmarks/real_reviews.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+#: set name -> tasks that apply.
+SETS: dict[str, tuple[str, ...]] = {
+    "space_dev": ("aspect", "general"),
+    "fewsum": ("general",),
+    "oposum": ("general",),
+}
+
+
+def data_dir() -> Path | None:
+    """The real-reviews folder: ``$OPINIO_REAL_REVIEWS`` or ``../shared/data/real-reviews``."""
+    env = os.environ.get("OPINIO_REAL_REVIEWS")
+    candidates = [Path(env)] if env else []
+    root = Path(__file__).resolve().parents[1]
+    candidates.append(root.parent / "shared" / "data" / "real-reviews")
+    return next((c for c in candidates if c.is_dir()), None)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sets", default=",".join(SETS), help="Comma-separated sets (default: all present).")
+    parser.add_argument("--entities", type=int, default=None, help="Only the first N entities of each set.")
+    parser.add_argument("--tasks", default=None, help="Restrict tasks (aspect,general).")
+    parser.add_argument(
+        "--store-root", type=Path, default=Path(tempfile.gettempdir()) / "opinio-real-reviews-store"
+    )
+    parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "opinio-real-reviews-out")
+    parser.add_argument("--no-plots", action="store_true")
+    args = parser.parse_args()
+
+    folder = data_dir()
+    if folder is None:
+        print("no real-reviews folder found (set OPINIO_REAL_REVIEWS); nothing to run")
+        return 0
+    wanted = [s.strip() for s in args.sets.split(",") if s.strip()]
+    present = [s for s in wanted if (folder / f"{s}.json").is_file() and (folder / f"{s}.refs.json").is_file()]
+    if not present:
+        print(f"none of {', '.join(wanted)} is present in {folder}; nothing to run")
+        return 0
+
+    from opinio_agents.api import OpinioRAG
+    from opinio_agents.evaluation.human import (
+        HumanEvalConfig,
+        HumanReferenceEvaluator,
+        human_tables_markdown,
+        load_references,
+        write_human_tables,
+    )
+    from opinio_agents.io.loaders import iter_entities
+
+    for name in present:
+        tasks = SETS.get(name, ("general",))
+        if args.tasks:
+            tasks = tuple(t for t in tasks if t in args.tasks.split(","))
+        if not tasks:
+            continue
+        refs = load_references(folder / f"{name}.refs.json")
+        entities = [e for e in iter_entities(folder / f"{name}.json") if e.key in refs]
+        if args.entities:
+            entities = entities[: args.entities]
+        rag = OpinioRAG(store_dir=args.store_root / name)
+        rag.index(entities, show_progress=True)
+        evaluator = HumanReferenceEvaluator(
+            rag, refs, HumanEvalConfig(tasks=tasks, show_progress=True)  # type: ignore[arg-type]
+        )
+        records = evaluator.run([e.key for e in entities])
+        summary = write_human_tables(
+            records,
+            args.out / name,
+            label=name,
+            plots=not args.no_plots,
+            extra={"general_budget_words": evaluator.general_words, "entities": len(entities)},
+        )
+        print(human_tables_markdown(summary["tables"], label=name) + "\n")
+        for note in summary["notes"]:
+            print(note, file=sys.stderr)
+        print(f"wrote {args.out / name}", file=sys.stderr)
+        rag.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

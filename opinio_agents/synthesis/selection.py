@@ -1,0 +1,480 @@
+"""Key-point selection: which review sentences state the opinion most reviewers share.
+
+One place for the offline selection logic used by the extractive synthesizer
+(query-focused highlights) and by HIRO's query-free highlights and summary:
+
+1. **Support set.** :func:`support_pool` gathers, entity-wide, the sentences
+   about the query: the lexical and dense mentions of
+   :func:`~opinio_agents.synthesis.support.mention_mask`, plus an *aspect
+   expansion* by embeddings - the sentences nearest the centroid of the
+   lexical mentions ("rooms" also gathers the bed, bathroom and shower
+   sentences that never say "room").
+2. **Scores.** :func:`score_candidates` rates each sentence on one side by
+   centrality in the support set (mean cosine to the side's other sentences:
+   the shared opinion), lexical centrality (mean unigram overlap with them:
+   the words most reviewers use), relevance to the query, strength of
+   sentiment and :func:`genericity` (a general statement, "The staff were
+   friendly and helpful", over one guest's anecdote, "On our second night the
+   manager ...").
+3. **Key points.** :func:`select_points` picks up to ``max_points`` sentences
+   with maximal marginal relevance (distinct sub-opinions, not paraphrases of
+   one) until a word budget calibrated on human aspect summaries (2-4
+   sentences, ~30 words per aspect).
+
+Everything is numpy over embeddings the store already holds; nothing is encoded here.
+
+Example:
+    >>> import numpy as np
+    >>> texts = ["The staff were friendly and helpful.", "Friendly staff.",
+    ...          "On our second night I asked the manager for 2 extra towels at 11pm."]
+    >>> v = np.array([[0.95, 0.31], [1.0, 0.0], [0.6, 0.8]])
+    >>> v = v / np.linalg.norm(v, axis=1, keepdims=True)
+    >>> scores = score_candidates(texts, v, sentiments=[0.8, 0.6, 0.1])
+    >>> texts[int(np.argmax(scores))]
+    'The staff were friendly and helpful.'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from opinio_agents.errors import ConfigError
+from opinio_agents.models import Highlight
+
+__all__ = [
+    "SelectionWeights",
+    "genericity",
+    "content_tokens",
+    "lexical_centrality",
+    "score_candidates",
+    "select_points",
+    "support_pool",
+    "expand_pool",
+    "DEFAULT_WEIGHTS",
+    "SummaryItem",
+    "compose_summary",
+    "summary_of",
+    "DEFAULT_SUMMARY_WORDS",
+]
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset(
+    """a an the and or but of to in on at for with is was were are be been being it its this that these those
+    we i you they our my me us your their them he she his her there here as so very had have has do did does
+    not no just also really too quite all any some from by if than then when which who what would could
+    will can get got one""".split()
+)
+#: Words of a personal story rather than a general statement.
+_NARRATIVE = frozenset(
+    """i we my our me us myself ourselves husband wife son daughter kids children friend friends boyfriend
+    girlfriend family mom dad mother father partner asked told said called arrived booked paid checked
+    decided went came got took wanted needed tried ended happened when after before then later yesterday
+    tonight first second third last next night nights day days morning evening week trip visit time times
+    anniversary birthday honeymoon""".split()
+)
+_DIGIT = re.compile(r"\d")
+
+
+def content_tokens(text: str) -> list[str]:
+    """Lower-case word tokens without stopwords.
+
+    Example:
+        >>> content_tokens("The rooms were very clean!")
+        ['rooms', 'clean']
+    """
+    return [t for t in _WORD.findall(text.lower()) if t not in _STOP]
+
+
+def genericity(text: str) -> float:
+    """How much ``text`` reads as a general statement (1) rather than a personal anecdote (0).
+
+    Penalised: first-person and story words (who did what, when), digits,
+    proper names inside the sentence, questions and exclamations, and
+    lengths outside 5-22 words.
+
+    Example:
+        >>> genericity("The staff were friendly and helpful.") > genericity(
+        ...     "On our second night we asked Mike at reception for 2 towels.")
+        True
+    """
+    words = text.split()
+    n = len(words)
+    if n == 0:
+        return 0.0
+    tokens = _WORD.findall(text.lower())
+    narrative = sum(t in _NARRATIVE for t in tokens)
+    score = 1.0 - min(0.6, 0.15 * narrative)
+    if _DIGIT.search(text):
+        score -= 0.2
+    names = sum(1 for w in words[1:] if w[:1].isupper() and not w.isupper())
+    score -= min(0.3, 0.1 * names)
+    if "?" in text:
+        score -= 0.3
+    if n < 5:
+        score -= 0.1 * (5 - n)
+    elif n > 22:
+        score -= min(0.5, 0.03 * (n - 22))
+    return max(0.0, score)
+
+
+def lexical_centrality(token_lists: Sequence[Sequence[str]]) -> np.ndarray:
+    """Mean word-set overlap F1 of each token list with the others (0 for a single one).
+
+    Example:
+        >>> lexical_centrality([["clean", "room"], ["clean", "room", "big"], ["rude", "staff"]]).round(2).tolist()
+        [0.4, 0.4, 0.0]
+    """
+    n = len(token_lists)
+    if n < 2:
+        return np.zeros(n)
+    vocab: dict[str, int] = {}
+    rows: list[list[int]] = []
+    for tokens in token_lists:
+        rows.append(sorted({vocab.setdefault(t, len(vocab)) for t in tokens}))
+    if not vocab:
+        return np.zeros(n)
+    binary = np.zeros((n, len(vocab)), dtype=np.float32)
+    for i, cols in enumerate(rows):
+        binary[i, cols] = 1.0
+    hits = binary @ binary.T
+    lengths = binary.sum(axis=1)
+    denom = lengths[:, None] + lengths[None, :]
+    f1 = np.divide(2 * hits, denom, out=np.zeros_like(hits), where=denom > 0)
+    np.fill_diagonal(f1, 0.0)
+    return (f1.sum(axis=1) / (n - 1)).astype(float)
+
+
+@dataclass(frozen=True)
+class SelectionWeights:
+    """Weights of :func:`score_candidates` (they need not sum to 1).
+
+    Attributes:
+        centrality: Mean cosine to the side's other sentences.
+        lexical: Mean unigram overlap with them.
+        relevance: Cosine with the query (ignored without a query vector).
+        sentiment: |sentiment| (clearly opinionated).
+        genericity: :func:`genericity`.
+    """
+
+    centrality: float = 0.35
+    lexical: float = 0.25
+    relevance: float = 0.15
+    sentiment: float = 0.1
+    genericity: float = 0.25
+
+
+DEFAULT_WEIGHTS = SelectionWeights()
+
+
+def _scale(values: np.ndarray) -> np.ndarray:
+    """Min-max scaled to [0, 1] (all 0.5 when constant)."""
+    if values.size == 0:
+        return values
+    low, high = float(values.min()), float(values.max())
+    if high - low < 1e-12:
+        return np.full(values.shape, 0.5)
+    return (values - low) / (high - low)
+
+
+def score_candidates(
+    texts: Sequence[str],
+    vectors: np.ndarray,
+    *,
+    sentiments: Sequence[float] | None = None,
+    query_vector: np.ndarray | None = None,
+    weights: SelectionWeights = DEFAULT_WEIGHTS,
+) -> np.ndarray:
+    """Score each sentence of one side's support set: higher states the shared opinion better.
+
+    Args:
+        texts: The sentences.
+        vectors: Their L2-normalised embeddings, one row each.
+        sentiments: Their sentiment scores in [-1, 1].
+        query_vector: The query's embedding (None for query-free selection).
+        weights: How the components combine (each is min-max scaled first).
+
+    Raises:
+        ConfigError: When the lengths disagree.
+    """
+    n = len(texts)
+    if len(vectors) != n or (sentiments is not None and len(sentiments) != n):
+        raise ConfigError(f"{n} texts but {len(vectors)} vectors / sentiments")
+    if n == 0:
+        return np.zeros(0)
+    vecs = np.asarray(vectors, dtype=float)
+    if n > 1:
+        sims = vecs @ vecs.T
+        np.fill_diagonal(sims, 0.0)
+        centrality = sims.sum(axis=1) / (n - 1)
+    else:
+        centrality = np.ones(1)
+    lexical = lexical_centrality([content_tokens(t) for t in texts])
+    total = weights.centrality * _scale(centrality) + weights.lexical * _scale(lexical)
+    if query_vector is not None and weights.relevance:
+        total = total + weights.relevance * _scale(vecs @ np.asarray(query_vector, dtype=float))
+    if sentiments is not None and weights.sentiment:
+        total = total + weights.sentiment * np.abs(np.asarray(sentiments, dtype=float))
+    if weights.genericity:
+        total = total + weights.genericity * np.array([genericity(t) for t in texts])
+    return total
+
+
+def _key(text: str) -> str:
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def select_points(
+    texts: Sequence[str],
+    vectors: np.ndarray,
+    scores: np.ndarray,
+    *,
+    max_points: int = 2,
+    budget_words: int = 30,
+    mmr_lambda: float = 0.7,
+    redundancy: float = 0.8,
+    word_count: Sequence[int] | None = None,
+) -> list[int]:
+    """Positions of the key points: MMR over ``scores`` until ``max_points`` or ``budget_words``.
+
+    The first point is the best-scored sentence; each next one maximises
+    ``mmr_lambda * score - (1 - mmr_lambda) * max cosine to the chosen`` and
+    is skipped when it repeats a chosen one (cosine >= ``redundancy`` or the
+    same words). Always at least one point when there is a candidate.
+
+    Raises:
+        ConfigError: On a bad limit.
+
+    Example:
+        >>> v = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+        >>> select_points(["a b", "a b c", "d e"], v, np.array([0.9, 0.8, 0.5]), budget_words=10)
+        [0, 2]
+    """
+    if max_points < 1 or budget_words < 1:
+        raise ConfigError("max_points and budget_words must be >= 1")
+    if not 0.0 <= mmr_lambda <= 1.0:
+        raise ConfigError(f"mmr_lambda={mmr_lambda} must be in [0, 1]")
+    n = len(texts)
+    if n == 0:
+        return []
+    lengths = list(word_count) if word_count is not None else [len(t.split()) for t in texts]
+    vecs = np.asarray(vectors, dtype=float)
+    chosen: list[int] = []
+    seen: set[str] = set()
+    words = 0
+    relevance = _scale(np.asarray(scores, dtype=float))
+    while len(chosen) < max_points and words < budget_words:
+        best, best_value = -1, -np.inf
+        for i in range(n):
+            if i in chosen or _key(texts[i]) in seen:
+                continue
+            overlap = max((float(vecs[i] @ vecs[j]) for j in chosen), default=0.0)
+            if chosen and overlap >= redundancy:
+                continue
+            if chosen and words + lengths[i] > budget_words * 1.25:
+                continue
+            value = mmr_lambda * relevance[i] - (1 - mmr_lambda) * overlap
+            if value > best_value:
+                best, best_value = i, value
+        if best < 0:
+            break
+        chosen.append(best)
+        seen.add(_key(texts[best]))
+        words += lengths[best]
+    return chosen
+
+
+def expand_pool(
+    mask: np.ndarray,
+    embeddings: np.ndarray,
+    *,
+    query_vector: np.ndarray | None = None,
+    threshold: float = 0.5,
+    max_share: float = 0.25,
+) -> np.ndarray:
+    """Aspect expansion: add sentences close to the centroid of the current mentions.
+
+    The centroid of the mentioned sentences (blended with the query vector when
+    given) stands for the aspect as reviewers discuss it; sentences with cosine
+    at least ``threshold`` to it join, at most ``max_share`` of the entity.
+
+    Example:
+        >>> e = np.array([[1.0, 0.0], [0.9, 0.436], [0.0, 1.0]])
+        >>> expand_pool(np.array([True, False, False]), e, threshold=0.8, max_share=1.0).tolist()
+        [True, True, False]
+    """
+    out = np.array(mask, dtype=bool)
+    if not out.any() or len(embeddings) != len(out):
+        return out
+    centre = np.asarray(embeddings, dtype=float)[out].mean(axis=0)
+    if query_vector is not None:
+        centre = centre / (np.linalg.norm(centre) or 1.0) + 0.5 * np.asarray(query_vector, dtype=float)
+    centre = centre / (np.linalg.norm(centre) or 1.0)
+    sims = np.asarray(embeddings, dtype=float) @ centre
+    extra = np.flatnonzero(~out & (sims >= threshold))
+    cap = max(0, int(max_share * len(out)) - int(out.sum()))
+    if len(extra) > cap:
+        extra = extra[np.argsort(-sims[extra], kind="stable")[:cap]]
+    out[extra] = True
+    return out
+
+
+def support_pool(
+    query: str,
+    sentences: Sequence[object],
+    embeddings: np.ndarray,
+    query_vector: np.ndarray,
+    *,
+    generic_embeddings: np.ndarray | None = None,
+    expand: bool = True,
+    expand_threshold: float = 0.5,
+    expand_share: float = 0.25,
+) -> np.ndarray:
+    """Indices of the entity's sentences about ``query``: mentions plus the embedding expansion.
+
+    Args:
+        query: The query.
+        sentences: The entity's :class:`~opinio_agents.stores.catalog.StoredSentence` list.
+        embeddings: Their embeddings (one row each).
+        query_vector: The query's embedding.
+        generic_embeddings: Embeddings of the query's generic words (see
+            :func:`~opinio_agents.synthesis.support.generic_terms`).
+        expand: Add the :func:`expand_pool` neighbours.
+        expand_threshold: Cosine to the mentions' centroid a neighbour needs.
+        expand_share: The pool never grows beyond this share of the entity's sentences.
+    """
+    from opinio_agents.synthesis.support import mention_mask
+
+    mask = mention_mask(
+        query,
+        sentences,  # type: ignore[arg-type]
+        embeddings=embeddings,
+        query_embedding=query_vector,
+        generic_embeddings=generic_embeddings,
+    )
+    if expand:
+        mask = expand_pool(
+            mask, embeddings, query_vector=query_vector, threshold=expand_threshold, max_share=expand_share
+        )
+    return np.flatnonzero(mask)
+
+
+@dataclass(frozen=True)
+class SummaryItem:
+    """A candidate sentence of a query-free summary.
+
+    Attributes:
+        text: The key point.
+        group: Its aspect (sentences of one aspect stay together).
+        weight: How often reviewers raise the aspect (its review mentions).
+        rank: Order within the aspect (0 = the aspect's main point).
+    """
+
+    text: str
+    group: str
+    weight: float
+    rank: int = 0
+
+
+def compose_summary(items: Sequence[SummaryItem], *, budget_words: int = 75) -> list[SummaryItem]:
+    """The sentences of a summary paragraph covering aspects in proportion to their mentions.
+
+    Each aspect's main point comes first in order of mentions; then further
+    points go to the aspects whose share of the chosen sentences lags most
+    behind their share of mentions, until ``budget_words``. The result is
+    ordered by aspect (most mentioned first), then by rank, so it reads as a
+    paragraph about one aspect after another.
+
+    Raises:
+        ConfigError: When ``budget_words < 1``.
+
+    Example:
+        >>> items = [SummaryItem("Great location.", "location", 50),
+        ...          SummaryItem("Small rooms.", "rooms", 20),
+        ...          SummaryItem("Close to the metro.", "location", 50, rank=1)]
+        >>> [i.text for i in compose_summary(items, budget_words=7)]
+        ['Great location.', 'Close to the metro.', 'Small rooms.']
+    """
+    if budget_words < 1:
+        raise ConfigError(f"budget_words={budget_words} must be >= 1")
+    groups: dict[str, list[SummaryItem]] = {}
+    for item in sorted(items, key=lambda i: (-i.weight, i.group, i.rank)):
+        groups.setdefault(item.group, []).append(item)
+    total = sum(g[0].weight for g in groups.values()) or 1.0
+    chosen: dict[str, list[SummaryItem]] = {}
+    words = 0
+    seen: set[str] = set()
+
+    def take(item: SummaryItem) -> bool:
+        nonlocal words
+        key = _key(item.text)
+        if not key or key in seen:
+            return False
+        n = len(item.text.split())
+        if words and words + n > budget_words * 1.15:
+            return False
+        seen.add(key)
+        chosen.setdefault(item.group, []).append(item)
+        words += n
+        return True
+
+    for members in groups.values():  # main points, most mentioned aspect first
+        if words >= budget_words:
+            break
+        take(members[0])
+        members.pop(0)
+    while words < budget_words:
+        n_chosen = sum(len(v) for v in chosen.values()) or 1
+        lagging = sorted(
+            (g for g, m in groups.items() if m),
+            key=lambda g: len(chosen.get(g, [])) / n_chosen - groups[g][0].weight / total
+            if g in chosen
+            else 1.0,
+        )
+        progressed = False
+        for name in lagging:
+            while groups[name]:
+                if take(groups[name].pop(0)):
+                    progressed = True
+                    break
+            if progressed:
+                break
+        if not progressed:
+            break
+    order = {name: i for i, name in enumerate(groups)}
+    out = [item for name in sorted(chosen, key=order.__getitem__) for item in chosen[name]]
+    return out
+
+
+#: Word budget of ``HighlightSet.summary`` (human general summaries of hotels run 60-90 words).
+DEFAULT_SUMMARY_WORDS = 75
+
+
+def summary_of(highlights: Sequence[Highlight], *, budget_words: int = DEFAULT_SUMMARY_WORDS) -> str | None:
+    """The highlights as one paragraph: aspects in proportion to their mentions, ordered by aspect.
+
+    Every sentence of the paragraph is a highlight's text, so it cites that
+    highlight's evidence and HIRO clusters. An aspect is a highlight's query,
+    its weight the reviews that mention it (``support.reviews``); see
+    :func:`~opinio_agents.synthesis.selection.compose_summary`. None without highlights.
+
+    Example:
+        >>> from opinio_agents.models import Highlight, Polarity, Support
+        >>> hs = [Highlight(query="staff", polarity=Polarity.PROS, text="Friendly staff.",
+        ...                 support=Support(reviews=40)),
+        ...       Highlight(query="location", polarity=Polarity.PROS, text="Great location.",
+        ...                 support=Support(reviews=60))]
+        >>> summary_of(hs)
+        'Great location. Friendly staff.'
+    """
+    items: list[SummaryItem] = []
+    rank: dict[str, int] = {}
+    for highlight in highlights:
+        position = rank.get(highlight.query, 0)
+        rank[highlight.query] = position + 1
+        items.append(SummaryItem(highlight.text, highlight.query, float(highlight.support.reviews), position))
+    chosen = compose_summary(items, budget_words=budget_words)
+    return " ".join(item.text for item in chosen) or None

@@ -1,0 +1,278 @@
+"""Key-point selection (synthesis/selection.py) on tiny inline fixtures: no model is loaded."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from opinio_agents.errors import ConfigError
+from opinio_agents.models import Evidence, Highlight, Polarity, Sentence, Support
+from opinio_agents.stores.catalog import StoredSentence
+from opinio_agents.synthesis.base import QueryEvidence
+from opinio_agents.synthesis.extractive import ExtractiveSynthesizer
+from opinio_agents.synthesis.selection import (
+    SelectionWeights,
+    SummaryItem,
+    compose_summary,
+    expand_pool,
+    genericity,
+    lexical_centrality,
+    score_candidates,
+    select_points,
+    support_pool,
+)
+from opinio_agents.text.preprocess import tokenize_for_bm25
+
+
+def unit(rows: list[list[float]]) -> np.ndarray:
+    m = np.array(rows, dtype=float)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+class FakeEncoder:
+    """Bag-of-keywords vectors: enough to test wiring without MiniLM."""
+
+    dims = ("staff", "friendly", "room", "bed", "wifi", "night")
+
+    def encode(self, texts):  # noqa: ANN001, ANN201
+        rows = []
+        for text in texts:
+            low = text.lower()
+            rows.append([1.0 + low.count(w) if w in low else 0.05 for w in self.dims])
+        return unit(rows)
+
+
+def test_genericity_prefers_general_statements() -> None:
+    general = genericity("The staff were friendly and helpful.")
+    anecdote = genericity("On our second night we asked Mike at reception for 2 extra towels.")
+    assert general > anecdote
+    assert genericity("") == 0.0
+    assert genericity("Good.") < general  # too short to state an opinion well
+    long = " ".join(["the room was nice and the view was lovely"] * 5)
+    assert genericity(long) < general
+
+
+def test_lexical_centrality_rewards_shared_wording() -> None:
+    scores = lexical_centrality([["clean", "room"], ["clean", "room", "big"], ["rude", "staff"]])
+    assert scores[0] == pytest.approx(scores[1])
+    assert scores[2] == 0.0
+    assert lexical_centrality([["one"]]).tolist() == [0.0]
+
+
+def test_score_candidates_picks_the_shared_general_opinion() -> None:
+    texts = [
+        "The staff were friendly and helpful.",
+        "Staff were very friendly.",
+        "Friendly and helpful staff at the front desk.",
+        "On our 2nd night I asked Steve for a late checkout and he said no.",
+    ]
+    vectors = unit([[1, 0.1], [0.95, 0.2], [0.9, 0.25], [0.4, 0.9]])
+    scores = score_candidates(texts, vectors, sentiments=[0.7, 0.6, 0.6, -0.1])
+    assert int(np.argmax(scores)) in (0, 2)
+    assert int(np.argmin(scores)) == 3
+    with pytest.raises(ConfigError):
+        score_candidates(texts, vectors[:2])
+
+
+def test_query_vector_weighs_relevance() -> None:
+    texts = ["Comfortable beds.", "Comfortable lobby chairs."]
+    vectors = unit([[1, 0], [0, 1]])
+    only_query = SelectionWeights(centrality=0, lexical=0, relevance=1, sentiment=0, genericity=0)
+    scores = score_candidates(texts, vectors, query_vector=np.array([0.0, 1.0]), weights=only_query)
+    assert scores[1] > scores[0]
+
+
+def test_select_points_mmr_skips_paraphrases_and_respects_budget() -> None:
+    texts = ["Friendly staff.", "Very friendly staff.", "Rooms were spotless.", "Great breakfast buffet."]
+    vectors = unit([[1, 0, 0], [0.99, 0.05, 0], [0, 1, 0], [0, 0, 1]])
+    scores = np.array([0.9, 0.85, 0.6, 0.5])
+    assert select_points(texts, vectors, scores, max_points=2, budget_words=20) == [0, 2]
+    assert select_points(texts, vectors, scores, max_points=3, budget_words=2) == [0]
+    assert select_points([], np.zeros((0, 3)), np.zeros(0)) == []
+    with pytest.raises(ConfigError):
+        select_points(texts, vectors, scores, max_points=0)
+
+
+def test_expand_pool_adds_neighbours_of_the_mentions_only() -> None:
+    emb = unit([[1, 0], [0.9, 0.44], [0, 1], [0.95, 0.3]])
+    mask = np.array([True, False, False, False])
+    grown = expand_pool(mask, emb, threshold=0.85, max_share=1.0)
+    assert grown.tolist() == [True, True, False, True]
+    assert expand_pool(np.zeros(4, dtype=bool), emb).tolist() == [False] * 4
+    capped = expand_pool(mask, emb, threshold=0.85, max_share=0.5)  # at most 2 of 4 sentences
+    assert capped.sum() == 2 and capped[3]  # the nearest neighbour wins the one free slot
+
+
+def stored(i: int, text: str, sentiment: float) -> StoredSentence:
+    sentence = Sentence(
+        sentence_id=f"9:{i}:0", entity_id="9", review_id=str(i), index=0, text=text, start=0, end=len(text)
+    )
+    return StoredSentence(sentence, tuple(tokenize_for_bm25(text)), sentiment)
+
+
+def test_support_pool_expands_rooms_to_beds() -> None:
+    encoder = FakeEncoder()
+    rows = [
+        stored(0, "The room was large.", 0.5),
+        stored(1, "The bed and the room were comfortable.", 0.6),
+        stored(2, "Wifi was slow.", -0.5),
+        stored(3, "The bed was comfortable.", 0.6),
+    ]
+    emb = encoder.encode([r.sentence.text for r in rows])
+    qv = encoder.encode(["rooms"])[0]
+    base = support_pool("rooms", rows, emb, qv, expand=False).tolist()
+    grown = support_pool("rooms", rows, emb, qv, expand_threshold=0.25, expand_share=1.0).tolist()
+    assert base == [0, 1]
+    assert 3 in grown and 2 not in grown
+
+
+def test_extractive_uses_the_support_pool_and_cites_real_ids() -> None:
+    encoder = FakeEncoder()
+    pool_texts = [
+        ("The staff were friendly and helpful.", 0.7),
+        ("Friendly staff everywhere.", 0.6),
+        ("The staff were very friendly.", 0.65),
+        ("On our first night the night manager Bob lost our booking.", -0.6),
+        ("Staff at the desk were rude.", -0.6),
+    ]
+    pool = [
+        Evidence(sentence_id=f"5:{i}:0", text=t, score=0.0, sentiment=s) for i, (t, s) in enumerate(pool_texts)
+    ]
+    evidence = [
+        pool[3].model_copy(update={"score": 2.5}),
+        pool[1].model_copy(update={"score": 1.0}),
+        pool[4].model_copy(update={"score": 0.5}),
+    ]
+    item = QueryEvidence(
+        query="staff",
+        evidence=evidence,
+        support=Support(reviews=5, positive=3, negative=2, total_reviews=10),
+        pool=pool,
+        pool_vectors=encoder.encode([t for t, _ in pool_texts]),
+        query_vector=encoder.encode(["staff"])[0],
+    )
+    highlights = ExtractiveSynthesizer(encoder).synthesize(item)
+    sides = [h.polarity for h in highlights]
+    assert sides == [Polarity.PROS, Polarity.CONS]
+    pro, con = highlights
+    assert "Bob" not in pro.text and "friendly" in pro.text.lower()
+    ids = {e.sentence_id for e in pool}
+    assert all(e.sentence_id in ids for h in highlights for e in h.evidence)
+    assert all(e.sentiment and e.sentiment > 0 for e in pro.evidence)
+    assert all(e.sentiment and e.sentiment < 0 for e in con.evidence)
+    assert pro.support.reviews == 5  # the entity-wide counts are passed through untouched
+    retrieved = next(e for e in pro.evidence if e.sentence_id == "5:1:0")
+    assert retrieved.score == 1.0  # a retrieved sentence keeps its retrieval score
+
+
+def test_compose_summary_follows_mentions_and_budget() -> None:
+    items = [
+        SummaryItem("Great location near the station.", "location", 60),
+        SummaryItem("Close to many restaurants.", "location", 60, rank=1),
+        SummaryItem("Friendly staff.", "staff", 40),
+        SummaryItem("Rooms were small.", "rooms", 10),
+        SummaryItem("Friendly staff!", "staff", 40, rank=1),  # a repeat: never used twice
+    ]
+    short = compose_summary(items, budget_words=7)
+    assert [i.group for i in short] == ["location", "staff"]
+    full = compose_summary(items, budget_words=100)
+    texts = [i.text for i in full]
+    assert texts.index("Close to many restaurants.") == 1  # kept with its aspect
+    assert "Friendly staff!" not in texts
+    assert [i.group for i in full] == ["location", "location", "staff", "rooms"]
+    with pytest.raises(ConfigError):
+        compose_summary(items, budget_words=0)
+
+
+def test_query_free_aspect_highlights_pick_general_points_and_cite_the_cluster() -> None:
+    from opinio_agents.hiro.aspects import DiscoveredAspect
+    from opinio_agents.hiro.highlights import aspect_highlights
+    from opinio_agents.hiro.retriever import HiroCluster
+
+    rows = [
+        stored(0, "The staff were friendly and helpful.", 0.7),
+        stored(1, "Friendly and helpful staff.", 0.6),
+        stored(2, "On our 2nd night Bob at the desk gave us a free upgrade.", 0.5),
+        stored(3, "The staff were friendly.", 0.6),
+        stored(4, "Staff at the front desk were rude.", -0.6),
+    ]
+    embeddings = FakeEncoder().encode([r.sentence.text for r in rows])
+    aspect = DiscoveredAspect(
+        aspect="staff",
+        mentions=5,
+        positive=4,
+        negative=1,
+        neutral=0,
+        total_reviews=5,
+        score=2.0,
+        sentence_indices=[0, 1, 2, 3, 4],
+        term_indices=[0, 1, 2, 3, 4],
+        clusters=[HiroCluster(subpaths=[(3, 1)], indices=[0, 1, 2, 3, 4], score=2.0)],
+    )
+    (pro,) = aspect_highlights(aspect, rows, embeddings=embeddings, max_points=2)
+    assert pro.polarity is Polarity.PROS
+    assert "Bob" not in pro.text.split(".")[0]  # the main point is a general statement
+    assert {e.sentence_id for e in pro.evidence} <= {r.sentence.sentence_id for r in rows[:4]}
+    assert any("HIRO clusters [[3, 1]]" in note for note in pro.notes)
+    assert pro.support.reviews == 5 and pro.support.negative == 1
+    legacy = aspect_highlights(aspect, rows)  # without embeddings: HIRO's mean ROUGE-2 order
+    assert legacy and legacy[0].text.count(".") == 1
+
+
+def test_critical_complaints_in_the_pool_never_back_a_pro() -> None:
+    encoder = FakeEncoder()
+    texts = [
+        ("Loved the staff, but we found bed bugs in the room.", 0.6),
+        ("The staff were friendly.", 0.7),
+        ("Friendly staff.", 0.6),
+    ]
+    pool = [Evidence(sentence_id=f"6:{i}:0", text=t, score=0.0, sentiment=s) for i, (t, s) in enumerate(texts)]
+    item = QueryEvidence(
+        query="staff",
+        evidence=[pool[1].model_copy(update={"score": 1.0})],
+        support=Support(reviews=3, positive=3, total_reviews=3),
+        pool=pool,
+        pool_vectors=encoder.encode([t for t, _ in texts]),
+        query_vector=encoder.encode(["staff"])[0],
+    )
+    (pro,) = ExtractiveSynthesizer(encoder).synthesize(item)
+    assert "6:0:0" not in pro.sentence_ids and "bed bugs" not in pro.text
+
+
+def test_summary_paragraph_is_composed_after_post_processing() -> None:
+    from opinio_agents.synthesis.base import SynthesisOutcome
+    from opinio_agents.synthesis.selection import summary_of
+    from opinio_agents.synthesis.summarizer import Draft, Summarizer
+
+    def hl(query: str, side: Polarity, text: str, reviews: int, sid: str, sentiment: float):  # noqa: ANN202
+        ev = Evidence(sentence_id=sid, text=text, score=1.0, sentiment=sentiment)
+        return Highlight(query=query, polarity=side, text=text, evidence=[ev], support=Support(reviews=reviews))
+
+    staff = hl("staff", Polarity.PROS, "Friendly staff.", 40, "1:1:0", 0.6)
+    bugs = hl("room", Polarity.PROS, "Loved the room despite the bed bugs.", 70, "1:2:0", 0.4)
+    view = hl("view", Polarity.PROS, "Lovely views of the harbour.", 20, "1:3:0", 0.7)
+    assert summary_of([]) is None
+    expected = "Loved the room despite the bed bugs. Friendly staff. Lovely views of the harbour."
+    assert summary_of([staff, bugs, view]) == expected
+
+    class Store:
+        def require_entity(self, key: str) -> str:
+            return key
+
+        def sentences(self, key: str) -> list:
+            return []
+
+    class Fixed(Summarizer):
+        def draft(self, entity_key, queries):  # noqa: ANN001, ANN201
+            outcomes = [
+                SynthesisOutcome(item=QueryEvidence(query=h.query, evidence=list(h.evidence)), highlights=[h])
+                for h in (staff, bugs, view)
+            ]
+            return Draft(entity_id=entity_key, entity_name="", queries=[], outcomes=outcomes, summary_words=75)
+
+    result = Fixed(Store()).summarize("1")  # type: ignore[arg-type]
+    summary = result.summary or ""
+    assert "Loved the room" not in summary  # the guard dropped that PRO: the paragraph follows
+    assert "Guests report bed bugs." in summary  # ... and carries the guard's CON instead
+    assert summary.startswith("Friendly staff.") and "Lovely views of the harbour." in summary
+    assert all(part + "." in {h.text for h in result.highlights} for part in summary.rstrip(".").split(". "))
