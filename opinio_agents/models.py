@@ -19,10 +19,14 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "EntityId",
@@ -36,6 +40,7 @@ __all__ = [
     "SENTIMENT_NAMES",
     "Evidence",
     "Support",
+    "QueryEvidence",
     "Highlight",
     "Alert",
     "QueryFailure",
@@ -268,6 +273,35 @@ class Support(BaseModel):
             lean = f"{round(100 * self.share_positive)}% positive"
         noun = "review" if (self.total_reviews or self.reviews) == 1 else "reviews"
         return f"mentioned in {self.reviews}{of_total} {noun}, {lean}"
+
+
+@dataclass
+class QueryEvidence:
+    """What a synthesizer gets for one query: the hand-off from retrieval to synthesis.
+
+    Attributes:
+        query: The user-centric query, e.g. ``"wi-fi"``.
+        evidence: The top-K retrieved sentences (score > 0), best first.
+        support: Review counts for the query over the whole entity.
+        entity_name: Name of the entity, for prompts.
+        vectors: Optional stored embeddings of ``evidence`` (one row each), so
+            synthesizers need not encode them again.
+        pool: Optional entity-wide support set: every sentence about the query
+            (see :func:`~opinio_agents.synthesis.selection.support_pool`), for
+            selection by centrality beyond the top-K.
+        pool_vectors: Embeddings of ``pool`` (one row each).
+        query_vector: The query's embedding.
+    """
+
+    query: str
+    evidence: list[Evidence]
+    support: Support = field(default_factory=Support)
+    entity_name: str = ""
+    vectors: np.ndarray | None = None
+    pool: list[Evidence] | None = None
+    pool_vectors: np.ndarray | None = None
+    query_vector: np.ndarray | None = None
+
 
 
 class Highlight(BaseModel):

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from opinio_agents.errors import ConfigError
-from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, HighlightSet, RunMeta, Support
+from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, HighlightSet, QueryEvidence, RunMeta, Support
 from opinio_agents.retrieval.factory import RetrieverFactory, RetrieverKind, ScoredSentence
 from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.synthesis.alerts import CriticalComplaintCheck
-from opinio_agents.synthesis.base import QueryEvidence, SynthesisOutcome, Synthesizer
+from opinio_agents.synthesis.base import SynthesisOutcome, Synthesizer
 from opinio_agents.synthesis.selection import support_pool
 from opinio_agents.synthesis.summarizer import Draft, QueryMode, Summarizer, usage_delta
 from opinio_agents.synthesis.support import count_support

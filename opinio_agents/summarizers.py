@@ -27,10 +27,10 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from opinio_agents.errors import ConfigError
-from opinio_agents.models import Highlight, RunMeta
+from opinio_agents.models import Highlight, QueryEvidence, RunMeta
 from opinio_agents.pipeline import query_mode, resolve_queries
 from opinio_agents.synthesis.alerts import CriticalComplaintCheck
-from opinio_agents.synthesis.base import QueryEvidence, SynthesisOutcome
+from opinio_agents.synthesis.base import SynthesisOutcome
 from opinio_agents.synthesis.summarizer import Draft, Summarizer
 
 if TYPE_CHECKING:

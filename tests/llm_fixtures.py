@@ -11,8 +11,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from opinio_agents.models import Evidence, Support
-from opinio_agents.synthesis.base import QueryEvidence
+from opinio_agents.models import Evidence, QueryEvidence, Support
 
 __all__ = ["ScriptedChatModel", "ToolCallingFake", "RaisingThenOk", "make_item", "answer", "EVIDENCE"]
 

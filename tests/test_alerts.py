@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from opinio_agents.errors import ConfigError
-from opinio_agents.models import Evidence, Highlight, Polarity, Sentence
+from opinio_agents.models import Evidence, Highlight, Polarity, QueryEvidence, Sentence
 from opinio_agents.synthesis.alerts import CRITICAL_CATEGORIES, detect_alerts, find_critical, guard_highlights
-from opinio_agents.synthesis.base import QueryEvidence
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opinio_agents.baselines import (
+from opinio_agents.errors import ConfigError
+from opinio_agents.evaluation.baselines import (
     BaselineInput,
     Candidate,
     ExtractiveOracle,
@@ -13,8 +14,7 @@ from opinio_agents.baselines import (
     RandomBaseline,
     TextRankBaseline,
 )
-from opinio_agents.baselines.graph import lexrank_matrix, pagerank, textrank_matrix
-from opinio_agents.errors import ConfigError
+from opinio_agents.evaluation.baselines.graph import lexrank_matrix, pagerank, textrank_matrix
 from opinio_agents.evaluation.rouge import rouge_f1
 from opinio_agents.models import ExpertReview
 

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from opinio_agents.baselines.summary import (
+from opinio_agents.errors import ConfigError, DataError
+from opinio_agents.evaluation.baselines.summary import (
     centroid_summary,
     lexrank_summary,
     oracle_summary,
     random_summary,
     take_budget,
 )
-from opinio_agents.errors import ConfigError, DataError
 from opinio_agents.evaluation.human import (
     HumanEvalConfig,
     HumanReferenceEvaluator,

@@ -18,9 +18,8 @@ from llm_fixtures import ScriptedChatModel, answer
 from opinio_agents.chains import HighlightChain
 from opinio_agents.errors import LLMOutputError
 from opinio_agents.llm import OutputInvalid, RetryPolicy
-from opinio_agents.models import Evidence, Highlight, Polarity
+from opinio_agents.models import Evidence, Highlight, Polarity, QueryEvidence
 from opinio_agents.prompts import default_prompts
-from opinio_agents.synthesis.base import QueryEvidence
 from opinio_agents.synthesis.llm import LLMSynthesizer
 
 FAST = RetryPolicy(max_retries=0, base_delay=0.0)

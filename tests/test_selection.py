@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 from opinio_agents.errors import ConfigError
-from opinio_agents.models import Evidence, Highlight, Polarity, Sentence, Support
+from opinio_agents.models import Evidence, Highlight, Polarity, QueryEvidence, Sentence, Support
 from opinio_agents.stores.catalog import StoredSentence
-from opinio_agents.synthesis.base import QueryEvidence
 from opinio_agents.synthesis.extractive import ExtractiveSynthesizer
 from opinio_agents.synthesis.selection import (
     SelectionWeights,

@@ -13,8 +13,8 @@ from llm_fixtures import ScriptedChatModel, answer
 
 from opinio_agents.api import OpinioRAG
 from opinio_agents.errors import ConfigError, StoreError
-from opinio_agents.models import Entity, Highlight, Polarity, RunMeta
-from opinio_agents.synthesis.base import QueryEvidence, SynthesisOutcome
+from opinio_agents.models import Entity, Highlight, Polarity, QueryEvidence, RunMeta
+from opinio_agents.synthesis.base import SynthesisOutcome
 from opinio_agents.synthesis.summarizer import Draft, Summarizer, SummaryDone
 
 BED_BUGS = "We found bed bugs in the bed on the second night."

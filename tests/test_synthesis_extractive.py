@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 from opinio_agents.errors import ConfigError
-from opinio_agents.models import Evidence, Polarity, Sentence, Support
+from opinio_agents.models import Evidence, Polarity, QueryEvidence, Sentence, Support
 from opinio_agents.stores.catalog import StoredSentence
-from opinio_agents.synthesis.base import QueryEvidence
 from opinio_agents.synthesis.extractive import ExtractiveSynthesizer, evidence_polarity
 from opinio_agents.synthesis.keypoint import clean_sentence, to_key_point
 from opinio_agents.synthesis.support import count_support, generic_terms, mention_mask

@@ -50,11 +50,10 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.llm.retry import RetryPolicy
 from opinio_agents.llm.structured import OutputInvalid, StructuredChat, StructuredMode, StructuredResult, check_mode
 from opinio_agents.llm.tokens import TokenCounter
-from opinio_agents.models import Evidence, Highlight, Polarity, Support, TokenUsage
+from opinio_agents.models import Evidence, Highlight, Polarity, QueryEvidence, Support, TokenUsage
 from opinio_agents.prompts.highlight import EvidenceItem, HighlightOutput
 from opinio_agents.prompts.promptset import PromptSet, default_prompts
-from opinio_agents.synthesis.base import QueryEvidence
-from opinio_agents.synthesis.polarity import evidence_polarity
+from opinio_agents.text.polarity import evidence_polarity
 
 __all__ = [
     "HighlightChain",

@@ -272,7 +272,7 @@ class HumanReferenceEvaluator:
 
     def baseline_texts(self, name: str, task: str, key: str, units: list[str]) -> dict[str, str]:
         """The baseline's text for each unit of an entity."""
-        from opinio_agents.baselines.summary import (
+        from opinio_agents.evaluation.baselines.summary import (
             centroid_summary,
             lexrank_summary,
             oracle_summary,

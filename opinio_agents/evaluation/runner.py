@@ -139,7 +139,7 @@ class Evaluator:
 
     # -- generation -----------------------------------------------------------------
     def _baseline(self, spec: SystemSpec):  # noqa: ANN202 - a Baseline
-        from opinio_agents.baselines import (
+        from opinio_agents.evaluation.baselines import (
             ExtractiveOracle,
             LexRankBaseline,
             RandomBaseline,
@@ -161,7 +161,7 @@ class Evaluator:
         )
 
     def _baseline_input(self, entity: Entity):  # noqa: ANN202 - BaselineInput
-        from opinio_agents.baselines import BaselineInput, candidates_from_index
+        from opinio_agents.evaluation.baselines import BaselineInput, candidates_from_index
 
         key = entity.key
         if key not in self._candidates:

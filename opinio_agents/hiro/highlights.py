@@ -38,7 +38,6 @@ from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, Highl
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.synthesis.keypoint import to_key_point
-from opinio_agents.synthesis.polarity import evidence_polarity
 from opinio_agents.synthesis.selection import (
     DEFAULT_SUMMARY_WORDS,
     DEFAULT_WEIGHTS,
@@ -47,6 +46,7 @@ from opinio_agents.synthesis.selection import (
     select_points,
     summary_of,
 )
+from opinio_agents.text.polarity import evidence_polarity
 
 __all__ = [
     "query_free_highlights",

@@ -8,7 +8,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from opinio_agents.synthesis.base import QueryEvidence, SynthesisOutcome, Synthesizer
+from opinio_agents.models import QueryEvidence
+from opinio_agents.synthesis.base import SynthesisOutcome, Synthesizer
 
 __all__ = [
     "QueryEvidence",

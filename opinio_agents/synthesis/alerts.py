@@ -35,8 +35,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from opinio_agents.errors import ConfigError
-from opinio_agents.models import SENTIMENT_THRESHOLD, Alert, Evidence, Highlight, Polarity, Sentence
-from opinio_agents.synthesis.base import QueryEvidence, SynthesisOutcome
+from opinio_agents.models import SENTIMENT_THRESHOLD, Alert, Evidence, Highlight, Polarity, QueryEvidence, Sentence
+from opinio_agents.synthesis.base import SynthesisOutcome
 
 __all__ = [
     "CriticalCategory",

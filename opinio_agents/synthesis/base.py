@@ -12,40 +12,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from opinio_agents.errors import OpinioError
-from opinio_agents.models import Evidence, Highlight, QueryFailure, Support, TokenUsage
+from opinio_agents.models import Highlight, QueryEvidence, QueryFailure, TokenUsage
 
-__all__ = ["QueryEvidence", "Synthesizer", "SynthesisOutcome"]
-
-
-@dataclass
-class QueryEvidence:
-    """What a synthesizer gets for one query.
-
-    Attributes:
-        query: The user-centric query, e.g. ``"wi-fi"``.
-        evidence: The top-K retrieved sentences (score > 0), best first.
-        support: Review counts for the query over the whole entity.
-        entity_name: Name of the entity, for prompts.
-        vectors: Optional stored embeddings of ``evidence`` (one row each), so
-            synthesizers need not encode them again.
-        pool: Optional entity-wide support set: every sentence about the query
-            (see :func:`~opinio_agents.synthesis.selection.support_pool`), for
-            selection by centrality beyond the top-K.
-        pool_vectors: Embeddings of ``pool`` (one row each).
-        query_vector: The query's embedding.
-    """
-
-    query: str
-    evidence: list[Evidence]
-    support: Support = field(default_factory=Support)
-    entity_name: str = ""
-    vectors: np.ndarray | None = None
-    pool: list[Evidence] | None = None
-    pool_vectors: np.ndarray | None = None
-    query_vector: np.ndarray | None = None
+__all__ = ["Synthesizer", "SynthesisOutcome"]
 
 
 @dataclass

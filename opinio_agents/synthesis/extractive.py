@@ -28,11 +28,11 @@ import numpy as np
 
 from opinio_agents.embeddings import Encoder, get_encoder
 from opinio_agents.errors import ConfigError
-from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, Polarity
-from opinio_agents.synthesis.base import QueryEvidence, Synthesizer
+from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, Polarity, QueryEvidence
+from opinio_agents.synthesis.base import Synthesizer
 from opinio_agents.synthesis.keypoint import to_key_point
-from opinio_agents.synthesis.polarity import evidence_polarity
 from opinio_agents.synthesis.selection import DEFAULT_WEIGHTS, SelectionWeights, score_candidates, select_points
+from opinio_agents.text.polarity import evidence_polarity
 
 __all__ = ["ExtractiveSynthesizer", "evidence_polarity"]
 

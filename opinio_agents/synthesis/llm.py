@@ -8,7 +8,7 @@ carries the synthesizer's run ``config`` (callbacks, tags, metadata).
 Example:
     >>> from langchain_core.language_models import FakeListChatModel
     >>> from opinio_agents.models import Evidence
-    >>> from opinio_agents.synthesis.base import QueryEvidence
+    >>> from opinio_agents.models import QueryEvidence
     >>> synth = LLMSynthesizer(FakeListChatModel(responses=[
     ...     '{"highlights": [{"polarity": "CONS", "text": "Wi-Fi costs extra.", "sentence_ids": ["S1"]}]}']))
     >>> [h.text for h in synth.synthesize(QueryEvidence(query="wi-fi", evidence=[
@@ -35,10 +35,10 @@ from opinio_agents.llm.providers import model_name_of, resolve_chat_model
 from opinio_agents.llm.retry import RetryPolicy
 from opinio_agents.llm.structured import StructuredMode
 from opinio_agents.llm.usage import UsageMeter
-from opinio_agents.models import Highlight, QueryFailure, TokenUsage
+from opinio_agents.models import Highlight, QueryEvidence, QueryFailure, TokenUsage
 from opinio_agents.prompts.promptset import PromptSet, default_prompts
 from opinio_agents.synthesis.alerts import guard_highlights
-from opinio_agents.synthesis.base import QueryEvidence, SynthesisOutcome, Synthesizer
+from opinio_agents.synthesis.base import SynthesisOutcome, Synthesizer
 
 __all__ = ["LLMSynthesizer", "prepare_model"]
 

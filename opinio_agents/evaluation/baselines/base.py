@@ -7,7 +7,7 @@ read the queries (random, TextRank, LexRank) attach the expert queries to
 their sentences in order, so the query label of their highlights is nominal.
 
 Example:
-    >>> from opinio_agents.baselines.base import Candidate
+    >>> from opinio_agents.evaluation.baselines.base import Candidate
     >>> Candidate("1:1:0", "Great pool.", 1).label
     1
 """

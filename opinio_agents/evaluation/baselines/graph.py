@@ -30,14 +30,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from opinio_agents.baselines.base import (
+from opinio_agents.errors import ConfigError
+from opinio_agents.evaluation.baselines.base import (
     Baseline,
     BaselineInput,
     Candidate,
     make_highlights,
     unique_candidates,
 )
-from opinio_agents.errors import ConfigError
 from opinio_agents.evaluation.rouge import rouge_tokenize
 from opinio_agents.models import HighlightSet
 

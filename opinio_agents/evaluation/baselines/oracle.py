@@ -6,7 +6,7 @@ A sentence is used at most once; ties go to the earlier sentence, so the
 oracle is deterministic. It reads the references, so it is an upper bound.
 
 Example:
-    >>> from opinio_agents.baselines.base import BaselineInput, Candidate
+    >>> from opinio_agents.evaluation.baselines.base import BaselineInput, Candidate
     >>> from opinio_agents.models import ExpertReview
     >>> cands = [Candidate("1:1:0", "The pool is huge and warm.", 1),
     ...          Candidate("1:1:1", "Tiny cold pool.", -1)]
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from opinio_agents.baselines.base import (
+from opinio_agents.evaluation.baselines.base import (
     Baseline,
     BaselineInput,
     Candidate,

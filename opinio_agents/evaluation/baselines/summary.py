@@ -28,8 +28,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from opinio_agents.baselines.graph import lexrank_matrix, pagerank
 from opinio_agents.errors import ConfigError
+from opinio_agents.evaluation.baselines.graph import lexrank_matrix, pagerank
 from opinio_agents.evaluation.rouge import rouge_tokenize
 
 __all__ = [

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from opinio_agents.baselines.base import MAX_TEXT, Baseline, BaselineInput, Candidate
 from opinio_agents.errors import ConfigError
+from opinio_agents.evaluation.baselines.base import MAX_TEXT, Baseline, BaselineInput, Candidate
 from opinio_agents.models import Evidence, Highlight, HighlightSet, Polarity, RunMeta
 
 if TYPE_CHECKING:

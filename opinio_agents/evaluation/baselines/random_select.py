@@ -5,7 +5,7 @@ drawn. The generator is seeded with ``seed`` and the entity id, so a run is
 reproducible and independent of the order entities are processed in.
 
 Example:
-    >>> from opinio_agents.baselines.base import BaselineInput, Candidate
+    >>> from opinio_agents.evaluation.baselines.base import BaselineInput, Candidate
     >>> from opinio_agents.models import ExpertReview
     >>> data = BaselineInput("1", ExpertReview(pros={"a": "x"}, cons={"b": "y"}),
     ...                      [Candidate(f"1:1:{i}", f"s{i}", 0) for i in range(5)])
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 
-from opinio_agents.baselines.base import (
+from opinio_agents.evaluation.baselines.base import (
     Baseline,
     BaselineInput,
     make_highlights,
