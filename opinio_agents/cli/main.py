@@ -158,7 +158,7 @@ def highlight_cmd(
       opinio highlight sample.json --entity 101 --llm openai:gpt-4o-mini
       opinio highlight sample.json --entity 101 --llm openai:qwen2.5 --base-url http://localhost:8000/v1
     """
-    from opinio_agents.api import OpinioRAG
+    from opinio_agents.api import OpinioRAG, QueryFree
     from opinio_agents.cli.render import to_json, to_markdown, to_rich
     from opinio_agents.io.loaders import load_entity
 
@@ -174,13 +174,14 @@ def highlight_cmd(
         raise fail("--query-free takes no --query; drop one of them")
     record = load_entity(dataset, entity, skip_invalid=skip_invalid)
     rag.index(record, show_progress=not quiet)  # also fits/encodes HIRO for query-free mode
-    result = rag.highlights(record.key, query or None, query_free=True if query_free else "auto")
-    if result.meta.mode == "query-free" and not query_free:
-        err.print(
+    mode: QueryFree = True if query_free else "auto"
+    if not query_free and rag.query_mode(record.key, query or None, query_free=mode) == "query-free":
+        err.print(  # announced before the work starts: never a silent mode switch
             f"note: entity {record.key} has no queries (no --query, no expert review): "
             "query-free mode, HIRO's popular and distinctive aspects",
             highlight=False,
         )
+    result = rag.highlights(record.key, query or None, query_free=mode)
     if fmt is Format.json:
         text = to_json(result)
     elif fmt is Format.markdown:
