@@ -1,0 +1,1 @@
+"""Sections of the reliability probe (``scripts/reliability_probe.py``); see :mod:`.common`."""
