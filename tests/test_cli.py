@@ -50,6 +50,10 @@ USAGE_ERRORS = [
     (["highlight", "data.json", "-e", "1", "--retriever", "foo"], "Invalid value for '--retriever'"),
     (["index", "data.json", "--chroma-port", "abc"], "Invalid value for '--chroma-port'"),
     (["nosuch"], "opinio: No such command 'nosuch'"),
+    (["evaluate", "--bogus"], "opinio evaluate: No such option: --bogus"),
+    (["triplets", "--bogus"], "opinio triplets: No such option: --bogus"),
+    (["aspects", "data.json"], "opinio aspects: Missing option '--entity'"),
+    (["chat"], "opinio chat: Missing argument 'dataset'"),
 ]
 
 
