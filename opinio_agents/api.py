@@ -73,7 +73,8 @@ class OpinioRAG:
             :class:`~opinio_agents.synthesis.long_context.LongContextSynthesizer` runs as
             the long-context baseline.
         llm_options: Extra keyword arguments for the LLM synthesizer
-            (``max_concurrency``, ``timeout``, ``max_retries``, ``cache_path`` ...).
+            (``max_concurrency``, ``timeout`` per request, ``deadline`` per query,
+            ``max_retries``, ``cache_path`` ...).
         chroma_host: Use a Chroma server instead of the embedded store.
         chroma_port: Port of that server.
         embedding_model: Path of a local sentence-transformers model (MiniLM by default). A store
@@ -300,7 +301,8 @@ class OpinioRAG:
             if self._llm is None and self.llm_spec is not None:
                 from opinio_agents.llm.providers import resolve_chat_model
 
-                self._llm = resolve_chat_model(self.llm_spec, base_url=self.base_url)
+                timeout = float(self.llm_options.get("timeout", 60.0))
+                self._llm = resolve_chat_model(self.llm_spec, base_url=self.base_url, timeout=timeout)
             return self._llm
 
     def _synthesizer(self, kind: SynthesizerKind | Synthesizer) -> Synthesizer:
@@ -327,7 +329,16 @@ class OpinioRAG:
         if self.llm_spec is None:
             raise ConfigError("synthesizer='long-context' needs an LLM; pass llm=... to OpinioRAG")
         options: dict[str, Any] = {"cache_path": self.store.store_dir / "llm_cache.sqlite"}
-        shared = ("cache_path", "context_window_tokens", "device", "domain", "max_retries", "structured_output")
+        shared = (
+            "cache_path",
+            "context_window_tokens",
+            "deadline",
+            "device",
+            "domain",
+            "max_retries",
+            "structured_output",
+            "timeout",
+        )
         options.update({k: v for k, v in self.llm_options.items() if k in shared})
         # Pass the spec, not the resolved model: the baseline resolves its own with max_tokens=512 (App. B.3).
         return LongContextSynthesizer(self.llm_spec, base_url=self.base_url, **options)

@@ -24,6 +24,7 @@ __all__ = [
     "StoreError",
     "LLMError",
     "LLMOutputError",
+    "LLMDeadlineError",
 ]
 
 
@@ -145,10 +146,19 @@ class LLMOutputError(LLMError):
         outputs: list[str] | None = None,
         errors: list[str] | None = None,
         usage: Any = None,
+        preview: str | None = None,
     ) -> None:
         self.raw_output = raw_output
         self.outputs = list(outputs) if outputs is not None else [raw_output]
         self.errors = list(errors or [])
         self.usage = usage
-        preview = raw_output[:200].replace("\n", " ")
-        super().__init__(f"{message} (raw output starts: {preview!r})", attempts=attempts, query=query)
+        if preview is None:  # a short, escaped snippet; the whole text stays in raw_output
+            preview = repr(" ".join(raw_output.split())[:80])
+        super().__init__(f"{message} (raw output starts: {preview})", attempts=attempts, query=query)
+
+
+class LLMDeadlineError(LLMError):
+    """A query ran out of its total time budget (``deadline``) before the model answered usably.
+
+    ``attempts`` counts the requests made before the deadline stopped the query.
+    """

@@ -47,6 +47,7 @@ from langchain_core.runnables.config import patch_config
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from opinio_agents.errors import ConfigError
+from opinio_agents.llm.redact import Redactor, escape_snippet
 from opinio_agents.llm.retry import RetryPolicy
 from opinio_agents.llm.structured import OutputInvalid, StructuredChat, StructuredMode, StructuredResult, check_mode
 from opinio_agents.llm.tokens import TokenCounter
@@ -172,6 +173,7 @@ class HighlightChain(RunnableSerializable[Any, HighlightResult]):
     _structured: StructuredChat = PrivateAttr()
     _secret_shingles: set[tuple[str, ...]] = PrivateAttr(default_factory=set)
     _system_text: str = PrivateAttr(default="")
+    _redactor: Redactor = PrivateAttr(default_factory=Redactor)
 
     def __init__(
         self,
@@ -214,6 +216,7 @@ class HighlightChain(RunnableSerializable[Any, HighlightResult]):
             [self.prompts.system.template, self.prompts.system.data_rules, self.prompts.highlight.instruction]
         )
         self._secret_shingles = _shingles(secret_text, 6)
+        self._redactor = Redactor([self._system_text, secret_text])
         self._structured = StructuredChat(
             self.model,
             self.prompts.highlight.output_model,
@@ -222,12 +225,18 @@ class HighlightChain(RunnableSerializable[Any, HighlightResult]):
             counter=self.counter,
             repair_instruction=HIGHLIGHT_REPAIR_INSTRUCTION,
             what="highlight",
+            protected=(self._system_text, secret_text),
         )
 
     @property
     def system_text(self) -> str:
         """The rendered system message."""
         return self._system_text
+
+    @property
+    def redactor(self) -> Redactor:
+        """Withholds prompt text from error messages (see :class:`~opinio_agents.llm.redact.Redactor`)."""
+        return self._redactor
 
     @property
     def structured(self) -> StructuredChat:
@@ -274,11 +283,13 @@ class HighlightChain(RunnableSerializable[Any, HighlightResult]):
                     cited.append(ev)
             if not cited:
                 raise OutputInvalid(
-                    f"highlight {text[:60]!r} cites no sentence of the evidence block "
-                    f"(cited {list(draft.sentence_ids)[:5]}; valid labels are S1..S{len(ctx.item.evidence)})"
+                    f"highlight {self._redactor.snippet(text, 60)} cites no sentence of the evidence block "
+                    f"(cited {', '.join(escape_snippet(str(r), 20) for r in list(draft.sentence_ids)[:5])}; valid labels are S1..S{len(ctx.item.evidence)})"
                 )
             if polarity in seen_sides:
-                extra_notes.append(f"dropped a second {polarity.value} highlight: {text[:80]!r}")
+                extra_notes.append(
+                    f"dropped a second {polarity.value} highlight: {self._redactor.snippet(text, 80)}"
+                )
                 continue
             seen_sides.add(polarity)
             notes: list[str] = []

@@ -16,6 +16,7 @@ from typing import Optional
 
 import typer
 
+from opinio_agents.cli.llm_limits import llm_limits
 from opinio_agents.errors import OpinioError
 
 __all__ = ["register", "chat_command", "mcp_command"]
@@ -32,13 +33,16 @@ def chat_command(
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible server URL (…/v1)."),  # noqa: UP045
     store: Path = typer.Option(Path(".opinio"), "--store", help="Index directory."),
     k: int = typer.Option(6, "--k", min=1, max=50, help="Review sentences retrieved per question."),
+    llm_timeout: Optional[float] = typer.Option(  # noqa: UP045
+        None, "--llm-timeout", min=0.1, help="Seconds one LLM request may take (default 60)."
+    ),
 ) -> None:
     """Chat about one entity; answers stream and cite the review sentences they use."""
     from opinio_agents.agents.chat import ReviewChat
     from opinio_agents.api import OpinioRAG
 
     try:
-        rag = OpinioRAG(store_dir=store, llm=llm, base_url=base_url)
+        rag = OpinioRAG(store_dir=store, llm=llm, base_url=base_url, llm_options=llm_limits(llm_timeout))
         if not dataset.is_file():
             raise typer.BadParameter(f"{dataset} is not a file", param_hint="DATASET")
         stats = rag.index(dataset)

@@ -23,6 +23,8 @@ from typing import Annotated, Any
 
 import typer
 
+from opinio_agents.cli.llm_limits import LLMDeadlineOpt, LLMTimeoutOpt, llm_limits
+
 __all__ = ["register", "evaluate_cmd", "split_list"]
 
 
@@ -179,6 +181,8 @@ def evaluate_cmd(
             "(default: the mean length of the general references).",
         ),
     ] = None,
+    llm_timeout: LLMTimeoutOpt = None,
+    llm_deadline: LLMDeadlineOpt = None,
 ) -> None:
     """Evaluate systems against expert PROS/CONS and write the paper's tables (2-5).
 
@@ -225,7 +229,11 @@ def evaluate_cmd(
 
     output.mkdir(parents=True, exist_ok=True)
     rag = OpinioRAG(
-        store_dir=store or output / "store", llm=llm, base_url=base_url, synthesizer="extractive"
+        store_dir=store or output / "store",
+        llm=llm,
+        base_url=base_url,
+        synthesizer="extractive",
+        llm_options=llm_limits(llm_timeout, llm_deadline),
     )
     entities = _load_entities(dataset, max_reviews, split_list(entity))
     rag.index(entities, show_progress=not quiet)
@@ -253,7 +261,7 @@ def evaluate_cmd(
         from opinio_agents.evaluation.judge import LLMJudge
         from opinio_agents.llm.providers import resolve_chat_model
 
-        judge_llm = resolve_chat_model(judge, base_url=base_url)
+        judge_llm = resolve_chat_model(judge, base_url=base_url, **llm_limits(llm_timeout))
         if judge_llm is None:
             raise ConfigError(f"--judge {judge!r} did not resolve to a chat model")
         judge_obj = LLMJudge(judge_llm)

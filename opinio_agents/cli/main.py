@@ -25,6 +25,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from opinio_agents.cli.llm_limits import LLMDeadlineOpt, LLMTimeoutOpt, llm_limits
 from opinio_agents.errors import OpinioError
 
 __all__ = ["app", "main", "run"]
@@ -146,6 +147,8 @@ def highlight_cmd(
     ] = False,
     skip_invalid: Annotated[bool, typer.Option(help="Skip bad records while indexing.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
+    llm_timeout: LLMTimeoutOpt = None,
+    llm_deadline: LLMDeadlineOpt = None,
 ) -> None:
     """PROS and CONS of one entity for the queries asked, each with its evidence and support.
 
@@ -169,6 +172,7 @@ def highlight_cmd(
         llm=llm,
         base_url=base_url,
         synthesizer=synthesizer.value if synthesizer else None,
+        llm_options=llm_limits(llm_timeout, llm_deadline),
     )
     if query_free and query:
         raise fail("--query-free takes no --query; drop one of them")

@@ -20,8 +20,18 @@ from opinio_agents.llm.providers import (
     model_name_of,
     parse_spec,
     resolve_chat_model,
+    without_client_retries,
 )
-from opinio_agents.llm.retry import RetryPolicy, acall_with_retry, call_with_retry, is_retryable, status_code_of
+from opinio_agents.llm.redact import Redactor
+from opinio_agents.llm.retry import (
+    Deadline,
+    RetryPolicy,
+    acall_with_retry,
+    call_with_retry,
+    describe_error,
+    is_retryable,
+    status_code_of,
+)
 from opinio_agents.llm.structured import (
     REPAIR_INSTRUCTION,
     STRUCTURED_MODES,
@@ -60,6 +70,7 @@ __all__ = [
     "OLLAMA_OPENAI_URL",
     "hf_device_index",
     "model_name_of",
+    "without_client_retries",
     "parse_spec",
     "resolve_chat_model",
     "REPAIR_INSTRUCTION",
@@ -74,6 +85,9 @@ __all__ = [
     "native_support",
     "structured_call",
     "RetryPolicy",
+    "Deadline",
+    "describe_error",
+    "Redactor",
     "acall_with_retry",
     "call_with_retry",
     "is_retryable",

@@ -50,6 +50,7 @@ __all__ = [
     "hf_device_index",
     "parse_spec",
     "model_name_of",
+    "without_client_retries",
     "ACCEPTED_FORMS",
     "OLLAMA_OPENAI_URL",
     "LOCAL_API_KEY_PLACEHOLDER",
@@ -182,8 +183,10 @@ def resolve_chat_model(
         max_tokens: Maximum new tokens (paper: 256; 512 for the long-context baseline).
         timeout: Per-request timeout in seconds (OpenAI and Ollama).
         max_retries: Transport-level retries of the OpenAI client (429/5xx/timeouts,
-            honouring Retry-After). :class:`~opinio_agents.synthesis.llm.LLMSynthesizer`
-            resolves strings with 0 here and retries itself, so attempts are counted once.
+            honouring Retry-After), for callers that use the model directly (chat).
+            Structured calls switch them off (:func:`without_client_retries`) and retry
+            with :class:`~opinio_agents.llm.retry.RetryPolicy` instead, so a request is
+            never retried by two layers and ``attempts`` counts the requests made.
         device: For ``hf:`` models: ``"cpu"``, ``"cuda"``, ``"cuda:N"``, a GPU index or
             ``"auto"`` (the first GPU when there is one, else the CPU).
 
@@ -295,3 +298,45 @@ def model_name_of(model: Any) -> str:
         if isinstance(value, str) and value:
             return value
     return type(model).__name__
+
+
+def without_client_retries(model: BaseChatModel, *, timeout: float | None = None) -> BaseChatModel:
+    """``model`` with its provider client's own retries off (and its timeout capped at ``timeout``).
+
+    :class:`~opinio_agents.llm.retry.RetryPolicy` is the package's one retry layer; a
+    client that retried on its own as well would multiply the requests (4 x 4 = 16
+    for an always-500 server) and make ``attempts`` untrue. OpenAI-style models
+    (``max_retries`` plus an ``openai`` client with ``with_options``) get a shallow copy
+    with rebuilt clients; the original is not modified. Models without client retries
+    are returned unchanged.
+
+    Args:
+        model: Any LangChain chat model.
+        timeout: Upper bound of the per-request timeout in seconds (e.g. the query's
+            total deadline), or None to keep the model's timeout.
+
+    Example:
+        >>> from langchain_core.language_models import FakeListChatModel
+        >>> fake = FakeListChatModel(responses=["x"])
+        >>> without_client_retries(fake) is fake
+        True
+    """
+    root = getattr(model, "root_client", None)
+    retries = getattr(model, "max_retries", None)
+    current = getattr(model, "request_timeout", None)
+    capped = current
+    if timeout is not None and (not isinstance(current, (int, float)) or current > timeout):
+        capped = timeout
+    if root is None or not hasattr(root, "with_options") or (not retries and capped == current):
+        return model
+    options: dict[str, Any] = {"max_retries": 0}
+    if capped is not None:
+        options["timeout"] = capped
+    update: dict[str, Any] = {"max_retries": 0, "request_timeout": capped}
+    sync_root = root.with_options(**options)
+    update.update(root_client=sync_root, client=sync_root.chat.completions)
+    async_root = getattr(model, "root_async_client", None)
+    if async_root is not None and hasattr(async_root, "with_options"):
+        async_copy = async_root.with_options(**options)
+        update.update(root_async_client=async_copy, async_client=async_copy.chat.completions)
+    return model.model_copy(update=update)

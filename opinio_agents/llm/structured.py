@@ -6,7 +6,9 @@ chat model for an answer through :class:`StructuredChat` (or the function
 :func:`structured_call`). The flow of one call:
 
 1. **Model call** (transient errors -- 429, 5xx, timeouts, garbled bodies -- are
-   retried with backoff, see :mod:`opinio_agents.llm.retry`). The mode decides how:
+   retried with backoff, see :mod:`opinio_agents.llm.retry`; this is the only retry
+   layer, so ``attempts`` is the number of requests made, and the policy's
+   ``deadline`` bounds the whole call, repair turn included). The mode decides how:
 
    * ``"native"``: ``model.with_structured_output(schema, method="json_schema",
      include_raw=True)`` -- the provider's JSON-schema output (OpenAI
@@ -28,7 +30,10 @@ chat model for an answer through :class:`StructuredChat` (or the function
 3. **Exactly one repair turn** if none does: the model is shown its answer and
    the error and asked again. A second failure raises
    :class:`~opinio_agents.errors.LLMOutputError` carrying the raw output of both
-   attempts, the errors, the number of model calls and the tokens spent.
+   attempts, the errors, the number of model calls and the tokens spent. Its
+   message quotes the output only as a short escaped snippet, and withholds it
+   (like any error text) when it repeats the call's system message or the
+   caller's ``protected`` texts (:class:`~opinio_agents.llm.redact.Redactor`).
 
 :class:`StructuredChat` is a LangChain ``RunnableSerializable``: its calls, and
 the chat-model calls inside them, show in callbacks and LangSmith traces with the
@@ -57,7 +62,7 @@ from typing import Any, Generic, Literal, TypeVar, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableSerializable
 from langchain_core.runnables.config import patch_config
@@ -66,7 +71,9 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 from opinio_agents.errors import ConfigError, LLMError, LLMOutputError
 from opinio_agents.llm.cache import is_cache_hit
 from opinio_agents.llm.json_parsing import iter_json_candidates
-from opinio_agents.llm.retry import RetryPolicy, acall_with_retry, call_with_retry, status_code_of
+from opinio_agents.llm.providers import without_client_retries
+from opinio_agents.llm.redact import Redactor
+from opinio_agents.llm.retry import Deadline, RetryPolicy, acall_with_retry, call_with_retry, status_code_of
 from opinio_agents.llm.tokens import TokenCounter, count_message_tokens, default_token_counter, usage_from_message
 from opinio_agents.models import TokenUsage
 
@@ -213,6 +220,8 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
             ``output_model``) or None; tried after the JSON candidates.
         repair_instruction: The repair turn's message; ``{error}`` is replaced.
         what: What is being asked, for error messages (e.g. ``"highlight"``).
+        protected: Texts that no error message may repeat (the system message of
+            each call is always protected too).
 
     Raises:
         ConfigError: Not a chat model, an unknown mode, or ``"native"`` for a model without it.
@@ -236,6 +245,7 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
     text_fallback: Any = None
     repair_instruction: str = REPAIR_INSTRUCTION
     what: str = "model answer"
+    protected: tuple[str, ...] = ()
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -243,6 +253,7 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
     _active: str = PrivateAttr(default="parser")
     _lock: Any = PrivateAttr(default=None)
     _keys: tuple[str, ...] = PrivateAttr(default=())
+    _redactor: Redactor = PrivateAttr(default_factory=Redactor)
 
     def __init__(
         self,
@@ -256,6 +267,7 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
         text_fallback: Callable[[str], Any] | None = None,
         repair_instruction: str = REPAIR_INSTRUCTION,
         what: str = "model answer",
+        protected: Sequence[str] = (),
         **kwargs: Any,
     ) -> None:
         if not isinstance(model, BaseChatModel):
@@ -265,16 +277,19 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
             )
         if not (isinstance(output_model, type) and issubclass(output_model, BaseModel)):
             raise ConfigError(f"output_model must be a pydantic model class, got {output_model!r}")
+        retry = retry or RetryPolicy()
         fields: dict[str, Any] = {
-            "model": model,
+            # One retry layer: the client's own retries off, its timeout capped at the deadline.
+            "model": without_client_retries(model, timeout=retry.deadline),
             "output_model": output_model,
             "mode": check_mode(mode),
-            "retry": retry or RetryPolicy(),
+            "retry": retry,
             "counter": counter or default_token_counter(),
             "validate_answer": validate,
             "text_fallback": text_fallback,
             "repair_instruction": repair_instruction,
             "what": what,
+            "protected": tuple(protected),
         }
         super().__init__(**fields, **kwargs)
         self._bind()  # outside pydantic validation, so a ConfigError stays a ConfigError
@@ -282,6 +297,7 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
     def _bind(self) -> None:
         """Bind the native structured-output runnable where the mode and the model allow it."""
         self._lock = threading.Lock()
+        self._redactor = Redactor(self.protected)
         self._keys = tuple(self.output_model.model_fields)
         self._active = "parser"
         if self.mode == "parser":
@@ -336,37 +352,58 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
             return result.get("raw"), result.get("parsed")
         return result, None
 
-    def _once(self, messages: list[BaseMessage], config: RunnableConfig) -> tuple[Any, Any, int]:
+    def redactor_for(self, messages: Sequence[BaseMessage]) -> Redactor:
+        """The redactor of one call: the ``protected`` texts plus the call's system message(s)."""
+        system = [message_text(m) for m in messages if isinstance(m, SystemMessage)]
+        return self._redactor.extended(system) if system else self._redactor
+
+    def _once(
+        self, messages: list[BaseMessage], config: RunnableConfig, deadline: Deadline, spent: int, redactor: Redactor
+    ) -> tuple[Any, Any, int]:
         def attempt() -> Any:
             if self._active == "native" and self._native is not None:
                 return self._native.invoke(messages, config=config)
             return self.model.invoke(messages, config=config)
 
+        what = f"{self.what} call"
         try:
-            result, attempts = call_with_retry(attempt, self.retry, what=f"{self.what} call")
+            result, attempts = call_with_retry(
+                attempt, self.retry, what=what, deadline=deadline, spent=spent, redact=redactor.clean
+            )
         except LLMError as exc:
             if not self._should_downgrade(exc):
                 raise
             self._downgrade(exc)
-            result, more = call_with_retry(attempt, self.retry, what=f"{self.what} call")
-            attempts = (exc.attempts or 1) + more
+            done = (exc.attempts or spent + 1) - spent
+            result, more = call_with_retry(
+                attempt, self.retry, what=what, deadline=deadline, spent=spent + done, redact=redactor.clean
+            )
+            attempts = done + more
         raw, parsed = self._unpack(result)
         return raw, parsed, attempts
 
-    async def _aonce(self, messages: list[BaseMessage], config: RunnableConfig) -> tuple[Any, Any, int]:
+    async def _aonce(
+        self, messages: list[BaseMessage], config: RunnableConfig, deadline: Deadline, spent: int, redactor: Redactor
+    ) -> tuple[Any, Any, int]:
         async def attempt() -> Any:
             if self._active == "native" and self._native is not None:
                 return await self._native.ainvoke(messages, config=config)
             return await self.model.ainvoke(messages, config=config)
 
+        what = f"{self.what} call"
         try:
-            result, attempts = await acall_with_retry(attempt, self.retry, what=f"{self.what} call")
+            result, attempts = await acall_with_retry(
+                attempt, self.retry, what=what, deadline=deadline, spent=spent, redact=redactor.clean
+            )
         except LLMError as exc:
             if not self._should_downgrade(exc):
                 raise
             self._downgrade(exc)
-            result, more = await acall_with_retry(attempt, self.retry, what=f"{self.what} call")
-            attempts = (exc.attempts or 1) + more
+            done = (exc.attempts or spent + 1) - spent
+            result, more = await acall_with_retry(
+                attempt, self.retry, what=what, deadline=deadline, spent=spent + done, redact=redactor.clean
+            )
+            attempts = done + more
         raw, parsed = self._unpack(result)
         return raw, parsed, attempts
 
@@ -429,15 +466,16 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
         ]
 
     def _unusable(
-        self, errors: list[str], outputs: list[str], attempts: int, usage: TokenUsage
+        self, errors: list[str], outputs: list[str], attempts: int, usage: TokenUsage, redactor: Redactor
     ) -> LLMOutputError:
         return LLMOutputError(
-            f"{self.what}: could not parse a valid answer after one repair turn: {errors[-1]}",
+            f"{self.what}: could not parse a valid answer after one repair turn: {redactor.clean(errors[-1], 200)}",
             raw_output=outputs[-1],
             attempts=attempts,
             outputs=outputs,
             errors=errors,
             usage=usage,
+            preview=redactor.snippet(outputs[-1]),
         )
 
     def _check(self, validate: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
@@ -456,19 +494,27 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
         messages = _as_messages(value)
         child = patch_config(config, callbacks=run_manager.get_child())
         mode = self._active
-        raw, parsed, attempts = self._once(messages, child)
+        deadline = self.retry.start()
+        redactor = self.redactor_for(messages)
+        raw, parsed, attempts = self._once(messages, child, deadline, 0, redactor)
         usage = self._usage(messages, raw)
         try:
             return StructuredResult(self._coerce(raw, parsed, check), message_text(raw), attempts, False, mode, usage)
         except OutputInvalid as first:
             repair = self._repair_messages(messages, raw, str(first))
-            raw2, parsed2, more = self._once(repair, patch_config(config, callbacks=run_manager.get_child("repair")))
+            raw2, parsed2, more = self._once(
+                repair, patch_config(config, callbacks=run_manager.get_child("repair")), deadline, attempts, redactor
+            )
             usage = usage.add(self._usage(repair, raw2))
             try:
                 value2 = self._coerce(raw2, parsed2, check)
             except OutputInvalid as second:
                 raise self._unusable(
-                    [str(first), str(second)], [self._raw_text(raw), self._raw_text(raw2)], attempts + more, usage
+                    [str(first), str(second)],
+                    [self._raw_text(raw), self._raw_text(raw2)],
+                    attempts + more,
+                    usage,
+                    redactor,
                 ) from second
             return StructuredResult(value2, message_text(raw2), attempts + more, True, mode, usage, [str(first)])
 
@@ -484,21 +530,27 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
         messages = _as_messages(value)
         child = patch_config(config, callbacks=run_manager.get_child())
         mode = self._active
-        raw, parsed, attempts = await self._aonce(messages, child)
+        deadline = self.retry.start()
+        redactor = self.redactor_for(messages)
+        raw, parsed, attempts = await self._aonce(messages, child, deadline, 0, redactor)
         usage = self._usage(messages, raw)
         try:
             return StructuredResult(self._coerce(raw, parsed, check), message_text(raw), attempts, False, mode, usage)
         except OutputInvalid as first:
             repair = self._repair_messages(messages, raw, str(first))
             raw2, parsed2, more = await self._aonce(
-                repair, patch_config(config, callbacks=run_manager.get_child("repair"))
+                repair, patch_config(config, callbacks=run_manager.get_child("repair")), deadline, attempts, redactor
             )
             usage = usage.add(self._usage(repair, raw2))
             try:
                 value2 = self._coerce(raw2, parsed2, check)
             except OutputInvalid as second:
                 raise self._unusable(
-                    [str(first), str(second)], [self._raw_text(raw), self._raw_text(raw2)], attempts + more, usage
+                    [str(first), str(second)],
+                    [self._raw_text(raw), self._raw_text(raw2)],
+                    attempts + more,
+                    usage,
+                    redactor,
                 ) from second
             return StructuredResult(value2, message_text(raw2), attempts + more, True, mode, usage, [str(first)])
 

@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,30 @@ from opinio_agents.prompts.promptset import PromptSet, default_prompts
 from opinio_agents.synthesis.alerts import guard_highlights
 from opinio_agents.synthesis.base import SynthesisOutcome, Synthesizer
 
-__all__ = ["LLMSynthesizer", "prepare_model"]
+__all__ = ["LLMSynthesizer", "prepare_model", "DEFAULT_DEADLINE", "DEFAULT_TIMEOUT", "retry_policy"]
+
+#: Per-request timeout (seconds) of models built from a string.
+DEFAULT_TIMEOUT = 60.0
+#: Total time (seconds) one query may take: every request, backoff sleep and the repair turn.
+DEFAULT_DEADLINE = 120.0
+
+
+def retry_policy(
+    retry: RetryPolicy | None, max_retries: int, deadline: float | None, default_deadline: float = DEFAULT_DEADLINE
+) -> RetryPolicy:
+    """The policy of a synthesizer: ``retry`` as given, else one with ``max_retries``.
+
+    ``deadline`` (when not None) replaces the policy's; without it a new policy gets
+    ``default_deadline`` and a given ``retry`` keeps its own (``RetryPolicy(deadline=None)``
+    means no total limit).
+
+    Example:
+        >>> retry_policy(None, 2, None).deadline, retry_policy(None, 2, 30.0).max_attempts
+        (120.0, 3)
+    """
+    if retry is None:
+        return RetryPolicy(max_retries=max_retries, deadline=default_deadline if deadline is None else deadline)
+    return dataclasses.replace(retry, deadline=deadline) if deadline is not None else retry
 
 
 def prepare_model(
@@ -48,7 +72,7 @@ def prepare_model(
     *,
     base_url: str | None = None,
     max_tokens: int = 256,
-    timeout: float = 60.0,
+    timeout: float = DEFAULT_TIMEOUT,
     cache_path: str | Path | None = None,
     temperature: float = 0.7,
     top_p: float = 0.9,
@@ -93,8 +117,15 @@ class LLMSynthesizer(Synthesizer):
         prompts: Prompt set; defaults to the paper's prompts for ``domain``.
         domain: Domain of the system message.
         max_concurrency: Queries in flight at once in :meth:`synthesize_many`.
-        timeout: Per-request timeout (seconds) for models built from a string.
-        max_retries: Retries of transient errors (429, 5xx, timeouts) per call.
+        timeout: Per-request timeout (seconds) for models built from a string
+            (CLI: ``--llm-timeout``).
+        max_retries: Retries of transient errors (429, 5xx, timeouts) per call: an
+            always-failing server gets ``max_retries + 1`` requests per query, and the
+            failure reports exactly that as ``attempts`` (the client's own retries are off).
+        deadline: Total seconds one query may take, retries, backoff and the repair turn
+            included (CLI: ``--llm-deadline``). None: :data:`DEFAULT_DEADLINE`, or the
+            deadline of ``retry`` when that is given (``RetryPolicy(deadline=None)`` for no
+            total limit). A query past it fails with :class:`~opinio_agents.errors.LLMDeadlineError`.
         cache_path: SQLite response cache file; a re-run with the same prompts and
             settings is then free and returns the same highlights.
         max_evidence_chars: Longest evidence sentence put in a prompt.
@@ -121,8 +152,9 @@ class LLMSynthesizer(Synthesizer):
         prompts: PromptSet | None = None,
         domain: str = "hotels and restaurants",
         max_concurrency: int = 4,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_TIMEOUT,
         max_retries: int = 3,
+        deadline: float | None = None,
         cache_path: str | Path | None = None,
         max_evidence_chars: int = 600,
         base_url: str | None = None,
@@ -146,7 +178,7 @@ class LLMSynthesizer(Synthesizer):
             self.model,
             prompts=prompts or default_prompts(domain),
             structured_output=structured_output,
-            retry=retry or RetryPolicy(max_retries=max_retries),
+            retry=retry_policy(retry, max_retries, deadline),
             max_evidence_chars=max_evidence_chars,
         )
         self._meter = UsageMeter()
@@ -204,10 +236,14 @@ class LLMSynthesizer(Synthesizer):
             raise
         return self._finish(item, result)
 
-    @staticmethod
-    def _failure(item: QueryEvidence, exc: Exception) -> SynthesisOutcome:
-        attempts = getattr(exc, "attempts", None) or 1
-        failure = QueryFailure(query=item.query, error=str(exc)[:1000], attempts=attempts)
+    def _failure(self, item: QueryEvidence, exc: Exception) -> SynthesisOutcome:
+        attempts = getattr(exc, "attempts", None)
+        if attempts is None:
+            attempts = 1
+        # Never a long quote of model output, never prompt text (the message is already built
+        # from redacted parts; this is the last check before it reaches a report).
+        error = self.chain.redactor.clean(str(exc), 600)
+        failure = QueryFailure(query=item.query, error=error, attempts=attempts)
         return SynthesisOutcome(item=item, failure=failure)
 
     def _outcome(self, item: QueryEvidence, result: HighlightResult | Exception) -> SynthesisOutcome:

@@ -120,7 +120,9 @@ class LongContextSynthesizer:
         domain: Domain of the system message.
         base_url: OpenAI-compatible server for string specs.
         timeout: Per-request timeout (seconds) for models built from a string.
-        max_retries: Retries of transient errors.
+        max_retries: Retries of transient errors (``max_retries + 1`` requests at most per call).
+        deadline: Total seconds one entity's call may take (retries, backoff, repair turn);
+            None for no total limit.
         structured_output: ``"auto"``, ``"native"`` or ``"parser"``.
         counter: Token estimator used to fit the window (heuristic by default).
         safety_margin: Fraction of the window left free for estimation error.
@@ -141,6 +143,7 @@ class LongContextSynthesizer:
         base_url: str | None = None,
         timeout: float = 120.0,
         max_retries: int = 3,
+        deadline: float | None = 300.0,  # the whole entity in one call: longer than one query
         structured_output: StructuredMode = "auto",
         counter: TokenCounter | None = None,
         safety_margin: float = 0.05,
@@ -162,7 +165,7 @@ class LongContextSynthesizer:
             self.model,
             prompts=prompts or default_prompts(domain),
             structured_output=structured_output,
-            retry=RetryPolicy(max_retries=max_retries),
+            retry=RetryPolicy(max_retries=max_retries, deadline=deadline),
             counter=self.counter,
         )
         self._meter = UsageMeter()
