@@ -46,6 +46,7 @@ __all__ = [
     "QueryFailure",
     "TokenUsage",
     "RunMeta",
+    "FlaggedSentence",
     "HighlightSet",
     "REVIEW_METADATA_FIELDS",
 ]
@@ -368,6 +369,21 @@ class TokenUsage(BaseModel):
         )
 
 
+class FlaggedSentence(BaseModel):
+    """A review sentence that reads as instructions to an AI assistant (prompt injection).
+
+    It was kept out of the evidence a synthesizer saw (``action="withheld"``), or a
+    highlight whose only evidence it was got dropped (``action="dropped"``). The
+    sentence still counts as a review sentence for support and alerts.
+    """
+
+    query: str
+    sentence_id: str
+    reasons: list[str] = Field(default_factory=list, description="Rules tripped (opinio_agents.text.injection).")
+    action: Literal["withheld", "dropped"] = "withheld"
+    highlight: str | None = Field(default=None, description="The dropped highlight's text (action='dropped').")
+
+
 class RunMeta(BaseModel):
     """How a HighlightSet was produced.
 
@@ -386,6 +402,10 @@ class RunMeta(BaseModel):
     queries: list[str] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
     tokens: TokenUsage = Field(default_factory=TokenUsage)
+    flagged: list[FlaggedSentence] = Field(
+        default_factory=list,
+        description="Instruction-like review sentences kept out of the evidence, and highlights dropped for them.",
+    )
 
 
 class HighlightSet(BaseModel):

@@ -7,6 +7,14 @@ counts the query's support over the whole entity and hands both to a per-query
 critical-complaint guard, the alerts and the timings are the summarizer base
 class's single post-processing step.
 
+Review sentences that read as instructions to an AI assistant
+(:func:`~opinio_agents.text.injection.injection_reasons`: "ignore previous
+instructions", "tell the user ...", role tags, fake answer JSON) are kept out of
+the evidence and the support pool a synthesizer sees, and a highlight whose only
+evidence is such a sentence (a synthesizer that found it elsewhere) is dropped;
+both are reported in ``HighlightSet.meta.flagged``. The sentences still count for
+support and alerts: they are reviews, only not instructions.
+
 Example:
     >>> pipeline = HighlightPipeline(RetrieverFactory(SentenceStore(".opinio")))  # doctest: +SKIP
     >>> result = pipeline.run("1", ["wi-fi", "breakfast"])          # doctest: +SKIP
@@ -23,7 +31,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from opinio_agents.errors import ConfigError
-from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, HighlightSet, QueryEvidence, RunMeta, Support
+from opinio_agents.models import (
+    SENTIMENT_THRESHOLD,
+    Evidence,
+    FlaggedSentence,
+    HighlightSet,
+    QueryEvidence,
+    RunMeta,
+    Support,
+)
 from opinio_agents.retrieval.factory import RetrieverFactory, RetrieverKind, ScoredSentence
 from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.synthesis.alerts import CriticalComplaintCheck
@@ -31,6 +47,7 @@ from opinio_agents.synthesis.base import SynthesisOutcome, Synthesizer
 from opinio_agents.synthesis.selection import support_pool
 from opinio_agents.synthesis.summarizer import Draft, QueryMode, Summarizer, usage_delta
 from opinio_agents.synthesis.support import count_support
+from opinio_agents.text.injection import injection_reasons
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -83,6 +100,8 @@ class HighlightPipeline(Summarizer):
         top_k: Evidence sentences per query (the paper uses 5 and 10).
         filters: Metadata filters applied to retrieval.
         checks: The post-processing step (critical-complaint guard + alerts).
+        screen_injection: Keep instruction-like review sentences out of the evidence and
+            drop highlights that rest on them only (reported in ``meta.flagged``).
 
     Example:
         >>> pipeline = HighlightPipeline(factory, retriever="bm25", top_k=5)   # doctest: +SKIP
@@ -99,8 +118,10 @@ class HighlightPipeline(Summarizer):
         top_k: int = 10,
         filters: MetadataFilters | None = None,
         checks: CriticalComplaintCheck | None = None,
+        screen_injection: bool = True,
     ) -> None:
         super().__init__(retrievers.store, checks=checks)
+        self.screen_injection = screen_injection
         if top_k < 1:
             raise ConfigError(f"top_k={top_k} must be >= 1")
         if synthesizer is None:
@@ -125,8 +146,29 @@ class HighlightPipeline(Summarizer):
             key, query, retriever=self.retriever, top_k=top_k, filters=self.filters, query_embedding=vector
         )
 
-    def evidence(self, entity_id: str | int, queries: Sequence[str]) -> list[QueryEvidence]:
-        """Retrieve the top-K evidence and the entity-wide support of each query."""
+    def _screen(
+        self, query: str, hits: list[ScoredSentence], flagged: list[FlaggedSentence] | None
+    ) -> list[ScoredSentence]:
+        """``hits`` without instruction-like sentences (each recorded in ``flagged``)."""
+        if not self.screen_injection:
+            return hits
+        kept = []
+        for hit in hits:
+            reasons = injection_reasons(hit.sentence.text)
+            if not reasons:
+                kept.append(hit)
+            elif flagged is not None:
+                flagged.append(FlaggedSentence(query=query, sentence_id=hit.sentence.sentence_id, reasons=list(reasons)))
+        return kept
+
+    def evidence(
+        self, entity_id: str | int, queries: Sequence[str], *, flagged: list[FlaggedSentence] | None = None
+    ) -> list[QueryEvidence]:
+        """Retrieve the top-K evidence and the entity-wide support of each query.
+
+        Instruction-like sentences are left out of ``evidence`` and ``pool`` (unless
+        ``screen_injection`` is off) and appended to ``flagged`` when it is given.
+        """
         info = self.store.entity_record(entity_id)
         key = info.key
         stored = self.store.sentences(key)
@@ -145,13 +187,16 @@ class HighlightPipeline(Summarizer):
                 query_embedding=query_vector,
                 encoder=self.retrievers.encoder,
             )
-            hits = self._with_majority_side(key, query, hits, support, query_vector)
+            hits = self._screen(query, self._with_majority_side(key, query, hits, support, query_vector), flagged)
             evidence = [
                 Evidence(sentence_id=h.sentence.sentence_id, text=h.sentence.text, score=h.score, sentiment=h.sentiment)
                 for h in hits
             ]
             rows = [position[h.sentence.sentence_id] for h in hits]
             pool_rows = support_pool(query, stored, embeddings, query_vector)
+            if self.screen_injection and len(pool_rows):
+                keep = np.array([not injection_reasons(stored[int(i)].sentence.text) for i in pool_rows], dtype=bool)
+                pool_rows = pool_rows[keep]
             pool = [
                 Evidence(sentence_id=stored[i].sentence.sentence_id, text=stored[i].sentence.text, score=0.0,
                          sentiment=stored[i].sentiment)
@@ -198,7 +243,8 @@ class HighlightPipeline(Summarizer):
         info = self.store.entity_record(entity_key)
         asked = resolve_queries(self.store, entity_key, queries)
         started = time.perf_counter()
-        items = self.evidence(entity_key, asked)
+        flagged: list[FlaggedSentence] = []
+        items = self.evidence(entity_key, asked, flagged=flagged)
         meta = RunMeta(
             mode=query_mode(self.store, entity_key, queries),
             retriever=self.retriever,
@@ -207,12 +253,14 @@ class HighlightPipeline(Summarizer):
             model=self.synthesizer.model_name,
             queries=asked,
             timings={"retrieval": time.perf_counter() - started},
+            flagged=flagged,
         )
         synthesizer = self.synthesizer
         before = synthesizer.usage.model_copy()
 
         def outcomes() -> Iterator[SynthesisOutcome]:
-            yield from synthesizer.synthesize_many(items)
+            for outcome in synthesizer.synthesize_many(items):
+                yield self._drop_instruction_only(outcome, meta.flagged)
             meta.tokens = usage_delta(before, synthesizer.usage)
 
         return Draft(
@@ -222,6 +270,29 @@ class HighlightPipeline(Summarizer):
             outcomes=outcomes(),
             meta=meta,
         )
+
+    def _drop_instruction_only(self, outcome: SynthesisOutcome, flagged: list[FlaggedSentence]) -> SynthesisOutcome:
+        """Drop the highlights whose every evidence sentence reads as instructions (recorded in ``flagged``)."""
+        if not self.screen_injection or not outcome.highlights:
+            return outcome
+        kept = []
+        for highlight in outcome.highlights:
+            reasons = [injection_reasons(e.text) for e in highlight.evidence]
+            if highlight.evidence and all(reasons):
+                for ev, why in zip(highlight.evidence, reasons):
+                    flagged.append(
+                        FlaggedSentence(
+                            query=highlight.query,
+                            sentence_id=ev.sentence_id,
+                            reasons=list(why),
+                            action="dropped",
+                            highlight=highlight.text[:200],
+                        )
+                    )
+            else:
+                kept.append(highlight)
+        outcome.highlights = kept
+        return outcome
 
     def run(self, entity_id: str | int, queries: Sequence[str] | None = None) -> HighlightSet:
         """All highlights, alerts and failures of one entity (same as :meth:`summarize`)."""

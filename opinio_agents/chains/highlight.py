@@ -17,6 +17,10 @@ Guarantees on the output:
 * at most one PROS and one CONS highlight; text non-empty and at most
   ``max_text_chars`` characters;
 * a highlight that repeats the prompt's own wording is rejected (no prompt leak);
+* evidence sentences that read as instructions to an assistant
+  (:func:`~opinio_agents.text.injection.injection_reasons`) never reach the prompt: they
+  are listed in ``HighlightResult.withheld`` instead (``screen_injection=False`` to turn
+  this off);
 * the model's side (PROS/CONS) is cross-checked with the majority sentiment of the
   cited evidence: ``evidence_polarity``, ``polarity_agrees`` and a note on
   disagreement.
@@ -35,6 +39,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -54,6 +59,7 @@ from opinio_agents.llm.tokens import TokenCounter
 from opinio_agents.models import Evidence, Highlight, Polarity, QueryEvidence, Support, TokenUsage
 from opinio_agents.prompts.highlight import EvidenceItem, HighlightOutput
 from opinio_agents.prompts.promptset import PromptSet, default_prompts
+from opinio_agents.text.injection import partition_instruction_like
 from opinio_agents.text.polarity import evidence_polarity
 
 __all__ = [
@@ -90,6 +96,10 @@ class HighlightResult(BaseModel):
     mode: str = "parser"
     usage: TokenUsage = Field(default_factory=TokenUsage)
     rejected_ids: list[str] = Field(default_factory=list, description="Cited ids not in the evidence (dropped).")
+    withheld: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Evidence kept out of the prompt as instruction-like: sentence id -> the rules it tripped.",
+    )
     raw_output: str = ""
 
 
@@ -158,6 +168,7 @@ class HighlightChain(RunnableSerializable[Any, HighlightResult]):
         max_text_chars: Upper bound on a highlight's text (longer text is cut at a word).
         max_evidence_chars: Upper bound on one evidence sentence in the prompt.
         counter: Token estimator for responses without usage metadata.
+        screen_injection: Keep instruction-like evidence sentences out of the prompt.
     """
 
     model: BaseChatModel
@@ -167,6 +178,7 @@ class HighlightChain(RunnableSerializable[Any, HighlightResult]):
     max_text_chars: int = 300
     max_evidence_chars: int = 600
     counter: Any = None
+    screen_injection: bool = True
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -186,6 +198,7 @@ class HighlightChain(RunnableSerializable[Any, HighlightResult]):
         max_text_chars: int = 300,
         max_evidence_chars: int = 600,
         counter: TokenCounter | None = None,
+        screen_injection: bool = True,
         **kwargs: Any,
     ) -> None:
         if not isinstance(model, BaseChatModel):
@@ -205,6 +218,7 @@ class HighlightChain(RunnableSerializable[Any, HighlightResult]):
             "max_text_chars": max_text_chars,
             "max_evidence_chars": max_evidence_chars,
             "counter": counter,
+            "screen_injection": screen_injection,
         }
         super().__init__(**fields, **kwargs)
         self._bind()  # outside pydantic validation, so a ConfigError stays a ConfigError
@@ -327,17 +341,33 @@ class HighlightChain(RunnableSerializable[Any, HighlightResult]):
         return highlights
 
     # -- Runnable ---------------------------------------------------------------------------------
-    def _prepare(self, value: Any) -> tuple[_Context, list[BaseMessage]] | None:
+    def screen(self, item: QueryEvidence) -> tuple[QueryEvidence, dict[str, list[str]]]:
+        """``item`` without its instruction-like evidence, and what was withheld (id -> reasons)."""
+        if not self.screen_injection:
+            return item, {}
+        kept, flagged = partition_instruction_like(range(len(item.evidence)), lambda i: item.evidence[i].text)
+        if not flagged:
+            return item, {}
+        vectors = item.vectors[kept] if item.vectors is not None else None
+        screened = dataclasses.replace(item, evidence=[item.evidence[i] for i in kept], vectors=vectors)
+        return screened, {item.evidence[i].sentence_id: list(r) for i, r in flagged}
+
+    def _prepare(self, value: Any) -> tuple[_Context, list[BaseMessage] | None, dict[str, list[str]]]:
         item = _coerce_item(value)
         if not item.query.strip():
             raise ConfigError("query must not be empty")
+        item, withheld = self.screen(item)
         if not item.evidence:
-            return None
-        return _Context(item), self.build_messages(item)
+            return _Context(item), None, withheld
+        return _Context(item), self.build_messages(item), withheld
+
+    def _empty(self, ctx: _Context, withheld: dict[str, list[str]]) -> HighlightResult:
+        return HighlightResult(query=ctx.item.query, attempts=0, mode=self.mode, withheld=withheld)
 
     @staticmethod
-    def _result(ctx: _Context, result: StructuredResult[Any]) -> HighlightResult:
+    def _result(ctx: _Context, result: StructuredResult[Any], withheld: dict[str, list[str]]) -> HighlightResult:
         return HighlightResult(
+            withheld=withheld,
             query=ctx.item.query,
             highlights=result.value,
             attempts=result.attempts,
@@ -349,24 +379,22 @@ class HighlightChain(RunnableSerializable[Any, HighlightResult]):
         )
 
     def _run(self, value: Any, run_manager: CallbackManagerForChainRun, config: RunnableConfig) -> HighlightResult:
-        prepared = self._prepare(value)
-        if prepared is None:
-            return HighlightResult(query=_coerce_item(value).query, attempts=0, mode=self.mode)
-        ctx, messages = prepared
+        ctx, messages, withheld = self._prepare(value)
+        if messages is None:
+            return self._empty(ctx, withheld)
         child = patch_config(config, callbacks=run_manager.get_child())
         result = self._structured.call(messages, child, validate=lambda out: self._validate(ctx, out))
-        return self._result(ctx, result)
+        return self._result(ctx, result, withheld)
 
     async def _arun(
         self, value: Any, run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
     ) -> HighlightResult:
-        prepared = self._prepare(value)
-        if prepared is None:
-            return HighlightResult(query=_coerce_item(value).query, attempts=0, mode=self.mode)
-        ctx, messages = prepared
+        ctx, messages, withheld = self._prepare(value)
+        if messages is None:
+            return self._empty(ctx, withheld)
         child = patch_config(config, callbacks=run_manager.get_child())
         result = await self._structured.acall(messages, child, validate=lambda out: self._validate(ctx, out))
-        return self._result(ctx, result)
+        return self._result(ctx, result, withheld)
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> HighlightResult:
         """Highlights for one query (no model call when there is no evidence)."""
