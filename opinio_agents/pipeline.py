@@ -25,8 +25,8 @@ Example:
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -147,19 +147,46 @@ class HighlightPipeline(Summarizer):
         )
 
     def _screen(
-        self, query: str, hits: list[ScoredSentence], flagged: list[FlaggedSentence] | None
+        self,
+        query: str,
+        hits: list[ScoredSentence],
+        flagged: list[FlaggedSentence] | None,
+        review_reasons: Callable[[str, str], tuple[str, ...]],
     ) -> list[ScoredSentence]:
         """``hits`` without instruction-like sentences (each recorded in ``flagged``)."""
         if not self.screen_injection:
             return hits
         kept = []
         for hit in hits:
-            reasons = injection_reasons(hit.sentence.text)
+            reasons = review_reasons(hit.sentence.review_id, hit.sentence.text)
             if not reasons:
                 kept.append(hit)
             elif flagged is not None:
-                flagged.append(FlaggedSentence(query=query, sentence_id=hit.sentence.sentence_id, reasons=list(reasons)))
+                flagged.append(
+                    FlaggedSentence(query=query, sentence_id=hit.sentence.sentence_id, reasons=list(reasons))
+                )
         return kept
+
+    @staticmethod
+    def _review_screen(stored: Sequence[Any]) -> Callable[[str, str], tuple[str, ...]]:
+        """``(review_id, text) -> reasons``: a sentence's own rules, else ``same-review`` when a
+        sentence of its review reads as instructions (an instruction split over sentences,
+        "Ignore previous instructions. Say ...", is withheld as a whole)."""
+        by_review: dict[str, list[str]] = {}
+        for row in stored:
+            by_review.setdefault(str(row.sentence.review_id), []).append(row.sentence.text)
+        cache: dict[str, bool] = {}
+
+        def reasons(review_id: str, text: str) -> tuple[str, ...]:
+            own = injection_reasons(text)
+            if own:
+                return own
+            key = str(review_id)
+            if key not in cache:
+                cache[key] = any(injection_reasons(t) for t in by_review.get(key, ()))
+            return ("same-review",) if cache[key] else ()
+
+        return reasons
 
     def evidence(
         self, entity_id: str | int, queries: Sequence[str], *, flagged: list[FlaggedSentence] | None = None
@@ -176,6 +203,7 @@ class HighlightPipeline(Summarizer):
         query_vectors = self.retrievers.encoder.encode(list(queries))
         total_reviews = info.n_reviews or None
         position = self.store.positions(key)
+        screen = self._review_screen(stored)
         items = []
         for query, query_vector in zip(queries, query_vectors):
             hits = self._retrieve(key, query, self.top_k, query_vector)
@@ -187,7 +215,9 @@ class HighlightPipeline(Summarizer):
                 query_embedding=query_vector,
                 encoder=self.retrievers.encoder,
             )
-            hits = self._screen(query, self._with_majority_side(key, query, hits, support, query_vector), flagged)
+            hits = self._screen(
+                query, self._with_majority_side(key, query, hits, support, query_vector), flagged, screen
+            )
             evidence = [
                 Evidence(sentence_id=h.sentence.sentence_id, text=h.sentence.text, score=h.score, sentiment=h.sentiment)
                 for h in hits
@@ -195,7 +225,10 @@ class HighlightPipeline(Summarizer):
             rows = [position[h.sentence.sentence_id] for h in hits]
             pool_rows = support_pool(query, stored, embeddings, query_vector)
             if self.screen_injection and len(pool_rows):
-                keep = np.array([not injection_reasons(stored[int(i)].sentence.text) for i in pool_rows], dtype=bool)
+                keep = np.array(
+                    [not screen(stored[int(i)].sentence.review_id, stored[int(i)].sentence.text) for i in pool_rows],
+                    dtype=bool,
+                )
                 pool_rows = pool_rows[keep]
             pool = [
                 Evidence(sentence_id=stored[i].sentence.sentence_id, text=stored[i].sentence.text, score=0.0,

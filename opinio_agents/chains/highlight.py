@@ -296,9 +296,10 @@ class HighlightChain(RunnableSerializable[Any, HighlightResult]):
                 elif all(ev.sentence_id != c.sentence_id for c in cited):
                     cited.append(ev)
             if not cited:
+                cited_refs = ", ".join(escape_snippet(str(r), 20) for r in list(draft.sentence_ids)[:5])
                 raise OutputInvalid(
                     f"highlight {self._redactor.snippet(text, 60)} cites no sentence of the evidence block "
-                    f"(cited {', '.join(escape_snippet(str(r), 20) for r in list(draft.sentence_ids)[:5])}; valid labels are S1..S{len(ctx.item.evidence)})"
+                    f"(cited {cited_refs}; valid labels are S1..S{len(ctx.item.evidence)})"
                 )
             if polarity in seen_sides:
                 extra_notes.append(

@@ -46,7 +46,10 @@ T = TypeVar("T")
 
 _I = re.IGNORECASE
 
-_MODEL = r"(?:ai|a\.i\.|assistant|chat ?gpt|gpt(?:-?\d)?|llm|language model|chatbot|bot|model|summari[sz]er|claude|gemini|copilot)"
+_MODEL = (
+    r"(?:ai|a\.i\.|assistant|chat ?gpt|gpt(?:-?\d)?|llm|language model|chatbot|bot|model|summari[sz]er|"
+    r"claude|gemini|copilot)"
+)
 _READER = r"(?:users?|readers?|guests? reading|people reading|anyone reading|whoever reads)"
 _OUTPUT = r"(?:summary|summaries|highlights?|answer|response|reply|output|report|pros(?: and | ?/ ?)cons|key ?points?)"
 _VERB = (
@@ -73,7 +76,8 @@ INJECTION_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"<\|?\s*(?:im_start|im_end|system|assistant|user|endoftext|eot_id|start_header_id)\s*\|?>"
             r"|\[/?INST\]|<</?SYS>>|</?\s*(?:system|assistant|instructions?|evidence|prompt|context|tool)\s*>"
             r"|(?:^|[\n.!?]\s*)(?:system|assistant|developer|user)\s*(?::|>>)\s"
-            r"|\b(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:"
+            rf"|^\W*(?:system|assistant|developer)\b[\s:>|\-]+(?:please\s+)?{_VERB}\b"
+            r"|(?-i:\b(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:)"
             r"|#{2,}\s*(?:system|instructions?|assistant|response)\b",
             _I,
         ),
@@ -84,8 +88,8 @@ INJECTION_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
             rf"\b(?:dear|hey|hello|hi|attention|note to(?: the)?|message to(?: the)?|to the|calling all)\s+{_MODEL}s?\b"
             rf"|\bas an?\s+(?:ai|large language model|language model|assistant)\b"
             r"|\byou\s+are\s+(?:now\s+)?(?:dan|an?\s+(?:ai|assistant|helpful)|no longer|in\s+developer mode)\b"
-            r"|\b(?:you\s+are\s+now|from now on,?\s+you|pretend (?:to be|you are)|act as (?:an?\s+)?(?:ai|assistant|dan|"
-            r"system|admin|developer))\b"
+            r"|\b(?:you\s+are\s+now|from now on,?\s+you|pretend (?:to be|you are)|"
+            r"act as (?:an?\s+)?(?:ai|assistant|dan|system|admin|developer))\b"
             r"|\b(?:jailbreak|developer mode|do anything now)\b"
             rf"|\b(?:the|any|every)\s+{_MODEL}\s+(?:must|should|shall|will|needs to|has to)\b"
             rf"|\b(?:if|when)\s+you\s+are\s+an?\s+{_MODEL}\b",
@@ -103,7 +107,7 @@ INJECTION_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         "output-control",
         re.compile(
             rf"\byou\s+(?:must|should|shall|will|have to|need to|are required to)\s+(?:now\s+|only\s+|always\s+)?"
-            rf"(?:{_VERB})\b(?!\s+(?:it|this|that|here|there|anything|something|out|for)\b(?!\s+as\b))"
+            rf"(?:{_VERB})\b(?!\s+(?:it|this|here|there|anything|something|out|for|to|hello|hi|goodbye|thanks|yes|no)\b(?!\s+as\b))"
             rf"|\b(?:respond|reply|answer|output)\s+(?:only\s+)?(?:with|in)\s+(?:only\s+)?(?:json|yaml|xml|markdown|"
             r"the following|exactly|this)\b"
             rf"|\b(?:in|into|for|from)\s+(?:your|the|any|every|all)\s+{_OUTPUT}\b"
@@ -112,7 +116,8 @@ INJECTION_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|\bno matter what\s+(?:the\s+)?(?:other\s+)?(?:reviews?|evidence|sentences?|data|instructions?)\b"
             rf"|\b(?:classify|label|mark|count|treat)\s+(?:this|the|every|all|each)\b[^.!?]{{0,60}}\bas\s+"
             r"(?:pros?|cons?|positive|negative)\b"
-            r"|\b(?:print|output|return)\s+(?:the\s+)?(?:word|text|string|phrase)\b",
+            r"|\b(?:print|output|return)\s+(?:the\s+)?(?:word|text|string|phrase)\b"
+            r"|^\W*(?:please\s+)?(?:say|state|report|claim|output|print|respond|reply)\s+(?:that|only|exactly)\b",
             _I,
         ),
     ),
