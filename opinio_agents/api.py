@@ -20,9 +20,10 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -151,11 +152,16 @@ class OpinioRAG:
         show_progress: bool = False,
         fit_hiro: bool = True,
         report: LoadReport | None = None,
+        wait: bool = False,
+        on_wait: Callable[[str], None] | None = None,
     ) -> list[IndexStats]:
         """Index a dataset file, one entity or an iterable of entities, then prepare HIRO.
 
         A file is validated completely before anything is indexed, so a file
         with an error leaves the store untouched (unless ``skip_invalid``).
+        The whole run holds the store's writer lock, and each entity's completion
+        marker is written last, after its catalog rows, vectors, BM25 index and
+        HIRO paths, so that a run killed at any point is completed by the next one.
 
         Args:
             data: A dataset file, an entity, or entities.
@@ -165,6 +171,11 @@ class OpinioRAG:
                 store has enough sentences), then encode the indexed entities' paths,
                 so that aspects and query-free highlights never fit or encode at query time.
             report: Filled in while a file is read (counts, skipped records).
+            wait: When another process is writing to the store, wait for it instead of failing.
+            on_wait: Called with a message when waiting starts (default: a line on stderr).
+
+        Raises:
+            opinio_agents.stores.lock.StoreLockedError: Another process writes to the store (without ``wait``).
         """
         if isinstance(data, Entity):
             entities: Iterable[Entity] = [data]
@@ -175,14 +186,31 @@ class OpinioRAG:
             entities = iter_valid_entities(data, skip_invalid=skip_invalid, report=report)
         else:
             entities = data
-        stats = self.indexer.index_entities(entities, show_progress=show_progress)
-        for item in stats:  # build and persist changed BM25 indexes now, so no query pays for them
-            if item.changed or not self.store.bm25_dir(item.entity_id).exists():
-                started = time.perf_counter()
-                self.retrievers.prepare(item.entity_id)
-                item.timings["bm25"] = time.perf_counter() - started
-        if fit_hiro:
-            self._prepare_hiro([s.entity_id for s in stats])
+        items = iter(entities)
+        first = next(items, None)  # a file is validated completely here, before anything is written
+        if first is None:
+            return []
+        if self.store.is_remote:
+            self.store.connect()  # an unreachable server fails before the model is even loaded
+        self.indexer.check()  # refuses other models before the lock file (or anything else) is written
+        with self.store.writer_lock(wait=wait, on_wait=on_wait):
+            stats = self.indexer.index_entities(
+                itertools.chain([first], items), show_progress=show_progress, mark_complete=False
+            )
+            for item in stats:  # build and persist changed BM25 indexes now, so no query pays for them
+                if (
+                    item.changed
+                    or not self.store.is_complete(item.entity_id)
+                    or not self.store.bm25_dir(item.entity_id).exists()
+                ):
+                    started = time.perf_counter()
+                    self.retrievers.prepare(item.entity_id)
+                    item.timings["bm25"] = time.perf_counter() - started
+            if fit_hiro:
+                self._prepare_hiro([s.entity_id for s in stats])
+            for item in stats:  # last: the entity now counts as indexed
+                if not self.store.is_complete(item.entity_id):
+                    self.store.mark_complete(item.entity_id)
         return stats
 
     # -- HIRO ---------------------------------------------------------------------

@@ -78,6 +78,7 @@ def index_cmd(
     chroma_host: Annotated[str | None, typer.Option(help="Use a Chroma server at this host.")] = None,
     chroma_port: Annotated[int | None, typer.Option(help="Port of the Chroma server.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    wait: Annotated[bool, typer.Option("--wait", help="Wait while another process writes to the store.")] = False,
 ) -> None:
     """Split reviews into sentences and index them (BM25 + Chroma vectors).
 
@@ -95,7 +96,7 @@ def index_cmd(
 
     rag = OpinioRAG(store, chroma_host=chroma_host, chroma_port=chroma_port)
     report = LoadReport()
-    stats = rag.index(dataset, skip_invalid=skip_invalid, show_progress=not quiet, report=report)
+    stats = rag.index(dataset, skip_invalid=skip_invalid, show_progress=not quiet, report=report, wait=wait)
     table = Table(title=f"Indexed into {store}")
     for column in ("entity", "reviews", "added", "updated", "unchanged", "removed", "sentences", "embedded", "seconds"):
         table.add_column(column, justify="right" if column != "entity" else "left")
@@ -149,6 +150,7 @@ def highlight_cmd(
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
     llm_timeout: LLMTimeoutOpt = None,
     llm_deadline: LLMDeadlineOpt = None,
+    wait: Annotated[bool, typer.Option("--wait", help="Wait while another process writes to the store.")] = False,
 ) -> None:
     """PROS and CONS of one entity for the queries asked, each with its evidence and support.
 
@@ -177,7 +179,7 @@ def highlight_cmd(
     if query_free and query:
         raise fail("--query-free takes no --query; drop one of them")
     record = load_entity(dataset, entity, skip_invalid=skip_invalid)
-    rag.index(record, show_progress=not quiet)  # also fits/encodes HIRO for query-free mode
+    rag.index(record, show_progress=not quiet, wait=wait)  # also fits/encodes HIRO for query-free mode
     mode: QueryFree = True if query_free else "auto"
     if not query_free and rag.query_mode(record.key, query or None, query_free=mode) == "query-free":
         err.print(  # announced before the work starts: never a silent mode switch

@@ -24,8 +24,10 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +35,9 @@ import numpy as np
 
 from opinio_agents.errors import StoreError
 from opinio_agents.hiro.indexer import ResidualKMeansIndexer, subpath_ids
+from opinio_agents.stores.checkpoints import checkpoint
 from opinio_agents.stores.chroma import collection_name
+from opinio_agents.stores.lock import left_by_dead
 from opinio_agents.stores.sentence_store import SentenceStore
 
 __all__ = ["HiroIndex", "SubpathCounts", "BaselinePopularity"]
@@ -209,6 +213,7 @@ class HiroIndex:
             fresh.info["load_seconds"] = round(load_seconds, 3)
             fresh.info["entities"] = len(keys)
             fresh.save(self.directory, extra={"embedding_model": _model_name(self.index)})
+            checkpoint("hiro-fit-saved")
             self._indexer = fresh
             self._paths.clear()
             self._baseline = None
@@ -239,6 +244,7 @@ class HiroIndex:
             return cached[1]
         n = len(self.index.sentences(key))
         file = self._paths_file(key)
+        _sweep_leftovers(file)
         paths: np.ndarray | None = None
         if file.is_file():
             try:
@@ -250,9 +256,7 @@ class HiroIndex:
         if paths is None:
             paths = indexer.encode(self.index.embeddings(key))
             file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = file.with_suffix(".tmp.npz")
-            np.savez(tmp, paths=paths, fingerprint=np.array(expected))
-            tmp.replace(file)
+            _save_npz_atomic(file, paths=paths, fingerprint=np.array(expected))
             self._baseline = None
         self._paths[key] = (expected, paths)
         return paths
@@ -283,6 +287,34 @@ class HiroIndex:
             }:
                 self._baseline = BaselinePopularity.from_counts({k: self.popularity(k) for k in keys})
             return self._baseline
+
+
+def _sweep_leftovers(file: Path) -> None:
+    """Delete temporary files of ``file`` that a killed process left behind (never a live writer's)."""
+    if file.parent.is_dir():
+        for old in file.parent.glob(f".{file.stem}.*.tmp.npz"):
+            if left_by_dead(old.name):
+                old.unlink(missing_ok=True)
+
+
+def _save_npz_atomic(file: Path, **arrays: np.ndarray) -> None:
+    """Write ``arrays`` to a uniquely named temporary file beside ``file``, fsync it, then rename it over ``file``.
+
+    Readers can compute paths too, so two processes may write the same file: each
+    writes its own temporary file and the last rename wins, never a mix of both.
+    """
+    tmp = file.with_name(f".{file.stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.npz")
+    try:
+        with open(tmp, "wb") as handle:
+            np.savez(handle, **arrays)
+            handle.flush()
+            os.fsync(handle.fileno())
+        checkpoint("hiro-paths-tmp")
+        os.replace(tmp, file)
+        checkpoint("hiro-paths-in-place")
+    finally:
+        if tmp.exists():
+            tmp.unlink()
 
 
 def _model_name(store: SentenceStore) -> str | None:

@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import threading
 import time
@@ -45,6 +46,7 @@ from opinio_agents.indexing.stages import (
 )
 from opinio_agents.models import REVIEW_METADATA_FIELDS, Entity, Review
 from opinio_agents.stores.catalog import StoredSentence
+from opinio_agents.stores.checkpoints import checkpoint
 from opinio_agents.stores.sentence_store import PreparedReview, SentenceStore
 
 __all__ = ["Indexer", "IndexStats", "review_hash"]
@@ -65,6 +67,8 @@ class IndexStats:
     sentences_total: int = 0
     sentences_embedded: int = 0
     sentences_resumed: int = 0
+    vectors_removed: int = 0
+    interrupted_before: bool = False
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -78,7 +82,7 @@ class IndexStats:
         """
         return bool(
             self.reviews_added or self.reviews_updated or self.reviews_removed
-            or self.sentences_embedded or self.sentences_resumed
+            or self.sentences_embedded or self.sentences_resumed or self.interrupted_before
         )
 
 
@@ -197,22 +201,44 @@ class Indexer:
         self.store.check_models(model, sentiment=self.sentiment.name, bm25_tokenizer=self.tokenizer.name)
 
     # -- indexing -----------------------------------------------------------------------
-    def index_entities(self, entities: Iterable[Entity], *, show_progress: bool = False) -> list[IndexStats]:
-        """Index many entities; see :meth:`index_entity`."""
-        return [self.index_entity(entity, show_progress=show_progress) for entity in entities]
+    def index_entities(
+        self, entities: Iterable[Entity], *, show_progress: bool = False, mark_complete: bool = True
+    ) -> list[IndexStats]:
+        """Index many entities under the store's writer lock; see :meth:`index_entity`."""
+        items = iter(entities)
+        first = next(items, None)  # a file is validated completely here, before the lock creates the store
+        if first is None:
+            return []
+        self.check()
+        with self.store.writer_lock():
+            return [
+                self.index_entity(entity, show_progress=show_progress, mark_complete=mark_complete)
+                for entity in itertools.chain([first], items)
+            ]
 
-    def index_entity(self, entity: Entity, *, show_progress: bool = False) -> IndexStats:
-        """Add or update one entity; only new or changed reviews are segmented and embedded."""
+    def index_entity(self, entity: Entity, *, show_progress: bool = False, mark_complete: bool = True) -> IndexStats:
+        """Add or update one entity; only new or changed reviews are segmented and embedded.
+
+        Runs under the store's writer lock (a second writer process fails with
+        :class:`~opinio_agents.stores.lock.StoreLockedError`). With ``mark_complete``
+        the entity's completion marker is written last; a caller that writes more
+        artefacts of the entity (BM25, HIRO) passes False and marks it itself.
+        """
+        if self.store.is_remote:
+            self.store.connect()  # an unreachable server fails before the model is even loaded
+        self.check()  # refuses other models before the lock file (or anything else) is written
+        with self.store.writer_lock():
+            return self._index_entity(entity, show_progress=show_progress, mark_complete=mark_complete)
+
+    def _index_entity(self, entity: Entity, *, show_progress: bool, mark_complete: bool) -> IndexStats:
         started = time.perf_counter()
         store = self.store
-        if store.is_remote:
-            store.connect()  # an unreachable server fails before the model is even loaded
-        self.check()
         store.connect()
         store.record_models(self.embedding_model, sentiment=self.sentiment.name, bm25_tokenizer=self.tokenizer.name)
 
         key = entity.key
         stats = IndexStats(entity_id=key, reviews_total=len(entity.user_reviews))
+        was_interrupted = store.has_entity(key) and not store.is_complete(key)
         known = store.review_states(key)
         hashes = {str(r.review_id): review_hash(r) for r in entity.user_reviews}
         positions = {str(r.review_id): i for i, r in enumerate(entity.user_reviews)}
@@ -256,12 +282,16 @@ class Indexer:
             positions=positions,
             changed=bool(removed or to_insert or moved),
         )
+        checkpoint("after-catalog")
 
         # 3. Embed every sentence of a review not yet marked embedded.
         t0 = time.perf_counter()
         pending_reviews = [*to_insert, *pending_old]
         new_ids = {s.sentence_id for item in prepared for s in item.sentences}
         store.delete_vectors(key, [i for i in stale_ids if i not in new_ids])
+        if was_interrupted:  # a killed run may have left vectors of sentences the catalog dropped
+            stats.vectors_removed = store.reconcile_vectors(key)
+        checkpoint("after-stale-vectors")
         pending = store.pending_sentences(key, pending_reviews)
         todo, resumed = store.split_embedded(key, pending, hashes)
         stats.sentences_resumed = resumed
@@ -279,7 +309,11 @@ class Indexer:
             values = self.sentiment.score([p.sentence.text for p in pending], matrix)
             scores = [(p.sentence.sentence_id, float(v)) for p, v in zip(pending, values)]
         store.finish_reviews(key, scores, pending_reviews)
+        checkpoint("after-finish")
         stats.timings["sentiment"] = time.perf_counter() - t0
+        stats.interrupted_before = was_interrupted
+        if mark_complete:
+            store.mark_complete(key)
         stats.sentences_total = store.count_sentences(key)
         stats.seconds = time.perf_counter() - started
         return stats

@@ -14,6 +14,14 @@ Layout of a store directory (default ``./.opinio``)::
                           BM25 tokens, sentiment, the models that built the store
     chroma/               embedded Chroma database, one collection per entity
     bm25/<collection>/    persisted BM25 index of each entity (derived from the tokens)
+    writer.lock           held (flock) by the one process writing; see :mod:`opinio_agents.stores.lock`
+
+Surviving a kill: every write is atomic (sqlite transactions, Chroma's own
+journal, files written to a temporary name and renamed) and an entity counts as
+indexed only once its *completion marker* (the catalog's ``complete:<key>``,
+set to the entity's generation) is written, last of all. A reader refuses an
+entity whose marker is missing or stale unless a live writer is working on it,
+and the next writer completes it (see :meth:`SentenceStore.reconcile_vectors`).
 
 Example:
     >>> from opinio_agents.stores import SentenceStore
@@ -27,6 +35,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import threading
 import uuid
@@ -41,7 +50,9 @@ from opinio_agents.embeddings import DEFAULT_MODEL_NAME, EmbeddingModelInfo
 from opinio_agents.errors import StoreError
 from opinio_agents.models import Entity, Review, Sentence
 from opinio_agents.stores.catalog import Catalog, EntityRecord, StoredSentence
+from opinio_agents.stores.checkpoints import checkpoint
 from opinio_agents.stores.chroma import collection_name, get_collection, make_chroma_client
+from opinio_agents.stores.lock import StoreLock, left_by_dead, writer_pid
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -63,6 +74,10 @@ _META_FINGERPRINT = "embedding_fingerprint"
 _META_SENTIMENT = "sentiment_scorer"
 _META_TOKENIZER = "bm25_tokenizer"
 _STAMP_FILE = "opinio_stamp.txt"
+_META_MARKERS = "completion_markers"  # set once the store keeps completion markers
+_COMPLETE = "complete:"
+#: Vectors written to Chroma per call (a kill loses at most one batch, which the next run redoes).
+VECTOR_BATCH = 256
 T = TypeVar("T")
 
 
@@ -220,18 +235,95 @@ class SentenceStore:
         key = self.require_entity(entity_id)
         target = self.bm25_dir(key)
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f"{target.name}.tmp-{uuid.uuid4().hex[:8]}")
+        tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
         try:
             writer(tmp)
+            checkpoint("bm25-files-written")
             tmp.mkdir(parents=True, exist_ok=True)
-            (tmp / _STAMP_FILE).write_text(self.content_digest(key), "utf-8")
-            old = target.with_name(f"{target.name}.old-{uuid.uuid4().hex[:8]}")
+            _write_atomic(tmp / _STAMP_FILE, self.content_digest(key))
+            checkpoint("bm25-stamped")
+            old = target.with_name(f"{target.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}")
             if target.exists():
                 target.rename(old)
+                checkpoint("bm25-old-moved")
             tmp.rename(target)
+            checkpoint("bm25-in-place")
             shutil.rmtree(old, ignore_errors=True)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+        self._sweep_bm25_leftovers(key)
+
+    def _sweep_bm25_leftovers(self, key: str) -> None:
+        """Remove temporary and old BM25 directories of the entity that a killed run left behind."""
+        target = self.bm25_dir(key)
+        if target.parent.is_dir():
+            for path in target.parent.iterdir():
+                if path.name.startswith((f"{target.name}.tmp-", f"{target.name}.old-")) and left_by_dead(path.name):
+                    shutil.rmtree(path, ignore_errors=True)
+
+    # -- one writer at a time, completion markers ---------------------------------------
+    def writer_lock(
+        self, *, wait: bool = False, timeout: float | None = None, on_wait: Callable[[str], None] | None = None
+    ) -> StoreLock:
+        """The store's writer lock (a context manager; re-entrant within one process).
+
+        Example:
+            >>> store = SentenceStore("/tmp/opinio-doc-lock")
+            >>> with store.writer_lock():
+            ...     store.writer_active()
+            True
+        """
+        return StoreLock(self.store_dir, wait=wait, timeout=timeout, on_wait=on_wait)
+
+    def writer_active(self) -> bool:
+        """Whether a live process (this one included) holds the store's writer lock (never blocks)."""
+        return writer_pid(self.store_dir) is not None
+
+    def is_complete(self, entity_id: str | int) -> bool:
+        """Whether every artefact of the entity's current generation was written (its marker is current).
+
+        Stores written before markers existed count every entity as complete.
+        """
+        key = str(entity_id)
+        generation = self.generation(key)
+        if generation is None:
+            return False
+        catalog = self.catalog
+        if catalog.get_meta(_META_MARKERS) is None:
+            return True
+        return catalog.get_meta(_COMPLETE + key) == str(generation)
+
+    def incomplete_entities(self) -> list[str]:
+        """Keys of the entities whose last write did not finish (a killed or running writer)."""
+        return [key for key in self.entity_keys() if not self.is_complete(key)]
+
+    def mark_complete(self, entity_id: str | int) -> None:
+        """Write the entity's completion marker (its current generation); the last write of an indexing run."""
+        key = str(entity_id)
+        generation = self.generation(key)
+        if generation is None:
+            raise StoreError(f"entity {key!r} is not in {str(self.store_dir)!r}; nothing to mark complete")
+        self._sweep_bm25_leftovers(key)
+        checkpoint("before-marker")
+        with self.catalog.transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (_COMPLETE + key, str(generation))
+            )
+        checkpoint("after-marker")
+
+    def reconcile_vectors(self, entity_id: str | int) -> int:
+        """Delete the entity's Chroma vectors whose sentence the catalog no longer holds; return how many.
+
+        A run killed between the catalog transaction and the Chroma deletes leaves such
+        vectors behind; the next writer calls this for every incomplete entity.
+        """
+        key = str(entity_id)
+        known = {s.sentence.sentence_id for s in self.catalog.sentences(key)}
+        collection = self.collection(key, create=True)
+        stored = collection.get(include=[])["ids"]
+        extra = [sid for sid in stored if sid not in known]
+        self.delete_vectors(key, extra)
+        return len(extra)
 
     def close(self) -> None:
         """Release the catalog connection and the caches."""
@@ -388,6 +480,15 @@ class SentenceStore:
         catalog = self.catalog
         key = entity.key
         with catalog.transaction() as conn:
+            if catalog.get_meta(_META_MARKERS) is None:
+                # The first write that keeps markers: entities written before are taken as complete.
+                for old_key in catalog.entity_keys():
+                    old_generation = catalog.generation(old_key)
+                    conn.execute(
+                        "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                        (_COMPLETE + old_key, str(old_generation)),
+                    )
+                conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", (_META_MARKERS,))
             catalog.upsert_entity(
                 conn, key, entity.entity_id, entity.entity_name, entity.expert_review, len(entity.user_reviews)
             )
@@ -469,7 +570,10 @@ class SentenceStore:
             node.metadata[REVIEW_HASH_KEY] = review_hashes[sentence.review_id]
             node.embedding = [float(x) for x in vector]
             nodes.append(node)
-        ChromaVectorStore(chroma_collection=self.collection(entity_id, create=True)).add(nodes)
+        vector_store = ChromaVectorStore(chroma_collection=self.collection(entity_id, create=True))
+        for batch in _chunks(nodes, VECTOR_BATCH):
+            vector_store.add(batch)
+            checkpoint("chroma-chunk")
 
     def delete_vectors(self, entity_id: str | int, sentence_ids: Sequence[str]) -> None:
         """Delete vectors by sentence id (absent ids are ignored)."""
@@ -515,6 +619,11 @@ class SentenceStore:
             cached = self._cache.get(key)
             if cached is not None and cached.generation == generation:
                 return cached
+        if not self.is_complete(key) and not self.writer_active():
+            raise StoreError(
+                f"entity {key!r} in {str(self.store_dir)!r} was left half-written by an indexing run that "
+                "did not finish (killed?); rerun `opinio index` on its dataset to complete it"
+            )
         sentences = self.catalog.sentences(key)
         entry = _Cached(int(generation or 0), sentences)
         with self._lock:
@@ -570,6 +679,16 @@ class SentenceStore:
     def _forget(self, key: str) -> None:
         with self._lock:
             self._cache.pop(key, None)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary file next to ``path``, flush it to disk, then rename it over ``path``."""
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
 
 
 def _with_dimension(info: EmbeddingModelInfo, dimension: int) -> EmbeddingModelInfo:
