@@ -30,6 +30,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -297,7 +298,7 @@ def _sweep_leftovers(file: Path) -> None:
                 old.unlink(missing_ok=True)
 
 
-def _save_npz_atomic(file: Path, **arrays: np.ndarray) -> None:
+def _save_npz_atomic(file: Path, **arrays: Any) -> None:
     """Write ``arrays`` to a uniquely named temporary file beside ``file``, fsync it, then rename it over ``file``.
 
     Readers can compute paths too, so two processes may write the same file: each

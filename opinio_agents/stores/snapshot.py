@@ -95,10 +95,12 @@ def snapshot_store(store_dir: str | Path) -> StoreSnapshot:
             for k, v in conn.execute("SELECT key, value FROM meta ORDER BY key")
             if not k.startswith("complete:")
         }
-        markers = {k[len("complete:") :]: v for k, v in conn.execute("SELECT key, value FROM meta") if k.startswith("complete:")}
+        rows_meta = list(conn.execute("SELECT key, value FROM meta"))
+        markers = {k[len("complete:") :]: v for k, v in rows_meta if k.startswith("complete:")}
         keeps_markers = "completion_markers" in snap.meta
         for key, entity_id, name, expert, n_reviews, generation in conn.execute(
-            "SELECT entity_key, entity_id, entity_name, expert_review, n_reviews, generation FROM entities ORDER BY rowid"
+            "SELECT entity_key, entity_id, entity_name, expert_review, n_reviews, generation "
+            "FROM entities ORDER BY rowid"
         ):
             complete = (not keeps_markers) or markers.get(key) == str(generation)
             snap.entities[key] = (entity_id, name, expert, n_reviews, complete)
@@ -140,8 +142,10 @@ def snapshot_store(store_dir: str | Path) -> StoreSnapshot:
             continue
         for path in sorted(base.rglob("*")):
             rel = str(path.relative_to(root))
-            if any(mark in path.name for mark in _LEFTOVER_MARKS):
-                snap.leftovers.append(rel)
+            parts = path.relative_to(base).parts
+            if any(mark in part for part in parts for mark in _LEFTOVER_MARKS):
+                if any(mark in path.name for mark in _LEFTOVER_MARKS):
+                    snap.leftovers.append(rel)
                 continue
             if path.is_file():
                 snap.files[rel] = _file_value(path)
@@ -172,7 +176,8 @@ def diff_snapshots(expected: StoreSnapshot, actual: StoreSnapshot, *, atol: floa
     if actual.leftovers:
         out.append(f"leftover temporary files: {', '.join(actual.leftovers[:5])}")
     if expected.meta != actual.meta:
-        keys = sorted(k for k in expected.meta.keys() | actual.meta.keys() if expected.meta.get(k) != actual.meta.get(k))
+        every = expected.meta.keys() | actual.meta.keys()
+        keys = sorted(k for k in every if expected.meta.get(k) != actual.meta.get(k))
         out.append(f"store meta differs: {', '.join(keys)}")
     if list(expected.entities) != list(actual.entities):
         out.append(f"entities differ: {list(expected.entities)} vs {list(actual.entities)}")
@@ -184,7 +189,8 @@ def diff_snapshots(expected: StoreSnapshot, actual: StoreSnapshot, *, atol: floa
             what = "completion marker" if e[:4] == a[:4] else "entity row"
             out.append(f"entity {key!r}: {what} differs")
         if expected.reviews[key] != actual.reviews[key]:
-            out.append(f"entity {key!r}: review rows differ ({len(expected.reviews[key])} vs {len(actual.reviews[key])})")
+            counts = f"{len(expected.reviews[key])} vs {len(actual.reviews[key])}"
+            out.append(f"entity {key!r}: review rows differ ({counts})")
         if expected.sentences[key] != actual.sentences[key]:
             out.append(
                 f"entity {key!r}: sentence rows differ ({len(expected.sentences[key])} vs {len(actual.sentences[key])})"
@@ -193,7 +199,8 @@ def diff_snapshots(expected: StoreSnapshot, actual: StoreSnapshot, *, atol: floa
             out.append(f"entity {key!r}: sentiments differ")
         ev, av = expected.vectors.get(key, {}), actual.vectors.get(key, {})
         if ev.keys() != av.keys():
-            out.append(f"entity {key!r}: Chroma ids differ ({len(ev)} vs {len(av)}; {len(av.keys() - ev.keys())} extra)")
+            extra_ids = len(av.keys() - ev.keys())
+            out.append(f"entity {key!r}: Chroma ids differ ({len(ev)} vs {len(av)}; {extra_ids} extra)")
         elif not all(_same(ev[sid], av[sid], atol) for sid in ev):
             out.append(f"entity {key!r}: Chroma vectors differ")
         elif expected.vector_meta.get(key) != actual.vector_meta.get(key):
