@@ -77,7 +77,7 @@ _STAMP_FILE = "opinio_stamp.txt"
 _META_MARKERS = "completion_markers"  # set once the store keeps completion markers
 _COMPLETE = "complete:"
 #: Vectors written to Chroma per call (a kill loses at most one batch, which the next run redoes).
-VECTOR_BATCH = 256
+VECTOR_BATCH = 128
 T = TypeVar("T")
 
 

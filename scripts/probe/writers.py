@@ -177,7 +177,7 @@ def run(workdir: Path, *, quick: bool = False) -> list[ProbeRow]:
     """Run the concurrency cases (``quick``: only the fail-fast case, with the hash encoder)."""
     encoder = "hash" if quick else "minilm"
     workdir.mkdir(parents=True, exist_ok=True)
-    v1, v2 = write_datasets(workdir, reviews=60)
+    v1, v2 = write_datasets(workdir, reviews=30)
     rows = [_second_writer_fails_fast(workdir, v1, encoder)]
     if quick:
         return rows
