@@ -178,6 +178,11 @@ class OpinioRAG:
             opinio_agents.stores.lock.StoreLockedError: Another process writes to the store (without ``wait``).
         """
         if isinstance(data, Entity):
+            if self.indexer.up_to_date(data):  # nothing to write: no lock, so readers such as highlight never wait
+                key = data.key
+                n = len(data.user_reviews)
+                total = self.store.count_sentences(key)
+                return [IndexStats(key, reviews_total=n, reviews_unchanged=n, sentences_total=total)]
             entities: Iterable[Entity] = [data]
         elif isinstance(data, (str, Path)):
             from opinio_agents.io.loaders import iter_valid_entities

@@ -83,6 +83,7 @@ def test_half_written_entity_is_refused_until_the_next_run_completes_it(tmp_path
     reader = SentenceStore(tmp_path / "store")
     assert reader.has_entity(tiny_entity.key)
     assert not reader.is_complete(tiny_entity.key)
+    assert reader.entity_keys() == [] and reader.incomplete_entities() == [tiny_entity.key]
     with pytest.raises(StoreError, match=r"half-written.*rerun `opinio index`"):
         reader.sentences(tiny_entity.key)
 
@@ -247,3 +248,25 @@ def test_store_path_that_is_a_file_is_a_clear_error(tmp_path, tiny_entity):
     with pytest.raises(StoreError, match="is a file"):
         with SentenceStore(path).writer_lock():
             pass
+
+
+def test_an_up_to_date_entity_is_not_rewritten_so_highlight_needs_no_lock(tmp_path, holder, tiny_entity):
+    from opinio_agents.api import OpinioRAG
+    from opinio_agents.stores.lock import StoreLockedError
+
+    # The holder locked an empty store; build the entity in another store and move it under the lock file.
+    built = tmp_path / "built"
+    rag = OpinioRAG(built, encoder=HashEncoder(), hiro_options={"n_codes": 2, "depth": 2})
+    rag.indexer = rag.indexer.replace(sentiment=LexiconSentiment())
+    rag.index(tiny_entity)
+    for item in built.iterdir():
+        if item.name != "writer.lock":  # the holder's lock file stays the one it locked
+            item.rename(tmp_path / "store" / item.name)
+    reader = OpinioRAG(tmp_path / "store", encoder=HashEncoder())
+    reader.indexer = reader.indexer.replace(sentiment=LexiconSentiment())
+    assert reader.indexer.up_to_date(tiny_entity)
+    assert reader.index(tiny_entity)[0].reviews_unchanged == len(tiny_entity.user_reviews)  # while locked
+    changed = _updated()
+    assert not reader.indexer.up_to_date(changed)
+    with pytest.raises(StoreLockedError):
+        reader.index(changed)

@@ -201,6 +201,37 @@ class Indexer:
         self.store.check_models(model, sentiment=self.sentiment.name, bm25_tokenizer=self.tokenizer.name)
 
     # -- indexing -----------------------------------------------------------------------
+    def up_to_date(self, entity: Entity) -> bool:
+        """Whether the store already holds exactly this entity, completely indexed (reads only, takes no lock).
+
+        Example:
+            >>> indexer.index_entity(entity).entity_id, indexer.up_to_date(entity)     # doctest: +SKIP
+            ('7', True)
+        """
+        store = self.store
+        key = entity.key
+        if not store.is_complete(key):
+            return False
+        record = store.catalog.entity_record(key)
+        if record is None or (record.entity_id, record.entity_name, record.n_reviews) != (
+            entity.entity_id,
+            entity.entity_name,
+            len(entity.user_reviews),
+        ):
+            return False
+        if record.expert_review != entity.expert_review:
+            return False
+        known = store.review_states(key)
+        if len(known) != len(entity.user_reviews):
+            return False
+        for position, review in enumerate(entity.user_reviews):
+            state = known.get(str(review.review_id))
+            if state is None or not state.embedded or state.position != position:
+                return False
+            if state.content_hash != review_hash(review):
+                return False
+        return True
+
     def index_entities(
         self, entities: Iterable[Entity], *, show_progress: bool = False, mark_complete: bool = True
     ) -> list[IndexStats]:

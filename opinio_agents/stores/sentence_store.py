@@ -295,7 +295,9 @@ class SentenceStore:
 
     def incomplete_entities(self) -> list[str]:
         """Keys of the entities whose last write did not finish (a killed or running writer)."""
-        return [key for key in self.entity_keys() if not self.is_complete(key)]
+        if not self.catalog_path.exists():
+            return []
+        return [key for key in self.catalog.entity_keys() if not self.is_complete(key)]
 
     def mark_complete(self, entity_id: str | int) -> None:
         """Write the entity's completion marker (its current generation); the last write of an indexing run."""
@@ -417,8 +419,17 @@ class SentenceStore:
 
     # -- entities -------------------------------------------------------------------
     def entity_keys(self) -> list[str]:
-        """Ids (as strings) of the indexed entities, in insertion order."""
-        return self.catalog.entity_keys() if self.catalog_path.exists() else []
+        """Ids (as strings) of the indexed entities, in insertion order.
+
+        An entity left half-written by a killed run is not listed (unless a writer is
+        at work on the store right now); :meth:`incomplete_entities` lists those.
+        """
+        if not self.catalog_path.exists():
+            return []
+        keys = self.catalog.entity_keys()
+        if self.catalog.get_meta(_META_MARKERS) is None or self.writer_active():
+            return keys
+        return [key for key in keys if self.is_complete(key)]
 
     def has_entity(self, entity_id: str | int) -> bool:
         """Whether the entity has been indexed into this store."""
