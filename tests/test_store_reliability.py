@@ -270,3 +270,35 @@ def test_an_up_to_date_entity_is_not_rewritten_so_highlight_needs_no_lock(tmp_pa
     assert not reader.indexer.up_to_date(changed)
     with pytest.raises(StoreLockedError):
         reader.index(changed)
+
+
+def test_threads_of_one_process_take_turns_and_one_thread_may_reenter(tmp_path):
+    import threading
+
+    from opinio_agents.stores.lock import StoreLock
+
+    order: list[str] = []
+    first_in = threading.Event()
+    let_go = threading.Event()
+
+    def first() -> None:
+        with StoreLock(tmp_path):
+            with StoreLock(tmp_path):  # re-entrant in one thread
+                order.append("first in")
+                first_in.set()
+                let_go.wait(60)
+            order.append("first out")
+
+    def second() -> None:
+        first_in.wait(60)
+        with StoreLock(tmp_path):  # blocks (no error) until the first thread is done
+            order.append("second in")
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    first_in.wait(60)
+    let_go.set()
+    for t in threads:
+        t.join(60)
+    assert order == ["first in", "first out", "second in"]

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from opinio_agents.errors import StoreError
 
@@ -39,6 +40,7 @@ _POLL_SECONDS = 0.2
 # StoreLock of the same store in this process would deadlock against itself. It re-enters instead.
 _HELD: dict[str, tuple[int, int]] = {}  # path -> (fd, depth)
 _HELD_LOCK = threading.RLock()
+_TURNS: dict[str, threading.RLock] = {}  # path -> the lock threads of this process take turns on
 
 
 class StoreLockedError(StoreError):
@@ -99,7 +101,7 @@ def writer_pid(store_dir: str | Path) -> int | None:
 
 
 class StoreLock:
-    """Exclusive writer lock of one store directory (re-entrant within a process).
+    """Exclusive writer lock of one store directory (re-entrant within a thread; threads take turns).
 
     Args:
         store_dir: The store directory (created if needed).
@@ -132,7 +134,11 @@ class StoreLock:
         return _lock_path(self.store_dir)
 
     def acquire(self) -> None:
-        """Take the lock (see the class for waiting and errors)."""
+        """Take the lock (see the class for waiting and errors).
+
+        Threads of one process take turns (a second thread blocks until the first
+        releases); the same thread may take it again (re-entrant).
+        """
         import fcntl
 
         if self.store_dir.exists() and not self.store_dir.is_dir():
@@ -140,46 +146,57 @@ class StoreLock:
         self.store_dir.mkdir(parents=True, exist_ok=True)
         key = str(self.store_dir.resolve())
         with _HELD_LOCK:
-            if key in _HELD:
-                fd, depth = _HELD[key]
-                _HELD[key] = (fd, depth + 1)
-                self._key = key
-                return
+            turn = _TURNS.setdefault(key, threading.RLock())
+        turn.acquire()
+        try:
+            with _HELD_LOCK:
+                if key in _HELD:  # this thread holds it already
+                    fd, depth = _HELD[key]
+                    _HELD[key] = (fd, depth + 1)
+                    self._key = key
+                    return
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            started = time.monotonic()
-            announced = False
             try:
-                while True:
-                    try:
-                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                        break
-                    except OSError as exc:
-                        if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                            raise
-                    holder = _read_pid(self.path)
-                    who = f"process {holder}" if holder else "another process"
-                    if not self.wait:
-                        raise StoreLockedError(
-                            f"store {str(self.store_dir)!r} is being written by {who}; wait for it to finish "
-                            "or rerun with --wait"
-                        )
-                    if self.timeout is not None and time.monotonic() - started > self.timeout:
-                        raise StoreLockedError(
-                            f"store {str(self.store_dir)!r} is still being written by {who} after "
-                            f"{self.timeout:g} s; try again later"
-                        )
-                    if not announced:
-                        message = f"store {str(self.store_dir)!r} is being written by {who}; waiting for it"
-                        (self.on_wait or _say)(message)
-                        announced = True
-                    time.sleep(_POLL_SECONDS)
+                self._flock(fd, fcntl)
                 os.ftruncate(fd, 0)
                 os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
             except BaseException:
                 os.close(fd)
                 raise
-            _HELD[key] = (fd, 1)
+            with _HELD_LOCK:
+                _HELD[key] = (fd, 1)
             self._key = key
+        except BaseException:
+            turn.release()
+            raise
+
+    def _flock(self, fd: int, fcntl: Any) -> None:
+        started = time.monotonic()
+        announced = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise
+            holder = _read_pid(self.path)
+            who = f"process {holder}" if holder else "another process"
+            if not self.wait:
+                raise StoreLockedError(
+                    f"store {str(self.store_dir)!r} is being written by {who}; wait for it to finish "
+                    "or rerun with --wait"
+                )
+            if self.timeout is not None and time.monotonic() - started > self.timeout:
+                raise StoreLockedError(
+                    f"store {str(self.store_dir)!r} is still being written by {who} after "
+                    f"{self.timeout:g} s; try again later"
+                )
+            if not announced:
+                message = f"store {str(self.store_dir)!r} is being written by {who}; waiting for it"
+                (self.on_wait or _say)(message)
+                announced = True
+            time.sleep(_POLL_SECONDS)
 
     def release(self) -> None:
         """Release one level of the lock; the last release clears the pid and unlocks."""
@@ -190,16 +207,18 @@ class StoreLock:
             return
         self._key = None
         with _HELD_LOCK:
+            turn = _TURNS[key]
             fd, depth = _HELD[key]
             if depth > 1:
                 _HELD[key] = (fd, depth - 1)
-                return
-            del _HELD[key]
-            try:
-                os.ftruncate(fd, 0)
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            finally:
-                os.close(fd)
+            else:
+                del _HELD[key]
+                try:
+                    os.ftruncate(fd, 0)
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                finally:
+                    os.close(fd)
+        turn.release()
 
     def __enter__(self) -> StoreLock:
         self.acquire()
