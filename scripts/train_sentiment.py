@@ -3,11 +3,15 @@
 A multinomial logistic regression (negative / neutral / positive) over the
 frozen all-MiniLM-L6-v2 sentence embeddings, trained on the sentences of the
 ASTE-V2 train splits (SemEval 2014-2016 restaurant and laptop reviews) whose
-triplets all share one polarity. The dev splits select the regularisation
-strength; the SemEval-2015 hotel sentences are a held-out domain check.
+triplets all share one polarity, optionally plus short rated real reviews
+(``--extra zomato alexa``: one-sentence reviews of ``real-reviews/zomato.json``
+and ``alexa.json``, 3-40 words; rating >= 4 positive, <= 2 negative, 3 neutral
+with ``--rating3-neutral``, else left out). The ASTE dev splits select the
+regularisation strength; the SemEval-2015 hotel sentences are a held-out domain
+check (never trained on; ``benchmarks/sentiment_real.py`` also scores OpoSum).
 
 Usage:
-    python scripts/train_sentiment.py --data ../shared/data --seed 13 \
+    python scripts/train_sentiment.py --data ../shared/data --seed 13 --extra zomato alexa \
         --out opinio_agents/text/weights/sentiment_head.json
 """
 
@@ -50,6 +54,28 @@ def read_hotels(path: Path) -> tuple[list[str], list[int]]:
     return texts, labels
 
 
+def read_rated(path: Path, rating3_neutral: bool) -> tuple[list[str], list[int]]:
+    """One-sentence rated reviews (3-40 words) as weakly labelled sentences."""
+    from opinio_agents.models import Review
+    from opinio_agents.text.segment import segment_review
+
+    texts, labels = [], []
+    for entity in json.loads(path.read_text(encoding="utf-8")):
+        for raw in entity["user_reviews"]:
+            rating = raw.get("rating")
+            if rating is None:
+                continue
+            label = 2 if rating >= 4 else 0 if rating <= 2 else 1 if rating == 3 and rating3_neutral else None
+            if label is None:
+                continue
+            review = Review.model_validate(raw)
+            sentences = segment_review(str(entity["entity_id"]), review)
+            if len(sentences) == 1 and 3 <= len(sentences[0].text.split()) <= 40:
+                texts.append(sentences[0].text)
+                labels.append(label)
+    return texts, labels
+
+
 def fit(x: np.ndarray, y: np.ndarray, c: float, seed: int):
     from sklearn.linear_model import LogisticRegression
 
@@ -72,6 +98,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path("../shared/data"))
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--out", type=Path, default=Path("opinio_agents/text/weights/sentiment_head.json"))
+    parser.add_argument("--extra", nargs="*", default=[], choices=["zomato", "alexa"], help="rated reviews to add")
+    parser.add_argument("--rating3-neutral", action="store_true", help="rating-3 extra reviews as neutral")
     args = parser.parse_args()
 
     from opinio_agents.embeddings import get_encoder
@@ -85,6 +113,12 @@ def main() -> None:
             t, lab = read_aste(args.data / "aste-v2" / domain / f"{split}_triplets.txt")
             texts += t
             labels += lab
+        if split == "train":
+            for name in args.extra:
+                t, lab = read_rated(args.data / "real-reviews" / f"{name}.json", args.rating3_neutral)
+                print(f"{name}: {len(t)} one-sentence rated reviews ({np.bincount(lab, minlength=3).tolist()})")
+                texts += t
+                labels += lab
         splits[split] = (texts, np.array(labels))
     hotels = read_hotels(args.data / "semeval15-hotels" / "hotels_aspects.csv")
     splits["hotels"] = (hotels[0], np.array(hotels[1]))
@@ -117,6 +151,8 @@ def main() -> None:
         "encoder": encoder.name,
         "C": c,
         "seed": args.seed,
+        "train": {"aste_v2": "train splits", "extra": list(args.extra), "rating3_neutral": args.rating3_neutral,
+                  "sentences": int(len(splits["train"][1]))},
         "coef": model.coef_.round(6).tolist(),
         "intercept": model.intercept_.round(6).tolist(),
     }

@@ -35,6 +35,11 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--cache-dir", type=Path, default=None)
+    parser.add_argument("--lstm-layers", type=int, default=1, help="BiLSTM layers after the convolutions")
+    parser.add_argument("--none-weight", type=float, default=1.0, help="loss weight of pair class none")
+    parser.add_argument("--outside-weight", type=float, default=1.0, help="loss weight of tag O")
+    parser.add_argument("--dropout", type=float, default=0.3)
+    parser.add_argument("--no-calibrate", action="store_true", help="skip the dev calibration")
     parser.add_argument("--dry-run", action="store_true", help="train and report but do not save")
     args = parser.parse_args()
     config = TrainConfig(
@@ -43,7 +48,10 @@ def main() -> None:
         batch_size=args.batch_size,
         lr=args.lr,
         threads=args.threads,
-        head=HeadConfig(),
+        none_weight=args.none_weight,
+        outside_weight=args.outside_weight,
+        calibrate=not args.no_calibrate,
+        head=HeadConfig(lstm_layers=args.lstm_layers, dropout=args.dropout),
     )
     head, report = train_head(args.data_dir, config, cache_dir=args.cache_dir)
     n_params = sum(p.numel() for p in head.parameters())

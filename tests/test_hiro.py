@@ -225,6 +225,138 @@ def test_label_cluster_prefers_compound_and_surface_form():
     assert label_cluster([], tokens, texts) is None
 
 
+# -- noun-phrase aspect names (no model: extractor and encoder are test doubles) -------------------
+class PhraseVectors:
+    """Fake sentence encoder for phrases: listed phrases share a vector, every other phrase its own."""
+
+    def __init__(self, groups):
+        self.groups = [set(g) for g in groups]
+
+    def encode(self, texts, **_: object) -> np.ndarray:
+        out = np.zeros((len(texts), 64), dtype=np.float32)
+        for i, text in enumerate(texts):
+            group = next((k for k, g in enumerate(self.groups) if text in g), None)
+            slot = group if group is not None else 8 + int(hashlib.md5(text.encode()).hexdigest(), 16) % 56
+            out[i, slot] = 1.0
+        return out
+
+
+class TargetExtractor:
+    """Fake triplet extractor: every listed word found in a sentence is an opinion target."""
+
+    def __init__(self, targets):
+        self.targets = targets
+        self.seen = []
+
+    def extract(self, sentences):
+        from opinio_agents.triplets.base import Triplet
+
+        self.seen.extend(sentences)
+        return [
+            [Triplet(aspect=t, opinion="good", sentiment=1) for t in self.targets if t in s.lower()]
+            for s in sentences
+        ]
+
+
+def _name(texts, clusters, **kwargs):
+    from opinio_agents.hiro.labels import PhraseNamer
+    from opinio_agents.text.preprocess import tokenize_for_bm25
+
+    kwargs.setdefault("extractor", None)
+    kwargs.setdefault("encoder", None)
+    namer = PhraseNamer(**kwargs)
+    return namer, namer.name(clusters, [tokenize_for_bm25(t) for t in texts], texts)
+
+
+def test_noun_phrases_chunks_and_tails():
+    from opinio_agents.hiro.labels import noun_phrases
+
+    found = [surface for _, surface in noun_phrases("The front desk staff were great but the wi-fi was slow.")]
+    assert found == ["front desk staff", "desk staff", "staff", "wi-fi"]
+    assert noun_phrases("It was great and very clean!") == []
+    # A phrase ends in a noun: "front" (also an adjective) cannot end one.
+    assert [s for _, s in noun_phrases("Room at the front.")] == ["room"]
+    assert [k for k, _ in noun_phrases("Two elevators")] == [("elevator",)]
+
+
+def test_phrase_namer_prefers_the_prevalent_noun_phrase_over_a_rare_token():
+    texts = [
+        "The beach was lovely.", "Seaweed all over the beach.", "Beautiful sandy beach.",
+        "The beach was crowded.", "Clean beach, warm sea.", "The beach bar was fun.",
+        "Breakfast was good.", "The pool was cold.", "Our room was small.", "Dinner was late.",
+    ]
+    _, labels = _name(texts, [[0, 1, 2, 3, 4, 5]])
+    assert labels[0].text == "beach"
+    assert labels[0].coverage == 1.0
+    # The earlier c-TF-IDF namer scores the same cluster by rarity.
+    from opinio_agents.hiro.labels import CtfidfNamer
+    from opinio_agents.text.preprocess import tokenize_for_bm25
+
+    old = CtfidfNamer().name([[0, 1, 2, 3, 4, 5]], [tokenize_for_bm25(t) for t in texts], texts)[0]
+    assert old is not None
+
+
+def test_phrase_namer_compound_names_and_unnamed_clusters():
+    texts = [
+        "The coffee maker was broken.", "Loved the coffee maker.", "Coffee machine pods ran out.",
+        "The front desk staff were rude.", "Front desk was slow at night.", "Rude front desk.",
+        "It was great.", "Amazing!", "So nice.",
+    ]
+    _, labels = _name(texts, [[0, 1, 2], [3, 4, 5], [6, 7, 8], []])
+    assert labels[0].text == "coffee maker"
+    assert labels[1].text == "front desk"
+    assert labels[2] is None and labels[3] is None
+
+
+def test_phrase_namer_merges_synonyms_and_pools_their_coverage():
+    texts = [
+        "The wifi was slow.", "Wifi kept dropping.", "Free wifi.", "Internet access was expensive.",
+        "Paid internet access only.", "No internet in the room some days.", "The bed was hard.",
+    ]
+    namer, labels = _name(texts, [[0, 1, 2, 3, 4, 5]], min_coverage=0.9)
+    label = labels[0]
+    assert label.text == "wifi" and label.coverage == 1.0
+    assert "internet" in label.aliases
+    # Without the merge neither name covers 90% of the cluster.
+    import opinio_agents.hiro.labels as labels_module
+
+    saved = labels_module.SYNONYMS
+    labels_module.SYNONYMS = ()
+    try:
+        assert _name(texts, [[0, 1, 2, 3, 4, 5]], min_coverage=0.9)[1][0] is None
+    finally:
+        labels_module.SYNONYMS = saved
+    # Encoder-based merging (a fake encoder that makes "lift" and "elevator" neighbours).
+    texts = ["The lift was slow.", "Lift broken twice.", "Elevator was tiny.", "Old elevator.", "Nice bar."]
+    namer, labels = _name(texts, [[0, 1, 2, 3], [2, 3]], encoder=PhraseVectors([{"lift", "elevator"}]))
+    assert labels[0].coverage == 1.0 and {labels[0].text, *labels[0].aliases} == {"lift", "elevator"}
+    assert namer.same_aspect(labels[0], labels[1])
+
+
+def test_phrase_namer_attribute_nouns_and_opinion_targets():
+    texts = ["Spotless room.", "Very clean.", "The bathroom was dirty.", "Clean and tidy room."]
+    _, labels = _name(texts, [[0, 1, 2, 3]])
+    assert labels[0].text == "cleanliness"
+    # Two equally common heads: the one the extractor sees as the opinion target wins.
+    texts = ["The view from the terrace was superb.", "Terrace view stunning.", "Great view, tiny terrace.",
+             "Views from the terrace.", "Loud street.", "Bad coffee."]
+    extractor = TargetExtractor(["terrace"])
+    _, labels = _name(texts, [[0, 1, 2, 3]], extractor=extractor, max_target_sentences=2)
+    assert labels[0].text.endswith("terrace")
+    assert len(extractor.seen) == 2  # an even sample of the cluster, not all of it
+    _, labels = _name(texts, [[0, 1, 2, 3]], extractor=TargetExtractor(["view"]))
+    assert labels[0].text.endswith("view")
+
+
+def test_phrase_namer_argument_errors():
+    from opinio_agents.hiro.labels import PhraseNamer
+
+    with pytest.raises(ConfigError, match="min_coverage"):
+        PhraseNamer(min_coverage=0)
+    with pytest.raises(ConfigError, match="max_target_sentences"):
+        PhraseNamer(max_target_sentences=-1)
+
+
 # -- the store-backed pipeline (hashing encoder: fast) -------------------------------------------
 def test_hiro_index_persists_and_reuses_the_hierarchy(hash_store, tmp_path):
     from opinio_agents.hiro import HiroIndex

@@ -110,6 +110,93 @@ def test_triplet_scores_exact_match():
     assert s.precision == pytest.approx(1 / 3) and s.recall == pytest.approx(0.5)
 
 
+# ---------------------------------------------------------------- head, calibrated decoding, training
+
+
+def _tiny_head(**kwargs):
+    import torch
+
+    from opinio_agents.triplets.head import HeadConfig, TripletHead
+
+    torch.manual_seed(0)
+    config = HeadConfig(enc_dim=8, hidden=16, span_dim=16, pair_hidden=16, dropout=0.0, **kwargs)
+    return TripletHead(config).eval()
+
+
+def test_head_config_round_trip_and_lstm_states():
+    import torch
+
+    from opinio_agents.triplets.head import HeadConfig
+
+    head = _tiny_head(lstm_layers=1, aspect_bias=0.5, pair_threshold=0.4)
+    again = HeadConfig.from_dict(json.loads(json.dumps(head.config.to_dict())) | {"unknown": 1})
+    assert again == head.config and again.encoder_layers == (3, 4, 5, 6)
+    # Heads saved before the LSTM and the calibration existed load with the old behaviour.
+    old = HeadConfig.from_dict({"hidden": 16})
+    assert (old.lstm_layers, old.aspect_bias, old.opinion_bias, old.pair_threshold) == (0, 0.0, 0.0, 0.5)
+    mask = torch.tensor([[True, True, True], [True, False, False]])
+    states = head.encode(torch.randn(2, 3, 8), mask)
+    assert states.shape == (2, 3, 16)
+    assert torch.all(states[1, 1:] == 0)  # padding stays zero through the LSTM
+
+
+def test_predict_spans_follows_the_calibration():
+    import torch
+
+    from opinio_agents.triplets.decode import predict_spans
+
+    head = _tiny_head()
+    feats = [torch.randn(6, 8), torch.randn(4, 8)]
+    head.config.aspect_bias = head.config.opinion_bias = 50.0  # every word starts a span
+    head.config.pair_threshold = 1.01  # keep every pair
+    every = predict_spans(head, feats)
+    for sent in every:  # all aspect x opinion pairs, so no opinion is left for an implicit triplet
+        aspects = {a for a, _, _ in sent}
+        opinions = {o for _, o, _ in sent}
+        assert None not in aspects and len(sent) == len(aspects) * len(opinions) >= 1
+    head.config.pair_threshold = 0.0  # keep none: all opinions become implicit triplets
+    assert predict_spans(head, feats, implicit_aspects=False) == [[], []]
+    lone = predict_spans(head, feats)
+    assert all(a is None for sent in lone for a, _, _ in sent)
+    assert [len(p) for p in lone] == [len({o for _, o, _ in sent}) for sent in every]
+    head.config.aspect_bias = head.config.opinion_bias = -50.0  # no spans at all
+    assert predict_spans(head, feats) == [[], []]
+
+
+def test_calibrate_decoding_improves_or_keeps_dev_f1():
+    import torch
+
+    from opinio_agents.triplets.aste import parse_aste_line
+    from opinio_agents.triplets.training import calibrate_decoding, evaluate_spans
+
+    head = _tiny_head()
+    examples = [parse_aste_line("Nice view here .####[([1], [0], 'POS')]"),
+                parse_aste_line("Bad bed and rude staff .####[([1], [0], 'NEG'), ([4], [3], 'NEG')]")]
+    torch.manual_seed(1)
+    feats = [torch.randn(len(e.tokens), 8) for e in examples]
+    before = evaluate_spans(head, feats, examples).f1
+    report = calibrate_decoding(head, feats, examples)
+    assert report["uncalibrated_f1"] == pytest.approx(before)
+    assert report["f1"] >= before
+    assert evaluate_spans(head, feats, examples).f1 == pytest.approx(report["f1"])
+    assert (head.config.aspect_bias, head.config.opinion_bias, head.config.pair_threshold) == (
+        report["aspect_bias"], report["opinion_bias"], report["pair_threshold"])
+
+
+def test_batch_loss_weights_change_the_loss():
+    import torch
+
+    from opinio_agents.triplets.aste import parse_aste_line
+    from opinio_agents.triplets.training import _batch_loss
+
+    head = _tiny_head()
+    examples = [parse_aste_line("Bad bed and rude staff .####[([1], [0], 'NEG'), ([4], [3], 'NEG')]")]
+    feats = [torch.randn(6, 8)]
+    plain = _batch_loss(head, feats, examples, use_predicted=False).item()
+    weighted = _batch_loss(head, feats, examples, use_predicted=False, none_weight=0.3, outside_weight=0.5).item()
+    assert plain > 0 and weighted > 0 and plain != pytest.approx(weighted)
+
+
 # ---------------------------------------------------------------- text output parser
 
 

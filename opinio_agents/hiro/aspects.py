@@ -2,8 +2,8 @@
 
 HIRO's retriever finds the subpath clusters that are both prevalent in this
 entity's reviews and specific to it; each cluster is named with a short
-query-like phrase (:func:`~opinio_agents.hiro.labels.label_cluster`), clusters
-with the same name are joined (a PRO and a CON cluster about the wi-fi become
+noun phrase (:class:`~opinio_agents.hiro.labels.PhraseNamer`), clusters
+with the same name (or synonymous names) are joined (a PRO and a CON cluster about the wi-fi become
 one ``wi-fi`` aspect), and each aspect gets entity-wide counts: the reviews
 that mention it (a sentence in its clusters or a lexical mention of its name)
 and how many of those lean positive or negative. The names are usable as
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from opinio_agents.errors import ConfigError
-from opinio_agents.hiro.labels import label_cluster, term_frequencies
+from opinio_agents.hiro.labels import AspectLabel, ClusterNamer, PhraseNamer
 from opinio_agents.hiro.lexical import mean_pairwise_rouge2, rouge_tokens
 from opinio_agents.hiro.retriever import DEFAULT_ALPHA, HiroCluster, retrieve_clusters
 from opinio_agents.hiro.store import HiroIndex
@@ -32,7 +32,7 @@ from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.synthesis.support import mention_mask, support_of
 
-__all__ = ["DiscoveredAspect", "discover_aspects", "aspects_from_clusters", "central_order"]
+__all__ = ["DiscoveredAspect", "discover_aspects", "aspects_from_clusters", "central_order", "default_namer"]
 
 
 @dataclass
@@ -102,30 +102,80 @@ def central_order(texts: Sequence[str]) -> list[int]:
 
 
 
+_NAMERS: dict[bool, ClusterNamer] = {}
+
+
+def default_namer(minilm: bool = True) -> ClusterNamer:
+    """The shared :class:`~opinio_agents.hiro.labels.PhraseNamer` for a store (one per kind).
+
+    Args:
+        minilm: The store was embedded with the package's MiniLM (its recorded
+            embedding model): synonyms are merged with MiniLM phrase vectors and
+            opinion targets come from the embedded triplet extractor (which runs on
+            the same model). A store built with another encoder (a custom model, a
+            test double) is named from noun phrases and :data:`~opinio_agents.hiro.labels.SYNONYMS`
+            alone, without loading any model.
+    """
+    namer = _NAMERS.get(minilm)
+    if namer is None:
+        namer = PhraseNamer() if minilm else PhraseNamer(extractor=None, encoder=None)
+        _NAMERS[minilm] = namer
+    return namer
+
+
+def _store_uses_minilm(store: Any) -> bool:
+    from opinio_agents.embeddings import DEFAULT_MODEL_NAME
+
+    try:
+        embedding = store.models().embedding
+    except AttributeError:  # a store-like object without recorded models
+        return False
+    return embedding is not None and embedding.name == DEFAULT_MODEL_NAME
+
+
 def aspects_from_clusters(
     clusters: Sequence[HiroCluster],
     stored: Sequence[StoredSentence],
     *,
     total_reviews: int | None = None,
     examples: int = 3,
+    namer: ClusterNamer | None = None,
 ) -> list[DiscoveredAspect]:
-    """Name, join and count clusters (clusters with no aspect-like name are left out)."""
+    """Name, join and count clusters (clusters with no aspect-like name are left out).
+
+    Args:
+        clusters: HIRO clusters of one entity, best first.
+        stored: The entity's sentences (cluster indices point into it).
+        total_reviews: Reviews of the entity (counted from ``stored`` when not given).
+        examples: Example sentence ids per aspect.
+        namer: Names clusters and says which names are one aspect; defaults to
+            :func:`default_namer` (noun phrases, triplet aspects, synonym merging).
+    """
     tokens = [s.tokens for s in stored]
     texts = [s.sentence.text for s in stored]
-    freq = term_frequencies(tokens, texts)
-    grouped: dict[str, list[tuple[HiroCluster, str]]] = {}
-    for cluster in clusters:
-        label = label_cluster(cluster.indices, tokens, texts, doc_freq=freq)
+    namer = namer or default_namer()
+    labels = namer.name([c.indices for c in clusters], tokens, texts)
+    grouped: list[tuple[AspectLabel, list[tuple[HiroCluster, AspectLabel]]]] = []
+    for cluster, label in zip(clusters, labels, strict=True):
         if label is None:
             continue
-        grouped.setdefault(" ".join(label.terms), []).append((cluster, label.text))
+        for first, members in grouped:
+            if namer.same_aspect(first, label):
+                members.append((cluster, label))
+                break
+        else:
+            grouped.append((label, [(cluster, label)]))
     if total_reviews is None:
         total_reviews = len({s.sentence.review_id for s in stored})
     out: list[DiscoveredAspect] = []
-    for members in grouped.values():
-        name = members[0][1]
+    for first, members in grouped:
+        name = first.text
         indices = sorted({i for cluster, _ in members for i in cluster.indices})
-        lexical = np.flatnonzero(mention_mask(name, stored)).tolist()
+        names = dict.fromkeys([name, *(a for _, label in members for a in (label.text, *label.aliases))])
+        lexical_mask = np.zeros(len(stored), dtype=bool)
+        for alias in names:
+            lexical_mask |= mention_mask(alias, stored)
+        lexical = np.flatnonzero(lexical_mask).tolist()
         mentioned = sorted(set(indices) | set(lexical))
         stance = support_of(stored, mentioned)
         n, pos, neg, neu = stance.reviews, stance.positive, stance.negative, stance.neutral
@@ -160,6 +210,7 @@ def discover_aspects(
     alpha: float = DEFAULT_ALPHA,
     clusters_per_aspect: float = 2.0,
     examples: int = 3,
+    namer: ClusterNamer | None = None,
 ) -> list[DiscoveredAspect]:
     """The entity's most discussed and most distinctive aspects, best first.
 
@@ -171,6 +222,7 @@ def discover_aspects(
         clusters_per_aspect: Clusters retrieved per requested aspect (some go
             unnamed, some join under one name).
         examples: Example sentence ids per aspect.
+        namer: Cluster namer (default: :func:`default_namer` for the store's embedding model).
 
     Raises:
         ConfigError: When ``top_k < 1``.
@@ -184,4 +236,5 @@ def discover_aspects(
     info = hiro.index.entity_record(key)
     stored = hiro.index.sentences(key)
     total = len({s.sentence.review_id for s in stored}) or info.n_reviews
-    return aspects_from_clusters(clusters, stored, total_reviews=total, examples=examples)[:top_k]
+    namer = namer or default_namer(_store_uses_minilm(hiro.index))
+    return aspects_from_clusters(clusters, stored, total_reviews=total, examples=examples, namer=namer)[:top_k]

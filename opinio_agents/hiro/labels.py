@@ -1,6 +1,25 @@
-"""Name a sentence cluster with a short, query-like aspect phrase (c-TF-IDF over App. D tokens).
+"""Name sentence clusters with the noun phrase a reader would use ("coffee maker", "front desk").
 
-A candidate term is an aspect-like App. D token (noun-ish, no sentiment,
+Two namers share one interface (:class:`ClusterNamer`):
+
+* :class:`PhraseNamer` (the default): candidate names are the noun phrases of
+  the cluster's sentences (a light chunker over lemminflect parts of speech:
+  a run of noun-ish words ending in a noun, plus its shorter tails, so
+  "front desk staff" also counts as "desk staff" and "staff"), the aspect
+  spans the triplet extractor finds (opinion targets, on a sample of each
+  cluster's sentences), and attribute nouns for attribute adjectives
+  (:data:`ATTRIBUTE_NOUNS`: "spotless" -> "cleanliness"). A head is scored by
+  the share of the cluster's sentences that use it, times a mild idf
+  (``log(1 + N / df) ** IDF_POWER``: prevalence first, so "beach" beats
+  "seaweed"), boosted when the extractor saw it as an opinion target. Heads
+  whose display phrases are near-synonyms (sentence-embedding cosine >=
+  ``merge_threshold``, or a :data:`SYNONYMS` entry: wifi / wi-fi / internet)
+  are merged and their coverage pooled; the name is the group's most used
+  phrase, extended to a compound when the compound covers at least half of
+  the head's uses ("front desk" rather than "desk").
+* :class:`CtfidfNamer`: the earlier c-TF-IDF token labels (kept for comparison).
+
+c-TF-IDF (:func:`label_cluster`): a candidate term is an aspect-like App. D token (noun-ish, no sentiment,
 not generic; see :func:`~opinio_agents.hiro.lexical.is_aspect_token`) or a
 bigram of adjacent tokens ending in one. Its weight in a cluster is the share
 of the cluster's sentences containing it times ``log(1 + N / df)`` over the
@@ -24,11 +43,23 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
+from opinio_agents.errors import ConfigError
 from opinio_agents.hiro.lexical import is_aspect_token
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
-__all__ = ["AspectLabel", "label_cluster", "MIN_COVERAGE"]
+__all__ = [
+    "AspectLabel",
+    "label_cluster",
+    "MIN_COVERAGE",
+    "ClusterNamer",
+    "CtfidfNamer",
+    "PhraseNamer",
+    "noun_phrases",
+    "ATTRIBUTE_NOUNS",
+    "SYNONYMS",
+]
 
 #: A label must occur in at least this share of the cluster's sentences.
 MIN_COVERAGE = 0.3
@@ -43,6 +74,8 @@ class AspectLabel:
     text: str
     coverage: float
     weight: float
+    #: Other surface forms merged into this label (synonyms, e.g. ``("internet",)`` for ``wi-fi``).
+    aliases: tuple[str, ...] = ()
 
 
 @lru_cache(maxsize=100_000)
@@ -169,3 +202,365 @@ def term_frequencies(tokens: Sequence[Sequence[str]], texts: Sequence[str] | Non
 
 
 __all__.append("term_frequencies")
+
+# ---------------------------------------------------------------------------------------------------------------
+# Noun-phrase names
+
+#: Attribute adjectives and the noun that names what they describe ("The room was spotless" is about cleanliness).
+ATTRIBUTE_NOUNS: dict[str, str] = {
+    **dict.fromkeys(
+        "clean cleaner cleanest spotless immaculate dirty dirtier filthy tidy untidy dusty grimy unclean".split(),
+        "cleanliness",
+    ),
+    **dict.fromkeys("quiet quieter noisy noisier loud louder".split(), "noise"),
+    **dict.fromkeys("expensive pricey overpriced cheap cheaper affordable inexpensive".split(), "price"),
+    **dict.fromkeys("spacious cramped roomy".split(), "room size"),
+    **dict.fromkeys("located".split(), "location"),
+    **dict.fromkeys("comfortable uncomfortable comfy".split(), "comfort"),
+}
+
+#: Synonym sets the sentence encoder scores too low to merge (lower-case surface forms).
+SYNONYMS: tuple[frozenset[str], ...] = (
+    frozenset({"wifi", "wi-fi", "wi fi", "internet", "internet access", "internet connection", "wireless"}),
+    frozenset({"elevator", "elevators", "lift", "lifts"}),
+    frozenset({"coffee maker", "coffeemaker", "coffee machine", "kettle", "nespresso machine"}),
+    frozenset({"front desk", "reception", "front desk staff", "reception staff", "receptionist", "receptionists"}),
+    frozenset({"a/c", "air conditioning", "air conditioner", "aircon", "air con"}),
+)
+
+#: Exponent of the idf factor of a head's score (0: prevalence only; 1: c-TF-IDF).
+IDF_POWER = 0.5
+#: Score boost per unit share of a head's uses that the triplet extractor saw as an opinion target.
+TARGET_BOOST = 0.5
+_DETERMINERS = frozenset("a an the this that these those my our your his her their its some any no".split())
+
+
+@lru_cache(maxsize=100_000)
+def _head_ok(token: str) -> bool:
+    """A phrase may end in ``token``: a noun (lemminflect) without an adjective reading, or unknown (``wifi``)."""
+    from lemminflect import getAllLemmas
+
+    lemmas = getAllLemmas(token)
+    return not lemmas or ("NOUN" in lemmas and "ADJ" not in lemmas and "ADV" not in lemmas)
+
+
+@lru_cache(maxsize=100_000)
+def _noun_form(word: str) -> bool:
+    """Whether ``word`` is a noun lemma or its plural (``kept`` is not, though ``keep`` is a noun)."""
+    from lemminflect import getAllLemmas, getInflection
+
+    nouns = getAllLemmas(word).get("NOUN")
+    if nouns is None:
+        return not getAllLemmas(word)
+    return any(word == lemma or word in getInflection(lemma, "NNS") for lemma in nouns)
+
+
+@lru_cache(maxsize=100_000)
+def _chunk_word(word: str) -> str | None:
+    """The App. D token of ``word`` when it can be part of a noun phrase, else None."""
+    if word in _DETERMINERS or not _noun_form(word.replace("-", "")) and "-" not in word:
+        return None
+    tokens = _word_tokens(word)
+    if len(tokens) != 1 or not is_aspect_token(tokens[0]):
+        return None
+    return tokens[0]
+
+
+def noun_phrases(text: str, *, max_words: int = 3) -> list[tuple[tuple[str, ...], str]]:
+    """Noun phrases of ``text`` and their tails, as ``(App. D tokens, lower-case surface)`` pairs.
+
+    A phrase is a maximal run of noun-ish words (:func:`~opinio_agents.hiro.lexical.is_aspect_token`:
+    nouns that carry no sentiment and are not generic) trimmed to end in a word with
+    a noun but no adjective reading, keeping its last ``max_words`` words; every
+    tail of it is returned too ("front desk staff", "desk staff", "staff").
+
+    Example:
+        >>> [surface for _, surface in noun_phrases("The front desk staff were great, wi-fi slow.")]
+        ['front desk staff', 'desk staff', 'staff', 'wi-fi']
+    """
+    out: list[tuple[tuple[str, ...], str]] = []
+    run: list[tuple[str, str]] = []
+
+    def flush() -> None:
+        while run and not _head_ok(run[-1][0]):
+            run.pop()
+        words = run[-max_words:]
+        for start in range(len(words)):
+            tail = words[start:]
+            out.append((tuple(t for t, _ in tail), " ".join(w for _, w in tail)))
+        run.clear()
+
+    for word in _WORD.findall(text):
+        lower = word.lower()
+        token = _chunk_word(lower)
+        if token is None:
+            flush()
+        else:
+            run.append((token, lower))
+    flush()
+    return out
+
+
+def _attributes(text: str) -> list[tuple[tuple[str, ...], str]]:
+    found = []
+    for word in _WORD.findall(text):
+        noun = ATTRIBUTE_NOUNS.get(word.lower())
+        if noun is not None:
+            found.append((tuple(tokenize_for_bm25(noun)), noun))
+    return found
+
+
+class ClusterNamer:
+    """Names the clusters of one entity: ``name(clusters, tokens, texts) -> [AspectLabel | None]``.
+
+    Subclasses implement :meth:`name`; :meth:`same_aspect` says whether two labels
+    of different clusters name one aspect (joined by aspect discovery).
+    """
+
+    def name(
+        self, clusters: Sequence[Sequence[int]], tokens: Sequence[Sequence[str]], texts: Sequence[str]
+    ) -> list[AspectLabel | None]:
+        """One label (or None) per cluster; ``clusters`` hold positions into ``tokens``/``texts``."""
+        raise NotImplementedError
+
+    def same_aspect(self, a: AspectLabel, b: AspectLabel) -> bool:
+        """Whether two labels name the same aspect (same App. D terms by default)."""
+        return a.terms == b.terms
+
+
+class CtfidfNamer(ClusterNamer):
+    """The c-TF-IDF token namer (:func:`label_cluster`), kept for comparison.
+
+    Example:
+        >>> tokens = [["wifi", "slow"], ["wifi", "fast"], ["pool", "cold"]]
+        >>> CtfidfNamer().name([[0, 1]], tokens, ["Wi-fi slow.", "Wi-fi fast.", "Cold pool."])[0].text
+        'wi-fi'
+    """
+
+    def __init__(self, min_coverage: float = MIN_COVERAGE) -> None:
+        self.min_coverage = min_coverage
+
+    def name(
+        self, clusters: Sequence[Sequence[int]], tokens: Sequence[Sequence[str]], texts: Sequence[str]
+    ) -> list[AspectLabel | None]:
+        """c-TF-IDF label of each cluster."""
+        freq = term_frequencies(tokens, texts)
+        return [
+            label_cluster(c, tokens, texts, doc_freq=freq, min_coverage=self.min_coverage) for c in clusters
+        ]
+
+
+@dataclass
+class _Phrases:
+    """Per-sentence candidate keys of an entity, their sentence frequencies and surface forms."""
+
+    keys: list[set[tuple[str, ...]]]
+    doc_freq: Counter[tuple[str, ...]]
+    surfaces: dict[tuple[str, ...], Counter[str]]
+
+
+class PhraseNamer(ClusterNamer):
+    """Noun-phrase cluster names from chunks, triplet aspect spans and synonym merging.
+
+    Args:
+        extractor: A :class:`~opinio_agents.triplets.base.TripletExtractor` whose aspect
+            spans mark opinion targets; ``"auto"`` (default) uses the embedded extractor
+            when torch is installed, ``None`` uses noun phrases only.
+        encoder: Sentence encoder for synonym merging (anything with
+            ``encode(list[str]) -> (n, d)`` unit vectors); ``"auto"`` (default) uses the
+            shared MiniLM, ``None`` merges by :data:`SYNONYMS` only.
+        merge_threshold: Cosine above which two display phrases are synonyms within a cluster.
+        join_threshold: Cosine above which the names of two clusters are one aspect.
+        min_coverage: Share of a cluster's sentences its name must cover (else unnamed).
+        max_target_sentences: Sentences per cluster the extractor reads (an even sample).
+
+    Example:
+        >>> texts = ["The coffee maker was broken.", "Loved the coffee maker.", "Coffee machine pods ran out."]
+        >>> tokens = [tokenize_for_bm25(t) for t in texts]
+        >>> PhraseNamer(extractor=None, encoder=None).name([[0, 1, 2]], tokens, texts)[0].text
+        'coffee maker'
+    """
+
+    def __init__(
+        self,
+        *,
+        extractor: Any = "auto",
+        encoder: Any = "auto",
+        merge_threshold: float = 0.8,
+        join_threshold: float = 0.8,
+        min_coverage: float = 0.2,
+        max_target_sentences: int = 40,
+    ) -> None:
+        if not 0.0 < min_coverage <= 1.0:
+            raise ConfigError(f"min_coverage={min_coverage!r} must be in (0, 1]")
+        if max_target_sentences < 0:
+            raise ConfigError(f"max_target_sentences={max_target_sentences!r} must be >= 0")
+        self._extractor = extractor
+        self._encoder = encoder
+        self.merge_threshold = merge_threshold
+        self.join_threshold = join_threshold
+        self.min_coverage = min_coverage
+        self.max_target_sentences = max_target_sentences
+        self._targets: dict[str, set[tuple[str, ...]]] = {}
+        self._vectors: dict[str, Any] = {}
+
+    # -- lazily resolved helpers ------------------------------------------------------------------------------
+    def _get_extractor(self) -> Any:
+        if isinstance(self._extractor, str):
+            try:
+                import torch  # noqa: F401
+
+                from opinio_agents.triplets.embedded import EmbeddedTripletExtractor
+            except ImportError:
+                self._extractor = None
+            else:
+                self._extractor = EmbeddedTripletExtractor()
+        return self._extractor
+
+    def _get_encoder(self) -> Any:
+        if isinstance(self._encoder, str):
+            from opinio_agents.embeddings import get_encoder
+
+            self._encoder = get_encoder()
+        return self._encoder
+
+    def _similarity(self, phrases: Sequence[str]) -> Any:
+        import numpy as np
+
+        encoder = self._get_encoder()
+        n = len(phrases)
+        sim = np.zeros((n, n), dtype=np.float32)
+        for group in SYNONYMS:
+            members = [i for i, p in enumerate(phrases) if p in group]
+            for i in members:
+                for j in members:
+                    sim[i, j] = 1.0
+        if encoder is not None and n:
+            todo = [p for p in dict.fromkeys(phrases) if p not in self._vectors]
+            if todo:
+                for phrase, vector in zip(todo, np.asarray(encoder.encode(list(todo))), strict=True):
+                    self._vectors[phrase] = vector
+            matrix = np.stack([self._vectors[p] for p in phrases]).astype(np.float32)
+            sim = np.maximum(sim, matrix @ matrix.T)
+        return sim
+
+    # -- candidates -------------------------------------------------------------------------------------------
+    def _phrases(self, texts: Sequence[str]) -> _Phrases:
+        keys: list[set[tuple[str, ...]]] = []
+        freq: Counter[tuple[str, ...]] = Counter()
+        surfaces: dict[tuple[str, ...], Counter[str]] = {}
+        for text in texts:
+            found = noun_phrases(text) + _attributes(text)
+            mine = {k for k, _ in found}
+            for key, surface in found:
+                surfaces.setdefault(key, Counter())[surface] += 1
+            keys.append(mine)
+            freq.update(mine)
+        return _Phrases(keys, freq, surfaces)
+
+    def _opinion_targets(self, texts: Sequence[str]) -> list[set[tuple[str, ...]]]:
+        extractor = self._get_extractor()
+        if extractor is None:
+            return [set() for _ in texts]
+        todo = [t for t in dict.fromkeys(texts) if t not in self._targets]
+        if todo:
+            for text, triplets in zip(todo, extractor.extract(todo), strict=True):
+                found: set[tuple[str, ...]] = set()
+                for triplet in triplets:
+                    if triplet.aspect:
+                        found.update(k for k, _ in noun_phrases(triplet.aspect))
+                self._targets[text] = found
+        return [self._targets[t] for t in texts]
+
+    @staticmethod
+    def _sample(indices: Sequence[int], k: int) -> list[int]:
+        if len(indices) <= k:
+            return list(indices)
+        step = len(indices) / k
+        return [indices[int(i * step)] for i in range(k)]
+
+    # -- naming -----------------------------------------------------------------------------------------------
+    def _display(self, head: str, members: list[int], table: _Phrases) -> tuple[tuple[str, ...], int]:
+        """The phrase shown for ``head``: the longest compound covering >= half the head's uses."""
+        counts: Counter[tuple[str, ...]] = Counter()
+        for i in members:
+            counts.update(k for k in table.keys[i] if k[-1] == head)
+        base = counts.get((head,), 0)
+        compounds = [(len(k), c, k) for k, c in counts.items() if len(k) > 1 and c >= max(2, 0.5 * base)]
+        if compounds:
+            _, count, key = max(compounds)
+            return key, count
+        return (head,), base
+
+    def _label(self, indices: Sequence[int], table: _Phrases, n_docs: int) -> AspectLabel | None:
+        import math
+
+        size = len(indices)
+        heads: dict[str, set[int]] = {}
+        for i in indices:
+            for key in table.keys[i]:
+                heads.setdefault(key[-1], set()).add(i)
+        if not heads:
+            return None
+        sample = self._sample(list(indices), self.max_target_sentences)
+        targets = self._opinion_targets([self._text[i] for i in sample]) if sample else []
+        target_share: Counter[str] = Counter()
+        for found in targets:
+            target_share.update({k[-1] for k in found})
+
+        def score(head: str, covered: set[int]) -> float:
+            df = max(table.doc_freq.get((head,), 1), 1)
+            share = target_share.get(head, 0) / max(len(sample), 1)
+            coverage = len(covered) / size
+            boost = 1.0 + TARGET_BOOST * min(1.0, share / max(coverage, 1e-9)) if sample else 1.0
+            return coverage * math.log(1.0 + n_docs / df) ** IDF_POWER * boost
+
+        ranked = sorted(heads, key=lambda h: (-len(heads[h]), h))[:30]
+        displays = {h: self._display(h, sorted(heads[h]), table) for h in ranked}
+        phrases = [self._surface_of(displays[h][0], table) for h in ranked]
+        sim = self._similarity(phrases)
+        scored = sorted(ranked, key=lambda h: (-score(h, heads[h]), h))
+        used: set[str] = set()
+        best: AspectLabel | None = None
+        for head in scored:
+            if head in used:
+                continue
+            i = ranked.index(head)
+            group = [h for j, h in enumerate(ranked) if h not in used and sim[i, j] >= self.merge_threshold]
+            group = group or [head]
+            covered = set().union(*(heads[h] for h in group))
+            weight = score(head, covered)
+            used.update(group)
+            if best is None or weight > best.weight:
+                main = max(group, key=lambda h: (displays[h][1] or len(heads[h]), len(heads[h]), h == head))
+                key = displays[main][0]
+                aliases = tuple(sorted({phrases[ranked.index(h)] for h in group if h != main}))
+                best = AspectLabel(key, self._surface_of(key, table), round(len(covered) / size, 3), weight, aliases)
+        if best is None or best.coverage < self.min_coverage:
+            return None
+        return AspectLabel(best.terms, best.text, best.coverage, round(best.weight, 4), best.aliases)
+
+    @staticmethod
+    def _surface_of(key: tuple[str, ...], table: _Phrases) -> str:
+        forms = table.surfaces.get(key)
+        return forms.most_common(1)[0][0] if forms else " ".join(key)
+
+    def name(
+        self, clusters: Sequence[Sequence[int]], tokens: Sequence[Sequence[str]], texts: Sequence[str]
+    ) -> list[AspectLabel | None]:
+        """Name each cluster (None when no phrase covers ``min_coverage`` of its sentences)."""
+        del tokens  # phrases are chunked from the text itself
+        self._text = list(texts)
+        table = self._phrases(texts)
+        return [self._label(list(c), table, len(texts)) if len(c) else None for c in clusters]
+
+    def same_aspect(self, a: AspectLabel, b: AspectLabel) -> bool:
+        """Same terms, a shared alias or synonym, or display phrases at cosine >= ``join_threshold``."""
+        if a.terms == b.terms:
+            return True
+        names_a, names_b = {a.text, *a.aliases}, {b.text, *b.aliases}
+        if names_a & names_b:
+            return True
+        sim = self._similarity([a.text, b.text])
+        return bool(sim[0, 1] >= self.join_threshold)
+

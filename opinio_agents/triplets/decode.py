@@ -1,7 +1,9 @@
 """Turn :class:`~opinio_agents.triplets.head.TripletHead` outputs into span triplets.
 
-Pipeline: BIO-decode aspect and opinion spans, classify every (aspect,
-opinion) pair, keep the pairs not classified as "none"; opinions left without
+Pipeline: BIO-decode aspect and opinion spans (with the head's calibrated
+span biases), classify every (aspect, opinion) pair, keep the pairs whose
+probability of "none" is below the head's ``pair_threshold`` (0.5 for
+uncalibrated heads) with their most likely sentiment; opinions left without
 an aspect become implicit-aspect triplets (aspect ``None``) whose sentiment
 comes from the opinion-polarity classifier.
 
@@ -41,6 +43,11 @@ def pad_features(feats: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Ten
     return batch, mask
 
 
+def _span_bias(bias: float) -> torch.Tensor:
+    """Added to (O, B, I) tag logits: ``bias`` > 0 favours spans (recall), < 0 precision."""
+    return torch.tensor([0.0, bias, bias])
+
+
 @torch.inference_mode()
 def predict_spans(
     head: TripletHead,
@@ -65,7 +72,9 @@ def predict_spans(
     batch, mask = pad_features(feats)
     states = head.encode(batch, mask)
     a_logits, o_logits = head.tag_logits(states)
-    a_tags, o_tags = a_logits.argmax(-1), o_logits.argmax(-1)
+    config = head.config
+    a_tags = (a_logits + _span_bias(config.aspect_bias)).argmax(-1)
+    o_tags = (o_logits + _span_bias(config.opinion_bias)).argmax(-1)
     aspects, opinions = [], []
     rows, pair_a, pair_o = [], [], []
     for i, f in enumerate(feats):
@@ -82,10 +91,12 @@ def predict_spans(
     results: list[list[SpanPrediction]] = [[] for _ in feats]
     paired: list[set[tuple[int, int]]] = [set() for _ in feats]
     if rows:
-        classes = head.pair_logits(states, rows, pair_a, pair_o).argmax(-1).tolist()
-        for i, a, o, c in zip(rows, pair_a, pair_o, classes, strict=True):
+        probs = head.pair_logits(states, rows, pair_a, pair_o).softmax(-1)
+        keep = (probs[:, 0] < config.pair_threshold).tolist()
+        classes = (probs[:, 1:].argmax(-1) + 1).tolist()
+        for i, a, o, c, k in zip(rows, pair_a, pair_o, classes, keep, strict=True):
             label = PAIR_LABELS[c]
-            if label is not None:
+            if k and label is not None:
                 results[i].append((a, o, label))
                 paired[i].add(o)
     if implicit_aspects:

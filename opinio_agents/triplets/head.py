@@ -3,7 +3,8 @@
 Architecture (about 1.1M parameters):
 
 1. projection of the (pre-averaged) frozen encoder word features;
-2. two residual 1-D convolution blocks (kernel 3) over words;
+2. two residual 1-D convolution blocks (kernel 3) over words, optionally
+   followed by a residual bidirectional LSTM (sentence-wide context);
 3. two BIO taggers (aspect spans, opinion spans);
 4. span representations ``[h_first; h_last; mean(h_first..last)]`` projected
    separately for aspects and opinions;
@@ -57,6 +58,13 @@ class HeadConfig:
     span_dim: int = 256
     pair_hidden: int = 256
     dropout: float = 0.3
+    #: Bidirectional LSTM layers after the convolutions (0 = none; older heads have none).
+    lstm_layers: int = 0
+    #: Decoding calibration (set on dev after training): added to the B and I logits of the
+    #: aspect / opinion taggers, and the pair probability of "none" below which a pair is kept.
+    aspect_bias: float = 0.0
+    opinion_bias: float = 0.0
+    pair_threshold: float = 0.5
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form."""
@@ -109,6 +117,12 @@ class TripletHead(nn.Module):
         self.convs = nn.ModuleList(
             _ConvBlock(hid, c.kernel_size, c.dropout) for _ in range(c.conv_layers)
         )
+        self.lstm = (
+            nn.LSTM(hid, hid // 2, num_layers=c.lstm_layers, batch_first=True, bidirectional=True)
+            if c.lstm_layers > 0
+            else None
+        )
+        self.lstm_norm = nn.LayerNorm(hid) if c.lstm_layers > 0 else None
         self.aspect_tagger = nn.Linear(hid, 3)
         self.opinion_tagger = nn.Linear(hid, 3)
         self.aspect_span = nn.Sequential(nn.Linear(3 * hid, c.span_dim), nn.GELU())
@@ -137,6 +151,12 @@ class TripletHead(nn.Module):
         x = self.drop(nn.functional.gelu(self.proj(feats)))
         for conv in self.convs:
             x = conv(x, mask)
+        if self.lstm is not None and self.lstm_norm is not None:
+            lengths = mask.sum(1).clamp(min=1).cpu()
+            packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+            out, _ = self.lstm(packed)
+            y, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
+            x = self.lstm_norm(x + self.drop(y))
         return x * mask.unsqueeze(-1)
 
     def tag_logits(self, states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
