@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import csv
 import json
 import time
@@ -100,31 +101,47 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("opinio_agents/text/weights/sentiment_head.json"))
     parser.add_argument("--extra", nargs="*", default=[], choices=["zomato", "alexa"], help="rated reviews to add")
     parser.add_argument("--rating3-neutral", action="store_true", help="rating-3 extra reviews as neutral")
+    parser.add_argument("--cache-dir", type=Path, default=None, help="cache embeddings here (outside the repo)")
     args = parser.parse_args()
 
     from opinio_agents.embeddings import get_encoder
     from opinio_agents.text.sentiment import VaderSentimentScorer
 
     encoder = get_encoder()
-    splits = {}
+
+    def embed(texts: list[str]) -> np.ndarray:
+        if args.cache_dir is None:
+            return encoder.encode(texts, batch_size=64)
+        key = hashlib.sha256(("\n".join(texts) + encoder.name).encode()).hexdigest()[:16]
+        path = args.cache_dir / f"sentiment-{key}.npy"
+        if path.is_file():
+            return np.load(path)
+        vectors = encoder.encode(texts, batch_size=64)
+        args.cache_dir.mkdir(parents=True, exist_ok=True)
+        np.save(path, vectors)
+        return vectors
+
+    started = time.perf_counter()
+    splits, features = {}, {}
     for split in ("train", "dev"):
         texts, labels = [], []
         for domain in ("14lap", "14res", "15res", "16res"):
             t, lab = read_aste(args.data / "aste-v2" / domain / f"{split}_triplets.txt")
             texts += t
             labels += lab
+        parts = [embed(texts)]
         if split == "train":
             for name in args.extra:
                 t, lab = read_rated(args.data / "real-reviews" / f"{name}.json", args.rating3_neutral)
                 print(f"{name}: {len(t)} one-sentence rated reviews ({np.bincount(lab, minlength=3).tolist()})")
+                parts.append(embed(t))
                 texts += t
                 labels += lab
         splits[split] = (texts, np.array(labels))
+        features[split] = np.concatenate(parts)
     hotels = read_hotels(args.data / "semeval15-hotels" / "hotels_aspects.csv")
     splits["hotels"] = (hotels[0], np.array(hotels[1]))
-
-    started = time.perf_counter()
-    features = {name: encoder.encode(texts, batch_size=64) for name, (texts, _) in splits.items()}
+    features["hotels"] = embed(hotels[0])
     print(f"embedded {sum(len(t) for t, _ in splits.values())} sentences in {time.perf_counter() - started:.1f}s")
 
     best = None

@@ -232,6 +232,7 @@ SYNONYMS: tuple[frozenset[str], ...] = (
 IDF_POWER = 0.5
 #: Score boost per unit share of a head's uses that the triplet extractor saw as an opinion target.
 TARGET_BOOST = 0.5
+_SUBJECTS = frozenset("i we you they he she it who which there everything everyone".split())
 _DETERMINERS = frozenset("a an the this that these those my our your his her their its some any no".split())
 
 
@@ -242,6 +243,18 @@ def _head_ok(token: str) -> bool:
 
     lemmas = getAllLemmas(token)
     return not lemmas or ("NOUN" in lemmas and "ADJ" not in lemmas and "ADV" not in lemmas)
+
+
+def _head_word_ok(token: str, word: str) -> bool:
+    """``_head_ok`` for the token, and the word is no possessive (``grandmother's``)."""
+    return _head_ok(token) and not word.endswith(("'s", "\u2019s"))
+
+
+@lru_cache(maxsize=100_000)
+def _verb_reading(word: str) -> bool:
+    from lemminflect import getAllLemmas
+
+    return "VERB" in getAllLemmas(word)
 
 
 @lru_cache(maxsize=100_000)
@@ -282,7 +295,7 @@ def noun_phrases(text: str, *, max_words: int = 3) -> list[tuple[tuple[str, ...]
     run: list[tuple[str, str]] = []
 
     def flush() -> None:
-        while run and not _head_ok(run[-1][0]):
+        while run and not _head_word_ok(*run[-1]):
             run.pop()
         words = run[-max_words:]
         for start in range(len(words)):
@@ -290,13 +303,17 @@ def noun_phrases(text: str, *, max_words: int = 3) -> list[tuple[tuple[str, ...]
             out.append((tuple(t for t, _ in tail), " ".join(w for _, w in tail)))
         run.clear()
 
+    previous = ""
     for word in _WORD.findall(text):
         lower = word.lower()
         token = _chunk_word(lower)
+        if token is not None and previous in _SUBJECTS and _verb_reading(lower):
+            token = None  # "we felt", "it makes": a verb after a subject pronoun
         if token is None:
             flush()
         else:
             run.append((token, lower))
+        previous = lower
     flush()
     return out
 

@@ -398,12 +398,17 @@ def train_head(
 
 
 def save_head(head: TripletHead, report: dict, out_dir: Path) -> None:
-    """Write ``head.safetensors`` and ``config.json`` into ``out_dir``."""
+    """Write ``head.safetensors`` (float16) and ``config.json`` (with the calibration) into ``out_dir``."""
     from safetensors.torch import save_file
 
     out_dir.mkdir(parents=True, exist_ok=True)
+    # float16 on disk (half the size; loading casts back to float32, dev F1 unchanged).
     save_file(
-        {k: v.contiguous() for k, v in head.state_dict().items()}, str(out_dir / WEIGHTS_FILE)
+        {
+            k: (v.half() if v.is_floating_point() else v).contiguous()
+            for k, v in head.state_dict().items()
+        },
+        str(out_dir / WEIGHTS_FILE),
     )
     config = {
         "format": "opinio_agents.triplets.head/1",
