@@ -46,8 +46,9 @@ from opinio_agents.datasets.synthetic import generate_entity
 from opinio_agents.embeddings import get_encoder
 from opinio_agents.hiro import HiroIndex, discover_aspects
 from opinio_agents.hiro.labels import CtfidfNamer, PhraseNamer
+from opinio_agents.indexing import Indexer
 from opinio_agents.models import Entity
-from opinio_agents.stores.sentence_index import SentenceIndex
+from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
 SPACE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real-reviews" / "space_dev.json"
@@ -119,12 +120,12 @@ def covers_by_lexicon(label: str, aspect: str) -> bool:
     return label.lower() in lexicon or " ".join(words) in lexicon or words[-1] in lexicon
 
 
-def _build(store: Path, entities: list[Entity], encoder) -> tuple[SentenceIndex, HiroIndex]:
-    index = SentenceIndex(store, encoder=encoder)
+def _build(store: Path, entities: list[Entity], encoder) -> tuple[SentenceStore, HiroIndex]:
+    index = SentenceStore(store)
     todo = [e for e in entities if not index.has_entity(e.key)]
     if todo:
         t0 = time.perf_counter()
-        index.index_entities(todo)
+        Indexer(index, encoder).index_entities(todo)
         print(f"_indexed {len(todo)} entities in {time.perf_counter() - t0:.0f} s_", file=sys.stderr)
     hiro = HiroIndex(index, depth=3)
     hiro.fit()

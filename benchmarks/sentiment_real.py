@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from opinio_agents.synthesis.polarity import SENTIMENT_THRESHOLD
+from opinio_agents.models import SENTIMENT_THRESHOLD
 from opinio_agents.text.sentiment import VaderSentimentScorer, sentiment_label
 from opinio_agents.text.sentiment_head import EmbeddingSentimentHead, blend
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import argparse
 import ast
-import hashlib
 import csv
+import hashlib
 import json
 import time
 from pathlib import Path

@@ -46,7 +46,7 @@ from functools import lru_cache
 from typing import Any
 
 from opinio_agents.errors import ConfigError
-from opinio_agents.hiro.lexical import is_aspect_token
+from opinio_agents.hiro.lexical import FUNCTION_WORDS, GENERIC_TOKENS, _sentiment_words, is_aspect_token
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
 __all__ = [
@@ -242,6 +242,8 @@ def _head_ok(token: str) -> bool:
     from lemminflect import getAllLemmas
 
     lemmas = getAllLemmas(token)
+    if token.endswith("ing") and "ADJ" not in lemmas:
+        return True  # parking, shopping
     return not lemmas or ("NOUN" in lemmas and "ADJ" not in lemmas and "ADV" not in lemmas)
 
 
@@ -259,9 +261,11 @@ def _verb_reading(word: str) -> bool:
 
 @lru_cache(maxsize=100_000)
 def _noun_form(word: str) -> bool:
-    """Whether ``word`` is a noun lemma or its plural (``kept`` is not, though ``keep`` is a noun)."""
+    """Whether ``word`` is a noun lemma, its plural or a gerund (``kept`` is not, though ``keep`` is a noun)."""
     from lemminflect import getAllLemmas, getInflection
 
+    if word.endswith("ing"):
+        return True  # parking, shopping, housekeeping (a verb reading is caught by the subject rule)
     nouns = getAllLemmas(word).get("NOUN")
     if nouns is None:
         return not getAllLemmas(word)
@@ -274,9 +278,15 @@ def _chunk_word(word: str) -> str | None:
     if word in _DETERMINERS or not _noun_form(word.replace("-", "")) and "-" not in word:
         return None
     tokens = _word_tokens(word)
-    if len(tokens) != 1 or not is_aspect_token(tokens[0]):
+    if len(tokens) != 1:
         return None
-    return tokens[0]
+    token = tokens[0]
+    if is_aspect_token(token):
+        return token
+    gerund = word.endswith("ing") and token.isalpha() and len(token) > 4
+    if gerund and token not in GENERIC_TOKENS and token not in FUNCTION_WORDS and token not in _sentiment_words():
+        return token  # parking, shopping: nouns lemminflect knows only as verbs
+    return None
 
 
 def noun_phrases(text: str, *, max_words: int = 3) -> list[tuple[tuple[str, ...], str]]:
