@@ -210,9 +210,18 @@ def main() -> None:
     parser.add_argument("--store", type=Path, default=None, help="keep the indexes here (default: temporary)")
     parser.add_argument("--skip-synthetic", action="store_true")
     parser.add_argument("--skip-space", action="store_true")
+    parser.add_argument("--namers", default="before,after", help="which namers to score (before, after)")
     args = parser.parse_args()
     encoder = get_encoder()
-    namers = {"before (c-TF-IDF)": CtfidfNamer(), "after (noun phrases)": PhraseNamer()}
+    chosen = set(args.namers.split(","))
+    namers = {
+        name: namer
+        for key, name, namer in (
+            ("before", "before (c-TF-IDF)", CtfidfNamer()),
+            ("after", "after (noun phrases)", PhraseNamer()),
+        )
+        if key in chosen
+    }
     with tempfile.TemporaryDirectory() as tmp:
         root = args.store or Path(tmp)
         if not args.skip_synthetic:

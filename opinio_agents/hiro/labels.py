@@ -232,6 +232,10 @@ SYNONYMS: tuple[frozenset[str], ...] = (
 IDF_POWER = 0.5
 #: Score boost per unit share of a head's uses that the triplet extractor saw as an opinion target.
 TARGET_BOOST = 0.5
+#: Nouns that name no aspect, on top of :data:`~opinio_agents.hiro.lexical.GENERIC_TOKENS` (App. D tokens).
+NAME_STOPWORDS: frozenset[str] = frozenset(
+    "start beginning while euro euros dollar dollars buck bucks pound reason problem issue complaint downside".split()
+)
 _SUBJECTS = frozenset("i we you they he she it who which there everything everyone".split())
 _DETERMINERS = frozenset("a an the this that these those my our your his her their its some any no".split())
 
@@ -281,6 +285,8 @@ def _chunk_word(word: str) -> str | None:
     if len(tokens) != 1:
         return None
     token = tokens[0]
+    if token in NAME_STOPWORDS:
+        return None
     if is_aspect_token(token):
         return token
     gerund = word.endswith("ing") and token.isalpha() and len(token) > 4

