@@ -151,6 +151,50 @@ def aspect_highlights(
     return out
 
 
+ORDER_BY_POSITION = True
+PROPER_WEIGHT = 0.0
+
+
+def is_proper_name(label: str, stored: list[StoredSentence], *, share: float = 0.6) -> bool:
+    """Whether reviewers write ``label`` as a name (capitalised inside a sentence): a city or the hotel, not an aspect."""
+    words = label.split()
+    if not words:
+        return False
+    head = words[-1].lower()
+    capital = lower = 0
+    for row in stored:
+        tokens = row.sentence.text.split()
+        for token in tokens[1:]:
+            word = token.strip(".,;:!?()\"'")
+            if word.lower() == head:
+                if word[:1].isupper():
+                    capital += 1
+                else:
+                    lower += 1
+    total = capital + lower
+    return total > 0 and capital / total >= share
+POSITION_SOURCE = "term"
+
+
+def aspect_positions(aspects: list[DiscoveredAspect], stored: list[StoredSentence]) -> dict[str, float]:
+    """Where reviewers raise each aspect: the mean relative position (0 first, 1 last) of its mentions in their reviews."""
+    length: dict[str, int] = {}
+    for row in stored:
+        review = row.sentence.review_id
+        length[review] = max(length.get(review, 0), row.sentence.index + 1)
+    out: dict[str, float] = {}
+    for aspect in aspects:
+        rows = aspect.term_indices if POSITION_SOURCE == "term" else aspect.mention_indices
+        rows = rows or aspect.sentence_indices
+        rel = [
+            stored[i].sentence.index / max(1, length[stored[i].sentence.review_id] - 1)
+            for i in rows
+        ]
+        if rel:
+            out[aspect.aspect] = float(np.mean(rel))
+    return out
+
+
 def query_free_highlights(
     index: SentenceStore | HiroIndex,
     entity_id: str | int,
@@ -212,6 +256,8 @@ def query_free_highlights(
         )
         for highlight in found:
             result.add(highlight)
-    result.summary = summary_of(result.highlights, budget_words=summary_words)
+    positions = aspect_positions(aspects, stored) if ORDER_BY_POSITION else None
+    names = {a.aspect: PROPER_WEIGHT for a in aspects if is_proper_name(a.aspect, stored)}
+    result.summary = summary_of(result.highlights, budget_words=summary_words, positions=positions, weights=names)
     result.meta.timings["hiro"] = round(time.perf_counter() - started, 3)
     return result

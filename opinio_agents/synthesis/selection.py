@@ -37,7 +37,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -453,7 +453,27 @@ def compose_summary(items: Sequence[SummaryItem], *, budget_words: int = 75) -> 
 DEFAULT_SUMMARY_WORDS = 75
 
 
-def summary_of(highlights: Sequence[Highlight], *, budget_words: int = DEFAULT_SUMMARY_WORDS) -> str | None:
+SPLIT_POINTS = False
+_POINT_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+
+
+def split_points(text: str) -> list[str]:
+    """The sentences of a highlight's text (its key points), in order.
+
+    Example:
+        >>> split_points("Friendly staff. The rooms are clean!  Great view")
+        ['Friendly staff.', 'The rooms are clean!', 'Great view']
+    """
+    return [part.strip() for part in _POINT_BREAK.split(text.strip()) if part.strip()]
+
+
+def summary_of(
+    highlights: Sequence[Highlight],
+    *,
+    budget_words: int = DEFAULT_SUMMARY_WORDS,
+    positions: Mapping[str, float] | None = None,
+    weights: Mapping[str, float] | None = None,
+) -> str | None:
     """The highlights as one paragraph: aspects in proportion to their mentions, ordered by aspect.
 
     Every sentence of the paragraph is a highlight's text, so it cites that
@@ -470,11 +490,20 @@ def summary_of(highlights: Sequence[Highlight], *, budget_words: int = DEFAULT_S
         >>> summary_of(hs)
         'Great location. Friendly staff.'
     """
+    per_aspect: dict[str, list[tuple[int, int, str, float]]] = {}
+    for order, highlight in enumerate(highlights):
+        points = split_points(highlight.text) if SPLIT_POINTS else [highlight.text]
+        for point_rank, point in enumerate(points):
+            per_aspect.setdefault(highlight.query, []).append(
+                (point_rank, order, point, float(highlight.support.reviews))
+            )
     items: list[SummaryItem] = []
-    rank: dict[str, int] = {}
-    for highlight in highlights:
-        position = rank.get(highlight.query, 0)
-        rank[highlight.query] = position + 1
-        items.append(SummaryItem(highlight.text, highlight.query, float(highlight.support.reviews), position))
+    for aspect, entries in per_aspect.items():
+        weight = max(e[3] for e in entries) * (weights.get(aspect, 1.0) if weights else 1.0)
+        for position, (_, _, point, _) in enumerate(sorted(entries)):
+            items.append(SummaryItem(point, aspect, weight, position))
     chosen = compose_summary(items, budget_words=budget_words)
+    if positions:
+        first = {item.group: i for i, item in reversed(list(enumerate(chosen)))}
+        chosen = sorted(chosen, key=lambda item: (positions.get(item.group, 0.5), first[item.group], item.rank))
     return " ".join(item.text for item in chosen) or None
