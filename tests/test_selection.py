@@ -275,3 +275,57 @@ def test_summary_paragraph_is_composed_after_post_processing() -> None:
     assert "Guests report bed bugs." in summary  # ... and carries the guard's CON instead
     assert summary.startswith("Friendly staff.") and "Lovely views of the harbour." in summary
     assert all(part + "." in {h.text for h in result.highlights} for part in summary.rstrip(".").split(". "))
+
+
+def _rows(texts_by_review: dict[str, list[str]]) -> list[StoredSentence]:
+    rows = []
+    for review, texts in texts_by_review.items():
+        for i, text in enumerate(texts):
+            sentence = Sentence(
+                sentence_id=f"1:{review}:{i}", entity_id="1", review_id=review, index=i, text=text, start=0, end=len(text)
+            )
+            rows.append(StoredSentence(sentence, tuple(tokenize_for_bm25(text)), 0.5))
+    return rows
+
+
+def test_summary_orders_aspects_by_review_position_and_weights_names_down() -> None:
+    from opinio_agents.synthesis.selection import summary_of
+
+    def hl(query: str, text: str, reviews: int) -> Highlight:
+        return Highlight(query=query, polarity=Polarity.PROS, text=text, support=Support(reviews=reviews))
+
+    city = hl("paris", "We loved Paris.", 90)
+    room = hl("room", "The rooms were clean.", 70)
+    staff = hl("staff", "Friendly staff.", 40)
+    # by mentions, the city first; by position, as reviews order them
+    assert summary_of([city, room, staff]) == "We loved Paris. The rooms were clean. Friendly staff."
+    ordered = summary_of([city, room, staff], positions={"staff": 0.1, "room": 0.5, "paris": 0.9})
+    assert ordered == "Friendly staff. The rooms were clean. We loved Paris."
+    # a name weighted 0 loses its place when the budget is short; without the weight it wins it
+    assert summary_of([city, room, staff], budget_words=6, weights={"paris": 0.0}) == (
+        "The rooms were clean. Friendly staff."
+    )
+    assert "Paris" in (summary_of([city, room, staff], budget_words=6) or "")
+
+
+def test_is_proper_name_and_aspect_positions() -> None:
+    from opinio_agents.hiro.aspects import DiscoveredAspect
+    from opinio_agents.hiro.highlights import aspect_positions, is_proper_name
+
+    rows = _rows(
+        {
+            "a": ["The staff were kind.", "We loved Venice and the room.", "Venice is magic."],
+            "b": ["Staff were great.", "Rooms are small.", "Lovely room, walking distance to Venice sights."],
+        }
+    )
+    assert is_proper_name("venice", rows)
+    assert not is_proper_name("room", rows)
+    assert not is_proper_name("staff", rows)  # capitalised only as a sentence's first word
+    assert not is_proper_name("", rows) and not is_proper_name("pool", rows)
+    staff = DiscoveredAspect("staff", 2, 2, 0, 0, 2, 1.0, term_indices=[0, 3])
+    room = DiscoveredAspect("room", 2, 1, 1, 0, 2, 1.0, term_indices=[1, 4, 5])
+    none = DiscoveredAspect("view", 0, 0, 0, 0, 2, 0.0)
+    positions = aspect_positions([staff, room, none], rows)
+    assert positions["staff"] == 0.0
+    assert positions["room"] == pytest.approx((0.5 + 0.5 + 1.0) / 3)
+    assert "view" not in positions

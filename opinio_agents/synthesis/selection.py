@@ -453,20 +453,6 @@ def compose_summary(items: Sequence[SummaryItem], *, budget_words: int = 75) -> 
 DEFAULT_SUMMARY_WORDS = 75
 
 
-SPLIT_POINTS = False
-_POINT_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
-
-
-def split_points(text: str) -> list[str]:
-    """The sentences of a highlight's text (its key points), in order.
-
-    Example:
-        >>> split_points("Friendly staff. The rooms are clean!  Great view")
-        ['Friendly staff.', 'The rooms are clean!', 'Great view']
-    """
-    return [part.strip() for part in _POINT_BREAK.split(text.strip()) if part.strip()]
-
-
 def summary_of(
     highlights: Sequence[Highlight],
     *,
@@ -481,6 +467,17 @@ def summary_of(
     its weight the reviews that mention it (``support.reviews``); see
     :func:`~opinio_agents.synthesis.selection.compose_summary`. None without highlights.
 
+    Args:
+        highlights: The highlights (one aspect may have a PRO and a CON).
+        budget_words: Word budget of the paragraph.
+        positions: Aspect -> where reviewers raise it (0 = first, 1 = last;
+            :func:`~opinio_agents.hiro.highlights.aspect_positions`). When
+            given, the chosen aspects are ordered as reviews order them
+            (location and staff early, "will stay again" last) instead of by
+            mentions: ROUGE-L rewards the order human summaries follow.
+        weights: Aspect -> factor on its mentions (e.g. 0 for a city or the
+            entity's own name, so real aspects come first).
+
     Example:
         >>> from opinio_agents.models import Highlight, Polarity, Support
         >>> hs = [Highlight(query="staff", polarity=Polarity.PROS, text="Friendly staff.",
@@ -489,19 +486,16 @@ def summary_of(
         ...                 support=Support(reviews=60))]
         >>> summary_of(hs)
         'Great location. Friendly staff.'
+        >>> summary_of(hs, positions={"staff": 0.2, "location": 0.6})
+        'Friendly staff. Great location.'
     """
-    per_aspect: dict[str, list[tuple[int, int, str, float]]] = {}
-    for order, highlight in enumerate(highlights):
-        points = split_points(highlight.text) if SPLIT_POINTS else [highlight.text]
-        for point_rank, point in enumerate(points):
-            per_aspect.setdefault(highlight.query, []).append(
-                (point_rank, order, point, float(highlight.support.reviews))
-            )
     items: list[SummaryItem] = []
-    for aspect, entries in per_aspect.items():
-        weight = max(e[3] for e in entries) * (weights.get(aspect, 1.0) if weights else 1.0)
-        for position, (_, _, point, _) in enumerate(sorted(entries)):
-            items.append(SummaryItem(point, aspect, weight, position))
+    rank: dict[str, int] = {}
+    for highlight in highlights:
+        position = rank.get(highlight.query, 0)
+        rank[highlight.query] = position + 1
+        weight = float(highlight.support.reviews) * (weights.get(highlight.query, 1.0) if weights else 1.0)
+        items.append(SummaryItem(highlight.text, highlight.query, weight, position))
     chosen = compose_summary(items, budget_words=budget_words)
     if positions:
         first = {item.group: i for i, item in reversed(list(enumerate(chosen)))}
