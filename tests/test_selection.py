@@ -282,7 +282,8 @@ def _rows(texts_by_review: dict[str, list[str]]) -> list[StoredSentence]:
     for review, texts in texts_by_review.items():
         for i, text in enumerate(texts):
             sentence = Sentence(
-                sentence_id=f"1:{review}:{i}", entity_id="1", review_id=review, index=i, text=text, start=0, end=len(text)
+                sentence_id=f"1:{review}:{i}", entity_id="1", review_id=review, index=i, text=text,
+                start=0, end=len(text),
             )
             rows.append(StoredSentence(sentence, tuple(tokenize_for_bm25(text)), 0.5))
     return rows
