@@ -146,14 +146,14 @@ class QueryFreeSummarizer(Summarizer):
 
     def draft(self, entity_key: str, queries: Sequence[str] | None) -> Draft:
         """Discover the entity's aspects and write their highlights."""
-        from opinio_agents.hiro.highlights import query_free_highlights
+        from opinio_agents.hiro.highlights import query_free_result
 
         if queries:
             raise ConfigError(
                 "the query-free (HIRO) summarizer takes no queries; drop the queries, or use the "
                 "retrieval summarizer to answer them"
             )
-        result = query_free_highlights(
+        found = query_free_result(
             self.hiro,
             entity_key,
             top_k=self.top_k,
@@ -161,6 +161,7 @@ class QueryFreeSummarizer(Summarizer):
             split_threshold=self.split_threshold,
             max_cited=self.max_cited,
         )
+        result = found.highlights
         meta = result.meta.model_copy(update={"mode": "query-free"})
         grouped = _group(result.highlights)
         items = []
@@ -178,4 +179,5 @@ class QueryFreeSummarizer(Summarizer):
             outcomes=items,
             meta=meta,
             summary_words=self.summary_words,
+            summary_layout=found.layout,
         )

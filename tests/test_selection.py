@@ -330,3 +330,43 @@ def test_is_proper_name_and_aspect_positions() -> None:
     assert positions["staff"] == 0.0
     assert positions["room"] == pytest.approx((0.5 + 0.5 + 1.0) / 3)
     assert "view" not in positions
+
+
+def test_summarizer_recomposes_the_summary_with_the_drafts_layout() -> None:
+    from opinio_agents.synthesis.base import SynthesisOutcome
+    from opinio_agents.synthesis.selection import SummaryLayout
+    from opinio_agents.synthesis.summarizer import Draft, Summarizer
+
+    def hl(query: str, text: str, reviews: int, sid: str) -> Highlight:
+        ev = Evidence(sentence_id=sid, text=text, score=1.0, sentiment=0.6)
+        support = Support(reviews=reviews)
+        return Highlight(query=query, polarity=Polarity.PROS, text=text, evidence=[ev], support=support)
+
+    city = hl("rome", "We loved Rome.", 90, "1:1:0")
+    staff = hl("staff", "Friendly staff.", 40, "1:2:0")
+    room = hl("room", "Clean rooms.", 60, "1:3:0")
+
+    class Store:
+        def require_entity(self, key: str) -> str:
+            return key
+
+        def sentences(self, key: str) -> list:
+            return []
+
+    class Fixed(Summarizer):
+        layout: SummaryLayout | None = None
+
+        def draft(self, entity_key, queries):  # noqa: ANN001, ANN201
+            outcomes = [
+                SynthesisOutcome(item=QueryEvidence(query=h.query, evidence=list(h.evidence)), highlights=[h])
+                for h in (city, staff, room)
+            ]
+            return Draft(
+                entity_id=entity_key, entity_name="", queries=[], outcomes=outcomes, summary_words=75,
+                summary_layout=self.layout,
+            )
+
+    summarizer = Fixed(Store())  # type: ignore[arg-type]
+    assert summarizer.summarize("1").summary == "We loved Rome. Clean rooms. Friendly staff."
+    summarizer.layout = SummaryLayout(positions={"staff": 0.2, "room": 0.4, "rome": 0.9}, weights={"rome": 0.0})
+    assert summarizer.summarize("1").summary == "Friendly staff. Clean rooms. We loved Rome."

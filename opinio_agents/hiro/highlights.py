@@ -28,6 +28,7 @@ Example:
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -42,6 +43,7 @@ from opinio_agents.synthesis.selection import (
     DEFAULT_SUMMARY_WORDS,
     DEFAULT_WEIGHTS,
     SelectionWeights,
+    SummaryLayout,
     score_candidates,
     select_points,
     summary_of,
@@ -50,6 +52,9 @@ from opinio_agents.text.polarity import evidence_polarity
 
 __all__ = [
     "query_free_highlights",
+    "query_free_result",
+    "QueryFreeResult",
+    "summary_layout",
     "aspect_highlights",
     "QUERY_FREE_ALPHA",
     "QUERY_FREE_WEIGHTS",
@@ -231,7 +236,76 @@ def query_free_highlights(
     order_by_position: bool = True,
     name_weight: float = QUERY_FREE_NAME_WEIGHT,
 ) -> HighlightSet:
-    """PROS and CONS of an entity without any query, from its HIRO clusters.
+    """PROS and CONS of an entity without any query, from its HIRO clusters, with a ``summary`` paragraph.
+
+    The ``highlights`` of :func:`query_free_result` (same arguments).
+
+    Raises:
+        ConfigError: On a bad argument.
+        StoreError: When the entity is not indexed.
+    """
+    return query_free_result(
+        index,
+        entity_id,
+        top_k=top_k,
+        alpha=alpha,
+        split_threshold=split_threshold,
+        max_cited=max_cited,
+        summary_words=summary_words,
+        max_points=max_points,
+        weights=weights,
+        order_by_position=order_by_position,
+        name_weight=name_weight,
+    ).highlights
+
+
+@dataclass(frozen=True)
+class QueryFreeResult:
+    """What :func:`query_free_result` returns.
+
+    Attributes:
+        highlights: The highlights, their ``summary`` composed.
+        layout: The summary's layout (aspect positions in reviews, name weights), so a
+            post-processing step that changes the highlights can compose it again alike.
+    """
+
+    highlights: HighlightSet
+    layout: SummaryLayout
+
+
+def summary_layout(
+    aspects: list[DiscoveredAspect],
+    stored: list[StoredSentence],
+    *,
+    order_by_position: bool = True,
+    name_weight: float = 1.0,
+) -> SummaryLayout:
+    """The query-free summary's layout: :func:`aspect_positions` and :func:`is_proper_name` weights.
+
+    Example:
+        >>> summary_layout([], [], order_by_position=False)
+        SummaryLayout(positions=None, weights={})
+    """
+    positions = aspect_positions(aspects, stored) if order_by_position else None
+    weights = {a.aspect: name_weight for a in aspects if name_weight != 1.0 and is_proper_name(a.aspect, stored)}
+    return SummaryLayout(positions=positions, weights=weights)
+
+
+def query_free_result(
+    index: SentenceStore | HiroIndex,
+    entity_id: str | int,
+    *,
+    top_k: int = 8,
+    alpha: float | None = None,
+    split_threshold: float = 0.35,
+    max_cited: int = 5,
+    summary_words: int = DEFAULT_SUMMARY_WORDS,
+    max_points: int = 2,
+    weights: SelectionWeights = QUERY_FREE_WEIGHTS,
+    order_by_position: bool = True,
+    name_weight: float = QUERY_FREE_NAME_WEIGHT,
+) -> QueryFreeResult:
+    """PROS and CONS of an entity without any query, from its HIRO clusters, and the summary's layout.
 
     Args:
         index: The sentence store (the HIRO hierarchy is fitted on first use) or a :class:`HiroIndex`.
@@ -285,8 +359,7 @@ def query_free_highlights(
         )
         for highlight in found:
             result.add(highlight)
-    positions = aspect_positions(aspects, stored) if order_by_position else None
-    names = {a.aspect: name_weight for a in aspects if name_weight != 1.0 and is_proper_name(a.aspect, stored)}
-    result.summary = summary_of(result.highlights, budget_words=summary_words, positions=positions, weights=names)
+    layout = summary_layout(aspects, stored, order_by_position=order_by_position, name_weight=name_weight)
+    result.summary = summary_of(result.highlights, budget_words=summary_words, layout=layout)
     result.meta.timings["hiro"] = round(time.perf_counter() - started, 3)
-    return result
+    return QueryFreeResult(result, layout)

@@ -59,6 +59,7 @@ __all__ = [
     "compose_summary",
     "summary_of",
     "DEFAULT_SUMMARY_WORDS",
+    "SummaryLayout",
 ]
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -453,12 +454,30 @@ def compose_summary(items: Sequence[SummaryItem], *, budget_words: int = 75) -> 
 DEFAULT_SUMMARY_WORDS = 75
 
 
+@dataclass(frozen=True)
+class SummaryLayout:
+    """How :func:`summary_of` lays a paragraph out beyond mentions (see its arguments).
+
+    Attributes:
+        positions: Aspect -> where reviewers raise it (0 = first, 1 = last).
+        weights: Aspect -> factor on its mentions.
+
+    Example:
+        >>> SummaryLayout(positions={"staff": 0.1}).positions
+        {'staff': 0.1}
+    """
+
+    positions: Mapping[str, float] | None = None
+    weights: Mapping[str, float] | None = None
+
+
 def summary_of(
     highlights: Sequence[Highlight],
     *,
     budget_words: int = DEFAULT_SUMMARY_WORDS,
     positions: Mapping[str, float] | None = None,
     weights: Mapping[str, float] | None = None,
+    layout: SummaryLayout | None = None,
 ) -> str | None:
     """The highlights as one paragraph: aspects in proportion to their mentions, ordered by aspect.
 
@@ -477,6 +496,7 @@ def summary_of(
             mentions: ROUGE-L rewards the order human summaries follow.
         weights: Aspect -> factor on its mentions (e.g. 0 for a city or the
             entity's own name, so real aspects come first).
+        layout: ``positions`` and ``weights`` in one object (used where an argument is not given).
 
     Example:
         >>> from opinio_agents.models import Highlight, Polarity, Support
@@ -489,6 +509,9 @@ def summary_of(
         >>> summary_of(hs, positions={"staff": 0.2, "location": 0.6})
         'Friendly staff. Great location.'
     """
+    if layout is not None:
+        positions = layout.positions if positions is None else positions
+        weights = layout.weights if weights is None else weights
     items: list[SummaryItem] = []
     rank: dict[str, int] = {}
     for highlight in highlights:

@@ -43,6 +43,7 @@ from opinio_agents.synthesis.base import SynthesisOutcome
 
 if TYPE_CHECKING:
     from opinio_agents.stores.sentence_store import SentenceStore
+    from opinio_agents.synthesis.selection import SummaryLayout
 
 __all__ = ["Summarizer", "Draft", "SummaryDone", "SummaryEvent", "QueryMode", "usage_delta"]
 
@@ -76,6 +77,8 @@ class Draft:
         summary_words: When set, the result gets a ``summary`` paragraph of
             about this many words, composed from the final (post-processed)
             highlights (:func:`~opinio_agents.synthesis.selection.summary_of`).
+        summary_layout: Aspect order and weights of that paragraph
+            (:class:`~opinio_agents.synthesis.selection.SummaryLayout`); None: by mentions.
     """
 
     entity_id: str | int
@@ -84,6 +87,7 @@ class Draft:
     outcomes: Iterable[SynthesisOutcome]
     meta: RunMeta = field(default_factory=RunMeta)
     summary_words: int | None = None
+    summary_layout: SummaryLayout | None = None
 
 
 def usage_delta(before: TokenUsage, after: TokenUsage) -> TokenUsage:
@@ -150,7 +154,9 @@ class Summarizer(ABC):
         if draft.summary_words is not None:
             from opinio_agents.synthesis.selection import summary_of
 
-            result.summary = summary_of(result.highlights, budget_words=draft.summary_words)
+            result.summary = summary_of(
+                result.highlights, budget_words=draft.summary_words, layout=draft.summary_layout
+            )
         t0 = time.perf_counter()
         stored = self.store.sentences(key)
         result.alerts = self.checks.alerts([s.sentence for s in stored], [s.sentiment for s in stored])
