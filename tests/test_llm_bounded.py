@@ -193,3 +193,13 @@ def test_cli_llm_timeout_and_deadline_reach_the_query(tmp_path, encoder, capsys,
     [failure] = result.failures
     assert "deadline of 0.6 s" in failure.error
     assert failure.attempts == made and 1 <= made <= 4  # default policy: at most 4 attempts
+
+
+def test_malformed_native_json_is_not_accepted_as_an_empty_answer() -> None:
+    # LangChain parses native output as partial JSON; a broken answer must go to the repair turn.
+    broken = '{"highlights": [{"polarity": "PROS", "text": }'
+    with LoopbackServer([ok(broken)]) as server:
+        synth = LLMSynthesizer(_client_with_own_retries(server), retry=RetryPolicy(max_retries=0))
+        assert synth.chain.mode == "native"
+        [outcome] = list(synth.synthesize_many([make_item()]))
+    assert outcome.failure is not None and outcome.failure.attempts == 2 == server.request_count

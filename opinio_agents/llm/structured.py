@@ -54,6 +54,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -176,6 +177,14 @@ def native_support(model: BaseChatModel) -> bool | None:
     if isinstance(profile, dict) and profile.get("structured_output") is True:
         return True
     return None
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _short(exc: BaseException) -> str:
@@ -418,13 +427,15 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
 
     def _candidates(self, raw: Any, parsed: Any) -> list[Any]:
         out: list[Any] = []
-        if parsed is not None:
+        text = message_text(raw)
+        # LangChain parses native output leniently (partial JSON): a truncated or malformed
+        # answer would come back as a "valid" object with its broken part silently dropped.
+        if parsed is not None and not (text.strip() and not _is_json(text)):
             out.append(parsed)
         for call in getattr(raw, "tool_calls", None) or []:
             args = call.get("args") if isinstance(call, dict) else None
             if isinstance(args, dict):
                 out.append(args)
-        text = message_text(raw)
         out.extend(iter_json_candidates(text, self._keys))
         if self.text_fallback is not None:
             fallback = self.text_fallback(text)
