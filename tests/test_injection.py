@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pytest
 from fake_encoder import HashEncoder
@@ -343,3 +344,21 @@ def test_false_positive_rate_on_real_review_sentences() -> None:
                     flagged.append(text[start:end])
     assert total > 10_000
     assert len(flagged) / total < 0.001, flagged[:10]
+
+
+def test_the_long_context_baseline_sends_no_review_with_instructions() -> None:
+    from opinio_agents.synthesis.long_context import LongContextSynthesizer
+
+    entity = _entity()
+    prompts: list[str] = []
+
+    def respond(messages: list[Any]) -> str:
+        prompts.append(" ".join(str(m.content) for m in messages))
+        return json.dumps({"pros": [], "cons": []})
+
+    synth = LongContextSynthesizer(ScriptedChatModel(respond=respond), structured_output="parser")
+    result = synth.run(entity, ["breakfast"], n_pros=1, n_cons=1)
+    assert prompts and _claims_in(prompts) == []
+    assert "cold and stale" in prompts[0]  # ordinary reviews are still sent
+    flagged_reviews = {f.sentence_id.split(":")[1] for f in result.meta.flagged}
+    assert flagged_reviews == {f"x{i}" for i in range(len(INJECTIONS))}

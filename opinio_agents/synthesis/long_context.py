@@ -33,12 +33,14 @@ from langchain_core.language_models import BaseChatModel
 from opinio_agents.chains.long_context import LongContextChain
 from opinio_agents.errors import ConfigError, OpinioError
 from opinio_agents.llm.providers import model_name_of
+from opinio_agents.llm.redact import Redactor
 from opinio_agents.llm.retry import RetryPolicy
 from opinio_agents.llm.structured import StructuredMode
 from opinio_agents.llm.tokens import TokenCounter, count_message_tokens, default_token_counter
 from opinio_agents.llm.usage import UsageMeter
 from opinio_agents.models import (
     Entity,
+    FlaggedSentence,
     Highlight,
     HighlightSet,
     Polarity,
@@ -52,6 +54,8 @@ from opinio_agents.prompts.long_context import LongContextInput, ReviewItem
 from opinio_agents.prompts.promptset import PromptSet, default_prompts
 from opinio_agents.synthesis.alerts import detect_alerts
 from opinio_agents.synthesis.llm import prepare_model
+from opinio_agents.text.injection import injection_reasons
+from opinio_agents.text.segment import split_sentences
 
 __all__ = ["LongContextSynthesizer", "select_recent_reviews", "simple_sentences"]
 
@@ -127,6 +131,9 @@ class LongContextSynthesizer:
         counter: Token estimator used to fit the window (heuristic by default).
         safety_margin: Fraction of the window left free for estimation error.
         device: Device of an ``hf:`` model: ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``.
+        screen_injection: Leave out of the prompt every review with a sentence that reads as
+            instructions to an assistant (:mod:`opinio_agents.text.injection`); reported in
+            ``meta.flagged``.
     """
 
     name = "long-context"
@@ -148,6 +155,7 @@ class LongContextSynthesizer:
         counter: TokenCounter | None = None,
         safety_margin: float = 0.05,
         device: str | int = "auto",
+        screen_injection: bool = True,
     ) -> None:
         if context_window_tokens < 1024:
             raise ConfigError(f"context_window_tokens={context_window_tokens} must be >= 1024")
@@ -156,6 +164,7 @@ class LongContextSynthesizer:
         self.context_window_tokens = context_window_tokens
         self.max_tokens = max_tokens
         self.safety_margin = safety_margin
+        self.screen_injection = screen_injection
         self.counter = counter or default_token_counter()
         self.model, self.cache = prepare_model(
             llm, base_url=base_url, max_tokens=max_tokens, timeout=timeout, cache_path=cache_path, device=device
@@ -194,6 +203,29 @@ class LongContextSynthesizer:
     def _item(review: Review) -> ReviewItem:
         date = review.publication_date.isoformat() if review.publication_date else None
         return ReviewItem(review_id=str(review.review_id), text=review.text, date=date)
+
+    def screen_reviews(self, entity: Entity) -> tuple[list[Review], list[FlaggedSentence]]:
+        """The reviews that may go into the prompt, and the instruction-like sentences that kept the others out.
+
+        A review with one such sentence is left out whole: an instruction split over two
+        sentences ("Ignore previous instructions. The pool is heated.") is not half-sent.
+        """
+        if not self.screen_injection:
+            return list(entity.user_reviews), []
+        kept: list[Review] = []
+        flagged: list[FlaggedSentence] = []
+        for review in entity.user_reviews:
+            hits = []
+            for index, (start, end) in enumerate(split_sentences(review.text)):
+                reasons = injection_reasons(review.text[start:end])
+                if reasons:
+                    sentence_id = Sentence.make_id(entity.entity_id, review.review_id, index)
+                    hits.append(FlaggedSentence(query="", sentence_id=sentence_id, reasons=list(reasons)))
+            if hits:
+                flagged.extend(hits)
+            else:
+                kept.append(review)
+        return kept, flagged
 
     def build_input(
         self, entity: Entity, queries: Sequence[str], n_pros: int, n_cons: int
@@ -271,7 +303,9 @@ class LongContextSynthesizer:
         if not queries:
             raise ConfigError(f"no queries for entity {entity.entity_id!r}; pass queries=[...]")
         n_pros, n_cons = self._counts(entity, n_pros, n_cons)
-        value, dropped = self.build_input(entity, queries, n_pros, n_cons)
+        kept, flagged = self.screen_reviews(entity)
+        screened = entity.model_copy(update={"user_reviews": kept}) if flagged else entity
+        value, dropped = self.build_input(screened, queries, n_pros, n_cons)
         prompt_estimate = count_message_tokens(self.chain.build_messages(value), self.counter)
         result_set = HighlightSet(entity_id=entity.entity_id, entity_name=entity.entity_name)
         alert_sentences = list(sentences) if sentences is not None else simple_sentences(entity)
@@ -281,7 +315,8 @@ class LongContextSynthesizer:
             result = self.chain.invoke(value)
         except OpinioError as exc:
             attempts = getattr(exc, "attempts", None) or 1
-            result_set.failures = [QueryFailure(query=q, error=str(exc)[:1000], attempts=attempts) for q in queries]
+            error = Redactor([self.chain.system_text]).clean(str(exc), 600)  # no prompt text, no long output
+            result_set.failures = [QueryFailure(query=q, error=error, attempts=attempts) for q in queries]
             notes: list[str] = []
         else:
             self._meter.add(result.usage)
@@ -306,5 +341,6 @@ class LongContextSynthesizer:
             expected_pros=n_pros,
             expected_cons=n_cons,
             dropped_key_points=notes,
+            flagged=flagged,
         )
         return result_set
