@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal
@@ -49,6 +50,8 @@ __all__ = [
     "FlaggedSentence",
     "HighlightSet",
     "REVIEW_METADATA_FIELDS",
+    "RATING_RANGE",
+    "ID_SEPARATOR",
 ]
 
 EntityId = str | int
@@ -64,10 +67,36 @@ REVIEW_METADATA_FIELDS: tuple[str, ...] = (
 )
 
 
+#: The ratings a review may carry: finite numbers from 0 to 10 inclusive (1-5 stars, 1-10
+#: scores). ``NaN``, ``Infinity`` and numbers outside the range are refused.
+RATING_RANGE: tuple[float, float] = (0.0, 10.0)
+#: Separator of the parts of a sentence id (see :meth:`Sentence.make_id`).
+ID_SEPARATOR = ":"
+
+
+def _valid_unicode(value: str) -> str:
+    """``value`` unchanged, or a ValueError when it holds a lone surrogate (e.g. from ``"\\ud800"`` in JSON).
+
+    Lone surrogates are rejected, not replaced: they are not characters, cannot be
+    stored as UTF-8, and replacing them would change the review silently.
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        code = ord(value[exc.start])
+        raise ValueError(
+            f"contains a lone surrogate \\u{code:04x} at character {exc.start}, which is not valid Unicode; "
+            "fix the \\u escape in the input (a surrogate must come in a high+low pair)"
+        ) from None
+    return value
+
+
 class Review(BaseModel):
     """One user review (OpinioBank ``user_reviews[*]``); all metadata is optional.
 
     ``user_reviews_posted`` also accepts the dataset's spelling ``user_review_posted``.
+    ``rating`` must be finite and within :data:`RATING_RANGE` (0 to 10); counts must be >= 0.
+    Text and ids must be valid Unicode: a lone surrogate (``"\\ud800"``) is refused.
     """
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
@@ -86,6 +115,7 @@ class Review(BaseModel):
     @field_validator("text")
     @classmethod
     def _text_not_blank(cls, value: str) -> str:
+        _valid_unicode(value)
         if not value.strip():
             raise ValueError("review text is empty; remove the review or fill in its text")
         return value
@@ -95,6 +125,16 @@ class Review(BaseModel):
     def _id_not_blank(cls, value: str | int) -> str | int:
         if isinstance(value, str) and not value.strip():
             raise ValueError("review_id is empty")
+        if isinstance(value, str):
+            _valid_unicode(value)
+        return value
+
+    @field_validator("rating")
+    @classmethod
+    def _rating_in_range(cls, value: float | None) -> float | None:
+        low, high = RATING_RANGE
+        if value is not None and not (math.isfinite(value) and low <= value <= high):
+            raise ValueError(f"rating must be a finite number from {low:g} to {high:g}")
         return value
 
     @field_validator("publication_date", mode="before")
@@ -117,6 +157,14 @@ class ExpertReview(BaseModel):
     pros: dict[str, str] = Field(default_factory=dict)
     cons: dict[str, str] = Field(default_factory=dict)
 
+    @field_validator("pros", "cons")
+    @classmethod
+    def _unicode(cls, value: dict[str, str]) -> dict[str, str]:
+        for query, text in value.items():
+            _valid_unicode(query)
+            _valid_unicode(text)
+        return value
+
     @property
     def queries(self) -> list[str]:
         """All annotated queries, PROS first, without duplicates, in order."""
@@ -138,7 +186,14 @@ class Entity(BaseModel):
     def _entity_id_not_blank(cls, value: str | int) -> str | int:
         if isinstance(value, str) and not value.strip():
             raise ValueError("entity_id is empty")
+        if isinstance(value, str):
+            _valid_unicode(value)
         return value
+
+    @field_validator("entity_name")
+    @classmethod
+    def _name_unicode(cls, value: str) -> str:
+        return _valid_unicode(value)
 
     @model_validator(mode="after")
     def _unique_review_ids(self) -> Entity:
@@ -167,7 +222,9 @@ class Sentence(BaseModel):
     """A review sentence: the unit of retrieval and of evidence.
 
     ``sentence_id`` is stable across runs: ``"{entity_id}:{review_id}:{index}"``
-    with ``index`` the 0-based position of the sentence in its review.
+    with ``index`` the 0-based position of the sentence in its review, and with
+    ``%`` and ``:`` inside the two ids percent-escaped (see :meth:`make_id`), so that
+    no two sentences share an id whatever characters their ids contain.
     ``start``/``end`` are character offsets into the original review text.
     """
 
@@ -189,8 +246,19 @@ class Sentence(BaseModel):
 
     @staticmethod
     def make_id(entity_id: EntityId, review_id: EntityId, index: int) -> str:
-        """Build the stable ``sentence_id`` for a sentence."""
-        return f"{entity_id}:{review_id}:{index}"
+        """Build the stable, unambiguous ``sentence_id`` of a sentence.
+
+        ``%`` becomes ``%25`` and ``:`` becomes ``%3A`` inside each id, so the two
+        separators are the only two ``:`` in the result and distinct (entity, review,
+        index) triples never share an id. Plain ids (no ``:`` or ``%``) are unchanged.
+
+        Example:
+            >>> Sentence.make_id(101, 1010160, 2)
+            '101:1010160:2'
+            >>> Sentence.make_id("a:b", "c", 0), Sentence.make_id("a", "b:c", 0)
+            ('a%3Ab:c:0', 'a:b%3Ac:0')
+        """
+        return f"{_escape_id(entity_id)}{ID_SEPARATOR}{_escape_id(review_id)}{ID_SEPARATOR}{index}"
 
     def metadata(self) -> dict[str, Any]:
         """Flat, store-friendly metadata (no ``None`` values; dates as ISO strings)."""
@@ -208,6 +276,10 @@ class Sentence(BaseModel):
                 continue
             data[name] = value.isoformat() if isinstance(value, dt.date) else value
         return data
+
+
+def _escape_id(value: EntityId) -> str:
+    return str(value).replace("%", "%25").replace(ID_SEPARATOR, "%3A")
 
 
 class Polarity(str, Enum):

@@ -18,6 +18,7 @@ import typer
 
 from opinio_agents.cli.llm_limits import llm_limits
 from opinio_agents.errors import OpinioError
+from opinio_agents.io.outputs import terminal_safe as _safe
 
 __all__ = ["register", "chat_command", "mcp_command"]
 
@@ -48,13 +49,13 @@ def chat_command(
         stats = rag.index(dataset)
         added = sum(s.reviews_added + s.reviews_updated for s in stats)
         if added:
-            typer.echo(f"indexed {added} new or changed reviews into {store}", err=True)
+            typer.echo(_safe(f"indexed {added} new or changed reviews into {store}"), err=True)
         session = ReviewChat(rag, entity, k=k)
     except OpinioError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {_safe(str(exc), keep_newlines=False)}", err=True)
         raise typer.Exit(2) from exc
     mode = "LLM" if session.mode == "llm" else "extractive (no --llm given)"
-    typer.echo(f"Chatting about {session.entity_name} [{session.entity_key}], mode: {mode}. {_HELP}")
+    typer.echo(_safe(f"Chatting about {session.entity_name} [{session.entity_key}], mode: {mode}. {_HELP}"))
     while True:
         typer.echo("you> ", nl=False)
         line = sys.stdin.readline()
@@ -73,20 +74,20 @@ def chat_command(
         typer.echo("opinio> ", nl=False)
         try:
             for piece in session.stream(question):
-                typer.echo(piece, nl=False)
+                typer.echo(_safe(piece), nl=False)
         except OpinioError as exc:
-            typer.echo(f"\nerror: {exc}", err=True)
+            typer.echo(f"\nerror: {_safe(str(exc), keep_newlines=False)}", err=True)
             continue
         typer.echo("")
         answer = session.last_answer
         if answer is not None and answer.citations:
             typer.echo("Sources:")
             for c in answer.citations:
-                typer.echo(f"  [{c.marker}] {c.sentence_id}: {c.text}")
+                typer.echo(_safe(f"  [{c.marker}] {c.sentence_id}: {c.text}", keep_newlines=False))
         elif answer is not None and answer.mode == "extractive" and answer.covered:
             typer.echo("Sources:")
             for c in answer.evidence[: session.extractive_sentences]:
-                typer.echo(f"  [{c.marker}] {c.sentence_id}")
+                typer.echo(_safe(f"  [{c.marker}] {c.sentence_id}", keep_newlines=False))
 
 
 def mcp_command(
@@ -103,7 +104,7 @@ def mcp_command(
     try:
         serve_stdio(store, dataset=dataset, llm=llm, base_url=base_url)
     except OpinioError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {_safe(str(exc), keep_newlines=False)}", err=True)
         raise typer.Exit(2) from exc
 
 

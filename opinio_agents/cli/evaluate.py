@@ -295,10 +295,10 @@ def evaluate_cmd(
     for table in summary["tables"].values():
         typer.echo(to_markdown(table) + "\n")
     for key, reason in summary["skipped"].items():
-        err.print(f"{key} not computed: {reason}", highlight=False)
+        err.print(f"{key} not computed: {reason}", highlight=False, markup=False)
     for note in [*notes, *summary["notes"]]:
-        err.print(note, highlight=False)
-    err.print(f"wrote {output / 'tables.md'} and {output / 'tables.json'}", highlight=False)
+        err.print(note, highlight=False, markup=False)
+    err.print(f"wrote {output / 'tables.md'} and {output / 'tables.json'}", highlight=False, markup=False)
 
 
 def _evaluate_references(
@@ -361,8 +361,8 @@ def _evaluate_references(
     )
     typer.echo(human_tables_markdown(summary["tables"], label=label) + "\n")
     for note in summary["notes"]:
-        err.print(note, highlight=False)
-    err.print(f"wrote {', '.join(summary['files'])}", highlight=False)
+        err.print(note, highlight=False, markup=False)
+    err.print(f"wrote {', '.join(summary['files'])}", highlight=False, markup=False)
     rag.close()
 
 

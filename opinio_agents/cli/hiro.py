@@ -15,11 +15,15 @@ from __future__ import annotations
 import json
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from opinio_agents.errors import OpinioError
+from opinio_agents.io.outputs import terminal_safe
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 __all__ = ["register", "OutputFormat"]
 
@@ -44,8 +48,15 @@ def _open_store(dataset: Path, entity: str, store: Path):  # noqa: ANN202 - Sent
 
 
 def _fail(error: OpinioError) -> None:
-    typer.echo(f"error: {error}", err=True)
+    typer.echo(f"error: {terminal_safe(str(error), keep_newlines=False)}", err=True)
     raise typer.Exit(code=2)
+
+
+def _t(value: object) -> Text:
+    """A table cell: untrusted text as rich ``Text`` (never markup), control characters escaped."""
+    from rich.text import Text
+
+    return Text(terminal_safe(str(value)))
 
 
 DatasetArg = Annotated[Path, typer.Argument(help="OpinioBank JSON/JSONL file (indexed on first use).")]
@@ -79,7 +90,7 @@ def aspects_command(
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"Aspects of {index.entity_record(entity).entity_name or entity}")
+    table = Table(title=_t(f"Aspects of {index.entity_record(entity).entity_name or entity}"))
     for column in ("aspect", "mentions", "share", "positive", "negative", "HIRO score"):
         table.add_column(column, no_wrap=True)
     table.add_column("example", overflow="fold", min_width=30)
@@ -87,13 +98,13 @@ def aspects_command(
     for a in found:
         example = by_id.get(a.example_sentence_ids[0], "") if a.example_sentence_ids else ""
         table.add_row(
-            a.aspect,
-            str(a.mentions),
-            f"{a.share:.0%}",
-            str(a.positive),
-            str(a.negative),
-            f"{a.score:.2f}",
-            example[:90],
+            _t(a.aspect),
+            _t(a.mentions),
+            _t(f"{a.share:.0%}"),
+            _t(a.positive),
+            _t(a.negative),
+            _t(f"{a.score:.2f}"),
+            _t(example[:90]),
         )
     Console().print(table)
 
@@ -121,17 +132,17 @@ def compare_command(
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"{report.entity_name or report.entity_id} vs {report.compared_with} other entities")
+    table = Table(title=_t(f"{report.entity_name or report.entity_id} vs {report.compared_with} other entities"))
     for column in ("aspect", "here", "elsewhere", "lift", "positive here", "positive elsewhere"):
         table.add_column(column)
     for item in report.items:
         table.add_row(
-            item.aspect,
-            f"{item.share_here:.0%}",
-            f"{item.share_others:.0%}",
-            f"x{item.lift:.1f}",
-            f"{item.positive_here:.0%}",
-            f"{item.positive_others:.0%}",
+            _t(item.aspect),
+            _t(f"{item.share_here:.0%}"),
+            _t(f"{item.share_others:.0%}"),
+            _t(f"x{item.lift:.1f}"),
+            _t(f"{item.positive_here:.0%}"),
+            _t(f"{item.positive_others:.0%}"),
         )
     Console().print(table)
 

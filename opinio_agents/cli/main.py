@@ -4,8 +4,14 @@ Every command prints one clear line on bad input (``error: FILE: line N,
 entity E, review R, field 'F': ...``) and exits with status 2, without a
 traceback; so does every usage error (an unknown option, a missing or extra
 argument, a bad option value: ``error: opinio highlight: No such option:
---bogus (see 'opinio highlight --help')``). Long work shows progress on
-stderr; results go to stdout.
+--bogus (see 'opinio highlight --help')``). Anything unexpected also becomes
+one line (status 2) that says to rerun with ``--debug`` for the traceback.
+Long work shows progress on stderr; results go to stdout.
+
+Untrusted strings (review text, entity and review ids, file names, queries) reach
+the terminal as plain :class:`rich.text.Text`, never as rich markup, and with
+control and bidi characters shown as escapes (``\x1b``, ``\u202e``); ids and file
+names print exactly as given otherwise (``hotel[v2].json`` stays ``hotel[v2].json``).
 
 Example:
     $ opinio sample sample.json
@@ -18,15 +24,18 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import traceback
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from opinio_agents.cli.llm_limits import LLMDeadlineOpt, LLMTimeoutOpt, llm_limits
-from opinio_agents.errors import OpinioError
+from opinio_agents.errors import ConfigError, OpinioError
+from opinio_agents.io.outputs import check_output_path, terminal_safe, write_text_atomic
 
 __all__ = ["app", "main", "run"]
 
@@ -42,8 +51,27 @@ app = typer.Typer(
 out = Console()
 err = Console(stderr=True)
 
+
+@app.callback()
+def _root(
+    debug: Annotated[
+        bool, typer.Option("--debug", help="On an unexpected error, print the Python traceback as well.")
+    ] = False,
+) -> None:
+    """User-centric opinion highlights (PROS/CONS with evidence) from large collections of reviews."""
+    # ``--debug`` is taken out of the arguments by main() (so it works anywhere); this makes --help show it.
+
 StoreOpt = Annotated[Path, typer.Option("--store", help="Index directory.", show_default=True)]
 DEFAULT_STORE = Path(".opinio")
+MaxReviewCharsOpt = Annotated[
+    int, typer.Option("--max-review-chars", min=1, help="Longest review text accepted (a longer one is a bad record).")
+]
+MaxFileMbOpt = Annotated[
+    int, typer.Option("--max-file-mb", min=1, help="Largest input file accepted, in MiB (a larger one is refused).")
+]
+DEFAULT_MAX_REVIEW_CHARS = 100_000
+DEFAULT_MAX_FILE_MB = 16 << 10
+DEBUG_FLAG = "--debug"
 
 
 class Format(str, Enum):
@@ -64,10 +92,41 @@ class SynthesizerChoice(str, Enum):
     long_context = "long-context"
 
 
+def plain(text: object, style: str = "") -> Text:
+    """``text`` as rich ``Text`` (never parsed as markup), control and bidi characters escaped."""
+    return Text(terminal_safe(str(text)), style=style)
+
+
+def say_error(message: object) -> None:
+    """Print ``error: message`` on stderr: one line, the message taken literally."""
+    line = terminal_safe(" ".join(str(message).split()) if "\n" in str(message) else str(message))
+    err.print(Text.assemble(("error:", "bold red"), " ", line), highlight=False, soft_wrap=True)
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print ``error: message`` on stderr and return the Exit to raise."""
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    say_error(message)
     return typer.Exit(code)
+
+
+def check_store_path(store: Path) -> Path:
+    """``store``, refused with one line when it names something that is not a directory.
+
+    Example:
+        >>> check_store_path(Path("/etc/hostname"))  # doctest: +SKIP
+        ConfigError: --store '/etc/hostname' is a file, not a store directory; ...
+    """
+    if store.exists() and not store.is_dir():
+        raise ConfigError(
+            f"--store {str(store)!r} is a file, not a store directory; pass a directory "
+            "(it is created when missing), e.g. --store .opinio"
+        )
+    for parent in store.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ConfigError(f"--store {str(store)!r}: {str(parent)!r} is a file, not a directory")
+            break
+    return store
 
 
 @app.command("index")
@@ -79,11 +138,14 @@ def index_cmd(
     chroma_port: Annotated[int | None, typer.Option(help="Port of the Chroma server.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
     wait: Annotated[bool, typer.Option("--wait", help="Wait while another process writes to the store.")] = False,
+    max_review_chars: MaxReviewCharsOpt = DEFAULT_MAX_REVIEW_CHARS,
+    max_file_mb: MaxFileMbOpt = DEFAULT_MAX_FILE_MB,
 ) -> None:
     """Split reviews into sentences and index them (BM25 + Chroma vectors).
 
     Incremental: unchanged reviews are never re-embedded; an interrupted run is
-    completed by the next one. A file with an error indexes nothing (unless --skip-invalid).
+    completed by the next one. A file with an error indexes nothing (unless --skip-invalid,
+    which skips bad records; a file malformed as a whole still indexes nothing).
 
     Examples:
       opinio index sample.json --store .opinio
@@ -92,17 +154,25 @@ def index_cmd(
     from rich.table import Table
 
     from opinio_agents.api import OpinioRAG
-    from opinio_agents.io.loaders import LoadReport
+    from opinio_agents.io.loaders import LoadReport, iter_valid_entities
 
+    check_store_path(store)
     rag = OpinioRAG(store, chroma_host=chroma_host, chroma_port=chroma_port)
     report = LoadReport()
-    stats = rag.index(dataset, skip_invalid=skip_invalid, show_progress=not quiet, report=report, wait=wait)
-    table = Table(title=f"Indexed into {store}")
+    entities = iter_valid_entities(
+        dataset,
+        skip_invalid=skip_invalid,
+        report=report,
+        max_review_chars=max_review_chars,
+        max_file_bytes=max_file_mb << 20,
+    )
+    stats = rag.index(entities, show_progress=not quiet, wait=wait)
+    table = Table(title=plain(f"Indexed into {store}"))
     for column in ("entity", "reviews", "added", "updated", "unchanged", "removed", "sentences", "embedded", "seconds"):
         table.add_column(column, justify="right" if column != "entity" else "left")
     for s in stats:
         table.add_row(
-            s.entity_id,
+            plain(s.entity_id),
             str(s.reviews_total),
             str(s.reviews_added),
             str(s.reviews_updated),
@@ -114,9 +184,11 @@ def index_cmd(
         )
     out.print(table)
     if report.skipped:
-        err.print(f"[yellow]skipped {len(report.skipped)} invalid record(s):[/]")
-        for line in report.skipped[:20]:
-            err.print(f"  {line}", highlight=False)
+        err.print(plain(f"skipped {len(report.skipped)} invalid record(s):", "yellow"))
+        for where, why in report.skipped[:20]:
+            err.print(plain(f"  {where}: {why}"), highlight=False, soft_wrap=True)
+        if len(report.skipped) > 20:
+            err.print(plain(f"  ... and {len(report.skipped) - 20} more"), highlight=False)
 
 
 @app.command("highlight")
@@ -151,6 +223,8 @@ def highlight_cmd(
     llm_timeout: LLMTimeoutOpt = None,
     llm_deadline: LLMDeadlineOpt = None,
     wait: Annotated[bool, typer.Option("--wait", help="Wait while another process writes to the store.")] = False,
+    max_review_chars: MaxReviewCharsOpt = DEFAULT_MAX_REVIEW_CHARS,
+    max_file_mb: MaxFileMbOpt = DEFAULT_MAX_FILE_MB,
 ) -> None:
     """PROS and CONS of one entity for the queries asked, each with its evidence and support.
 
@@ -167,6 +241,9 @@ def highlight_cmd(
     from opinio_agents.cli.render import to_json, to_markdown, to_rich
     from opinio_agents.io.loaders import load_entity
 
+    check_store_path(store)
+    if output is not None:
+        check_output_path(output)  # before any work: a bad -o fails in a second, not after the run
     rag = OpinioRAG(
         store,
         retriever=retriever.value,
@@ -178,13 +255,21 @@ def highlight_cmd(
     )
     if query_free and query:
         raise fail("--query-free takes no --query; drop one of them")
-    record = load_entity(dataset, entity, skip_invalid=skip_invalid)
+    record = load_entity(
+        dataset,
+        entity,
+        skip_invalid=skip_invalid,
+        max_review_chars=max_review_chars,
+        max_file_bytes=max_file_mb << 20,
+    )
     rag.index(record, show_progress=not quiet, wait=wait)  # also fits/encodes HIRO for query-free mode
     mode: QueryFree = True if query_free else "auto"
     if not query_free and rag.query_mode(record.key, query or None, query_free=mode) == "query-free":
         err.print(  # announced before the work starts: never a silent mode switch
-            f"note: entity {record.key} has no queries (no --query, no expert review): "
-            "query-free mode, HIRO's popular and distinctive aspects",
+            plain(
+                f"note: entity {record.key} has no queries (no --query, no expert review): "
+                "query-free mode, HIRO's popular and distinctive aspects"
+            ),
             highlight=False,
         )
     result = rag.highlights(record.key, query or None, query_free=mode)
@@ -195,11 +280,8 @@ def highlight_cmd(
     else:
         text = None
     if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        tmp = output.with_name(output.name + ".tmp")
-        tmp.write_text(text if text is not None else to_markdown(result), encoding="utf-8")
-        tmp.replace(output)
-        err.print(f"wrote {output}")
+        write_text_atomic(output, text if text is not None else to_markdown(result))
+        err.print(plain(f"wrote {output}"), highlight=False)
     elif text is not None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     else:
@@ -217,7 +299,7 @@ def sample_cmd(path: Annotated[Path, typer.Argument(help="Where to write the sam
     written = write_sample(path)
     entities = load_sample()
     summary = ", ".join(f"{e.entity_id} ({e.entity_name}, {len(e.user_reviews)} reviews)" for e in entities)
-    err.print(f"wrote {written}: {summary}")
+    err.print(plain(f"wrote {written}: {summary}"), highlight=False)
 
 
 @app.command("synth")
@@ -234,7 +316,7 @@ def synth_cmd(
     from opinio_agents.datasets import write_synthetic
 
     data_path, truth = write_synthetic(path, n_entities=entities, reviews_per_entity=reviews_per_entity, seed=seed)
-    err.print(f"wrote {data_path} and {truth}")
+    err.print(plain(f"wrote {data_path} and {truth}"), highlight=False)
 
 
 #: Command groups contributed by subpackages (each module exposes ``register(app)``).
@@ -268,23 +350,54 @@ def _usage_line(exc: typer.TyperException) -> str:
     return f"{command}: {message} (see '{command} --help')"
 
 
+def _split_debug(argv: list[str]) -> tuple[list[str], bool]:
+    """``argv`` without ``--debug`` (accepted anywhere before a ``--``), and whether it was there."""
+    if "--" in argv:
+        cut = argv.index("--")
+        head, tail = argv[:cut], argv[cut:]
+    else:
+        head, tail = argv, []
+    debug = DEBUG_FLAG in head
+    return [a for a in head if a != DEBUG_FLAG] + tail, debug
+
+
+def _unexpected_line(exc: BaseException) -> str:
+    """One line for an exception nothing else handled: what it was and how to see more."""
+    if isinstance(exc, OSError) and (exc.strerror or exc.filename):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror or exc}; rerun with --debug for the traceback"
+    if isinstance(exc, RecursionError):
+        what = "the input nests too deeply to process"
+    elif isinstance(exc, MemoryError):
+        what = "out of memory (the input is too large; lower --max-review-chars or split the file)"
+    else:
+        text = " ".join(str(exc).split())
+        what = f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+    return f"unexpected error: {what}; rerun with --debug for the traceback"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI on ``argv`` and return the exit status.
 
     OpinioErrors and usage errors become one ``error:`` line on stderr and status 2;
-    never a traceback.
+    never a traceback. Any other exception (a bug, an unhandled case) also becomes one
+    line and status 2, with a hint to rerun with ``--debug``, which prints the
+    traceback too (``--debug`` may stand anywhere on the command line).
 
     Example:
         >>> main(["sample", "a.json", "b.json"])  # doctest: +SKIP
         2
     """
+    args, debug = _split_debug(list(sys.argv[1:] if argv is None else argv))
     # typer >= 0.29 vendors click: its usage errors derive from typer.TyperException,
     # not from click.exceptions.ClickException.
     try:
         # Outside standalone mode click *returns* the code of a typer.Exit raised by a command.
-        status = app(args=argv, standalone_mode=False, prog_name="opinio")
+        status = app(args=args, standalone_mode=False, prog_name="opinio")
     except OpinioError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        if debug:
+            traceback.print_exc()
+        say_error(exc)
         return 2
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
@@ -297,11 +410,20 @@ def main(argv: list[str] | None = None) -> int:
             if text.strip():
                 err.print(text, highlight=False, markup=False)
             return 2
-        err.print(f"[bold red]error:[/] {_usage_line(exc)}", highlight=False, markup=True, soft_wrap=True)
+        say_error(_usage_line(exc))
         return int(getattr(exc, "exit_code", 2) or 2)
     except KeyboardInterrupt:
         err.print("interrupted")
         return 130
+    except BrokenPipeError:  # stdout closed early (``| head``): nothing more to say
+        return 1
+    except (SystemExit, GeneratorExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the last line of defence: one line, never a traceback
+        if debug:
+            traceback.print_exc()
+        say_error(_unexpected_line(exc))
+        return 2
     return status if isinstance(status, int) and not isinstance(status, bool) else 0
 
 

@@ -72,7 +72,9 @@ def triplets_command(
                 for batch in _batches(handle, batch_size):
                     _emit(model, batch)
     except OpinioError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        from opinio_agents.io.outputs import terminal_safe
+
+        typer.echo(f"error: {terminal_safe(str(exc), keep_newlines=False)}", err=True)
         raise typer.Exit(code=2) from None
 
 

@@ -44,6 +44,7 @@ from opinio_agents.indexing.stages import (
     SentimentStage,
     default_sentiment,
 )
+from opinio_agents.io.outputs import terminal_safe
 from opinio_agents.models import REVIEW_METADATA_FIELDS, Entity, Review
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.checkpoints import checkpoint
@@ -326,7 +327,8 @@ class Indexer:
         pending = store.pending_sentences(key, pending_reviews)
         todo, resumed = store.split_embedded(key, pending, hashes)
         stats.sentences_resumed = resumed
-        vectors = self._embed_and_add(key, todo, hashes, show_progress=show_progress, label=entity.entity_name or key)
+        label = terminal_safe(entity.entity_name or key, keep_newlines=False)  # shown in the progress bar
+        vectors = self._embed_and_add(key, todo, hashes, show_progress=show_progress, label=label)
         stats.sentences_embedded = len(todo)
         stats.timings["embed"] = time.perf_counter() - t0
 

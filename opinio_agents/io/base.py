@@ -44,10 +44,19 @@ __all__ = [
     "reader_for",
     "registered_readers",
     "DEFAULT_CHUNK_SIZE",
+    "DEFAULT_MAX_REVIEW_CHARS",
+    "DEFAULT_MAX_FILE_BYTES",
+    "MAX_JSON_DEPTH",
 ]
 
 #: Bytes read per chunk by the streaming readers.
 DEFAULT_CHUNK_SIZE = 1 << 20
+#: Longest review text accepted by default, in characters (a longer review is one bad record).
+DEFAULT_MAX_REVIEW_CHARS = 100_000
+#: Largest input file accepted by default, in bytes (16 GiB; a larger file is refused whole).
+DEFAULT_MAX_FILE_BYTES = 16 << 30
+#: Deepest JSON nesting accepted (an OpinioBank file nests 5 levels deep); deeper input is refused whole.
+MAX_JSON_DEPTH = 64
 
 REVIEW_COLUMNS = (
     "review_id",
@@ -99,17 +108,23 @@ class LoadReport:
 
 @dataclass(frozen=True)
 class ReadOptions:
-    """How a reader reads: text encoding, chunk size, whether bad records are skipped.
+    """How a reader reads: text encoding, chunk size, whether bad records are skipped, limits.
 
     Attributes:
         encoding: Text encoding of the input (a UTF-8 BOM is accepted).
         chunk_size: Bytes read at a time (memory use is about one entity plus one chunk).
         skip_invalid: Skip bad records (listing them in the :class:`LoadReport`) instead of raising.
+        max_review_chars: Longest review text accepted; a longer review is a bad record
+            (an error, or skipped with ``skip_invalid``; JSON: its entity, CSV: its row).
+        max_file_bytes: Largest input accepted; a larger file is refused whole (also with
+            ``skip_invalid``: a file that is bad as a whole indexes nothing).
     """
 
     encoding: str = "utf-8"
     chunk_size: int = DEFAULT_CHUNK_SIZE
     skip_invalid: bool = False
+    max_review_chars: int = DEFAULT_MAX_REVIEW_CHARS
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
 
 
 class Reader(ABC):
@@ -344,8 +359,18 @@ def csv_row_error(
     )
 
 
-def build_entity(raw: Any, *, source: str, line: int | None) -> Entity:
-    """Validate one raw entity object."""
+def too_long(text: Any, max_chars: int | None) -> str | None:
+    """The error message when ``text`` is a review text longer than ``max_chars``, else None."""
+    if max_chars is None or not isinstance(text, str) or len(text) <= max_chars:
+        return None
+    return (
+        f"review text has {len(text):,} characters, over the limit of {max_chars:,}; "
+        "split or shorten the review, or raise the limit (--max-review-chars / max_review_chars=)"
+    )
+
+
+def build_entity(raw: Any, *, source: str, line: int | None, max_review_chars: int | None = None) -> Entity:
+    """Validate one raw entity object (reviews longer than ``max_review_chars`` are refused)."""
     if not isinstance(raw, dict):
         raise DataError(
             f"expected an entity object, got {type(raw).__name__}; "
@@ -358,6 +383,16 @@ def build_entity(raw: Any, *, source: str, line: int | None) -> Entity:
     if isinstance(reviews, list):
         seen: set[str] = set()
         for review in reviews:
+            problem = too_long(review.get("text"), max_review_chars) if isinstance(review, dict) else None
+            if problem:
+                raise DataError(
+                    problem,
+                    source=source,
+                    line=line,
+                    entity_id=entity_id,
+                    review_id=review.get("review_id"),
+                    field="text",
+                )
             if isinstance(review, dict) and review.get("review_id") is not None:
                 key = str(review["review_id"])
                 if key in seen:

@@ -7,6 +7,11 @@ as the review fields (``review_id`` and ``text`` required; ``rating``,
 cells mean "absent"; ids made only of digits become integers, as in the JSON files.
 Expert reviews cannot be given in CSV.
 
+Quoting is strict: a quote that is never closed (it would swallow every row after it)
+or a stray quote inside a quoted cell is an error naming the line where the row starts,
+and the file is refused whole (also with ``skip_invalid``), because the rows after it
+cannot be told apart. A cell longer than ``max_review_chars`` is one bad row.
+
 Example:
     >>> import io
     >>> from opinio_agents.io.base import LoadReport, ReadOptions
@@ -35,6 +40,7 @@ from opinio_agents.io.base import (
     location,
     norm_id,
     register_reader,
+    too_long,
 )
 from opinio_agents.models import Entity, Review
 
@@ -55,7 +61,7 @@ class CsvReader(Reader):
 
     def read(self, raw: BinaryIO, source: str, options: ReadOptions, report: LoadReport) -> Iterator[Entity]:
         stream = TextChunks(raw, options.encoding, source, options.chunk_size)
-        yield from _entities_from_csv(stream, source, options.skip_invalid, report)
+        yield from _entities_from_csv(stream, source, options, report)
 
 
 def _csv_rows(stream: TextChunks) -> Iterator[str]:
@@ -73,20 +79,51 @@ def _csv_rows(stream: TextChunks) -> Iterator[str]:
         yield pending
 
 
-def _entities_from_csv(
-    stream: TextChunks, source: str, skip_invalid: bool, report: LoadReport
-) -> Iterator[Entity]:
-    reader = csv.reader(_csv_rows(stream))
+class _RowTooLong(Exception):
+    """A cell over the field limit (the row is one bad record; reading goes on)."""
+
+
+def _next_row(reader: Any, limit: int) -> list[str]:
+    """``next(reader)`` with the csv module's (process-wide) field limit set to ``limit`` for the call."""
+    saved = csv.field_size_limit(limit)
     try:
-        header = next(reader)
+        return next(reader)
+    except csv.Error as exc:
+        if str(exc).startswith("field larger than field limit"):
+            raise _RowTooLong(str(exc)) from None
+        raise
+    finally:
+        csv.field_size_limit(saved)
+
+
+def _quote_error(exc: csv.Error, source: str, line: int) -> DataError:
+    text = str(exc)
+    if "unexpected end of data" in text or "EOF" in text:
+        why = (
+            f"a quoted cell opened in the row starting on line {line} is never closed "
+            "(an unbalanced quote would swallow every row after it); close the quote or double it (\"\")"
+        )
+    else:
+        why = f"{text}; a quote inside a quoted cell must be doubled (\"\")"
+    return DataError(f"malformed CSV: {why}", source=source, line=line)
+
+
+def _entities_from_csv(
+    stream: TextChunks, source: str, options: ReadOptions, report: LoadReport
+) -> Iterator[Entity]:
+    skip_invalid = options.skip_invalid
+    limit = max(options.max_review_chars, 4096) + 1
+    reader = csv.reader(_csv_rows(stream), strict=True)
+    try:
+        header = _next_row(reader, limit)
         while not any(cell.strip() for cell in header):
-            header = next(reader)
+            header = _next_row(reader, limit)
     except StopIteration:
         raise DataError(
             "file is empty; expected a CSV header with entity_id, review_id and text", source=source
         ) from None
-    except csv.Error as exc:
-        raise DataError(f"malformed CSV: {exc}", source=source, line=1) from None
+    except (csv.Error, _RowTooLong) as exc:
+        raise DataError(f"malformed CSV header: {exc}", source=source, line=1) from None
     columns = [name.strip().lower() for name in header]
     missing = [name for name in ("entity_id", "review_id", "text") if name not in columns]
     if missing:
@@ -116,17 +153,26 @@ def _entities_from_csv(
         return Entity(entity_id=current_id, entity_name=current_name, user_reviews=list(reviews))
 
     while True:
+        line = last_line + 1
+        too_big: str | None = None
         try:
-            row = next(reader)
+            row = _next_row(reader, limit)
         except StopIteration:
             break
+        except _RowTooLong:
+            row = []
+            too_big = (
+                f"a cell has more than {limit - 1:,} characters (the review text limit); "
+                "split or shorten the review, or raise the limit (--max-review-chars / max_review_chars=)"
+            )
         except csv.Error as exc:
-            raise DataError(f"malformed CSV: {exc}", source=source, line=last_line + 1) from None
-        line = last_line + 1
+            raise _quote_error(exc, source, line) from None
         last_line = reader.line_num
-        if not any(cell.strip() for cell in row):
+        if too_big is None and not any(cell.strip() for cell in row):
             continue
         try:
+            if too_big is not None:
+                raise DataError(too_big, source=source, line=line, field="text")
             if len(row) != len(columns):
                 raise DataError(
                     f"row has {len(row)} cells but the header has {len(columns)}; "
@@ -156,6 +202,11 @@ def _entities_from_csv(
                 if name in values and (name == "text" or values[name].strip() != "")
             }
             fields["review_id"] = review_id
+            problem = too_long(fields.get("text"), options.max_review_chars)
+            if problem:
+                raise DataError(
+                    problem, source=source, line=line, entity_id=entity_id, review_id=review_id, field="text"
+                )
             try:
                 review = Review.model_validate(fields)
             except ValidationError as exc:

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from opinio_agents.errors import DataError, MissingDependencyError
 from opinio_agents.io.base import (
+    MAX_JSON_DEPTH,
     LoadReport,
     Reader,
     ReadOptions,
@@ -52,6 +54,56 @@ def _ijson() -> Any:
     return ijson
 
 
+_ESCAPED = re.compile(rb"\\.", re.S)
+
+
+class _DepthGuard:
+    """Refuses JSON that nests deeper than ``limit``, before ijson builds it.
+
+    ijson's builder costs time and memory quadratic in the depth (each event carries its
+    full prefix), and Python's own parser and validators recurse; so the nesting is
+    measured on the raw bytes as they stream by, with numpy: escapes dropped, string
+    contents masked by quote parity, then a running sum of opening minus closing brackets.
+    """
+
+    def __init__(self, source: str, limit: int = MAX_JSON_DEPTH) -> None:
+        self._source = source
+        self._limit = limit
+        self._depth = 0
+        self._in_string = False
+        self._carry = b""
+        self._lines = 0
+
+    def feed(self, data: bytes) -> None:
+        import numpy as np
+
+        if not data:
+            return
+        text = _ESCAPED.sub(b"", self._carry + data)
+        self._carry = b""
+        if text.endswith(b"\\"):  # an escape cut by the chunk boundary
+            self._carry, text = b"\\", text[:-1]
+        arr = np.frombuffer(text, dtype=np.uint8)
+        quotes = np.cumsum(arr == 0x22, dtype=np.int64)
+        inside = (quotes + int(self._in_string)) % 2 == 1
+        step = (arr == 0x5B).astype(np.int64) + (arr == 0x7B) - (arr == 0x5D) - (arr == 0x7D)
+        step[inside] = 0
+        depth = self._depth + np.cumsum(step)
+        if depth.size and int(depth.max()) > self._limit:
+            at = int(np.argmax(depth > self._limit))
+            line = self._lines + text[:at].count(b"\n") + 1
+            raise DataError(
+                f"JSON nests deeper than {self._limit} levels at line {line}; an OpinioBank file nests "
+                "5 levels deep (array, entity, user_reviews, review, value): flatten the data",
+                source=self._source,
+                line=line,
+            )
+        if depth.size:
+            self._depth = int(depth[-1])
+        self._in_string = bool((int(quotes[-1]) + int(self._in_string)) % 2) if quotes.size else self._in_string
+        self._lines += text.count(b"\n")
+
+
 class _Utf8Bytes:
     """A ``read(n)`` byte stream of the input as UTF-8 (what ijson parses), BOM dropped.
 
@@ -67,14 +119,17 @@ class _Utf8Bytes:
         self._text = None if self._utf8 else TextChunks(raw, options.encoding, source, options.chunk_size)
         self._buf = b""
         self._started = False
+        self._guard = _DepthGuard(source)
 
     def _more(self) -> bytes:
         if self._text is not None:
-            return self._text.read().encode("utf-8")
-        data = self._raw.read(self._size)
-        if not self._started:
-            self._started = True
-            data = data.removeprefix(codecs.BOM_UTF8)
+            data = self._text.read().encode("utf-8")
+        else:
+            data = self._raw.read(self._size)
+            if not self._started:
+                self._started = True
+                data = data.removeprefix(codecs.BOM_UTF8)
+        self._guard.feed(data)
         return data
 
     def read(self, size: int = -1) -> bytes:
@@ -273,7 +328,15 @@ def _entities(
         try:
             if isinstance(raw, DataError):
                 raise raw
-            entity = build_entity(raw, source=source, line=known_line)
+            try:
+                entity = build_entity(raw, source=source, line=known_line, max_review_chars=options.max_review_chars)
+            except RecursionError:
+                raise DataError(
+                    "entity nests too deeply to validate; an OpinioBank entity nests 4 levels deep",
+                    source=source,
+                    line=known_line,
+                    entity_id=raw.get("entity_id") if isinstance(raw, dict) else None,
+                ) from None
             if entity.key in seen:
                 raise DataError(
                     "duplicate entity_id in the file; entity ids must be unique",
@@ -355,6 +418,14 @@ def _jsonl_values(stream: TextChunks, source: str) -> Iterator[tuple[Any, int]]:
             return None
         try:
             value, end = decoder.raw_decode(text, len(text) - len(text.lstrip()))
+        except RecursionError:
+            bad = DataError(
+                f"malformed JSON at line {number}: nests too deeply to parse; an OpinioBank entity "
+                "nests 4 levels deep",
+                source=source,
+                line=number,
+            )
+            return bad, number
         except json.JSONDecodeError as exc:
             bad = DataError(
                 f"malformed JSON at line {number} column {exc.colno}: {exc.msg}", source=source, line=number

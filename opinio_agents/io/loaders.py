@@ -17,8 +17,15 @@ Every problem is raised as one :class:`~opinio_agents.errors.DataError` naming
 the file, the line (JSON: the line where the entity object starts; JSONL/CSV:
 the record's line), the entity, the review and the field. With
 ``skip_invalid=True`` bad entities (CSV: bad rows) are skipped and listed in the
-:class:`LoadReport` instead; syntax errors inside a JSON array cannot be
-skipped (the rest of the array cannot be located reliably) and always raise.
+:class:`LoadReport` instead; a file that is malformed as a whole always raises:
+a syntax error inside a JSON array (the rest of the array cannot be located
+reliably), JSON nested deeper than :data:`~opinio_agents.io.base.MAX_JSON_DEPTH`,
+an unbalanced CSV quote, a file over ``max_file_bytes``. :func:`iter_valid_entities`
+then yields nothing at all, with or without ``skip_invalid``.
+
+Limits (each configurable): a review text longer than ``max_review_chars``
+(100,000 characters by default) is a bad record; a file larger than
+``max_file_bytes`` (16 GiB by default) is refused.
 
 Example:
     >>> import json, pathlib, tempfile
@@ -47,6 +54,8 @@ from opinio_agents.io import csv_reader as _csv_reader  # noqa: F401
 from opinio_agents.io import json_readers as _json_readers  # noqa: F401
 from opinio_agents.io.base import (
     DEFAULT_CHUNK_SIZE,
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MAX_REVIEW_CHARS,
     LoadReport,
     ReadOptions,
     reader_for,
@@ -78,11 +87,12 @@ def _is_stdin(path: str | Path) -> bool:
 
 
 @contextlib.contextmanager
-def spooled_input(path: str | Path) -> Iterator[Path]:
+def spooled_input(path: str | Path, *, max_bytes: int | None = None) -> Iterator[Path]:
     """``path`` itself, or for ``"-"`` a temporary copy of standard input (removed afterwards).
 
     Standard input can be read only once; a copy lets it be validated and then
-    indexed, and lets error messages name lines.
+    indexed, and lets error messages name lines. The copy stops with a DataError
+    once it passes ``max_bytes``.
 
     Example:
         >>> with spooled_input("hotels.json") as path:   # doctest: +SKIP
@@ -94,19 +104,47 @@ def spooled_input(path: str | Path) -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="opinio-stdin-") as folder:
         copy = Path(folder) / "stdin"
         with open(copy, "wb") as out:
-            shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+            if max_bytes is None:
+                shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+            else:
+                copied = 0
+                while chunk := sys.stdin.buffer.read(1 << 20):
+                    copied += len(chunk)
+                    if copied > max_bytes:
+                        raise DataError(_too_big(copied, max_bytes, more=True), source=_STDIN_SOURCE)
+                    out.write(chunk)
         yield copy
 
 
-def _check_options(encoding: str, chunk_size: int) -> None:
+def _too_big(size: int, limit: int, *, more: bool = False) -> str:
+    return (
+        f"the input has {'more than ' if more else ''}{size:,} bytes, over the limit of {limit:,}; "
+        "split the file, or raise the limit (--max-file-mb / max_file_bytes=)"
+    )
+
+
+def _options(
+    encoding: str, chunk_size: int, skip_invalid: bool, max_review_chars: int, max_file_bytes: int
+) -> ReadOptions:
     if chunk_size < 1:
         raise ConfigError(f"chunk_size={chunk_size!r}: must be a positive number of characters")
+    if max_review_chars < 1:
+        raise ConfigError(f"max_review_chars={max_review_chars!r}: must be a positive number of characters")
+    if max_file_bytes < 1:
+        raise ConfigError(f"max_file_bytes={max_file_bytes!r}: must be a positive number of bytes")
     try:
         codecs.lookup(encoding)
     except LookupError:
         raise ConfigError(
             f"encoding={encoding!r}: unknown text encoding; use e.g. 'utf-8' or 'latin-1'"
         ) from None
+    return ReadOptions(
+        encoding=encoding,
+        chunk_size=chunk_size,
+        skip_invalid=skip_invalid,
+        max_review_chars=max_review_chars,
+        max_file_bytes=max_file_bytes,
+    )
 
 
 def _sniff(file: Path) -> bytes:
@@ -121,6 +159,9 @@ def _read(file: Path, source: str, sniff: bool, options: ReadOptions, report: Lo
         raise DataError("file not found; check the path", source=source)
     if file.is_dir():
         raise DataError(f"is a directory; pass a file ({', '.join(supported_extensions())})", source=source)
+    size = file.stat().st_size
+    if size > options.max_file_bytes:
+        raise DataError(_too_big(size, options.max_file_bytes), source=source)
     reader = reader_for(source, _sniff(file) if sniff else None)
     with open(file, "rb") as raw:
         for entity in reader.read(raw, source, options, report):
@@ -138,6 +179,8 @@ def iter_entities(
     report: LoadReport | None = None,
     encoding: str = "utf-8",
     chunk_size: int = DEFAULT_CHUNK_SIZE,
+    max_review_chars: int = DEFAULT_MAX_REVIEW_CHARS,
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
 ) -> Iterator[Entity]:
     """Stream the entities of an OpinioBank file, one at a time.
 
@@ -149,6 +192,8 @@ def iter_entities(
         report: Filled in while iterating (counts and skip reasons).
         encoding: Text encoding of the file (a UTF-8 BOM is accepted).
         chunk_size: Bytes read at a time (memory use is about one entity plus one chunk).
+        max_review_chars: Longest review text accepted (a longer one is a bad record).
+        max_file_bytes: Largest file accepted (a larger one is refused whole).
 
     Yields:
         Validated :class:`~opinio_agents.models.Entity` objects, in file order.
@@ -161,11 +206,10 @@ def iter_entities(
         >>> report = LoadReport()
         >>> entities = list(iter_entities("hotels.jsonl", report=report))  # doctest: +SKIP
     """
-    _check_options(encoding, chunk_size)
+    options = _options(encoding, chunk_size, skip_invalid, max_review_chars, max_file_bytes)
     report = report if report is not None else LoadReport()
-    options = ReadOptions(encoding=encoding, chunk_size=chunk_size, skip_invalid=skip_invalid)
     stdin = _is_stdin(path)
-    with spooled_input(path) as file:
+    with spooled_input(path, max_bytes=max_file_bytes) as file:
         yield from _read(file, _STDIN_SOURCE if stdin else str(file), stdin, options, report)
 
 
@@ -176,26 +220,28 @@ def iter_valid_entities(
     report: LoadReport | None = None,
     encoding: str = "utf-8",
     chunk_size: int = DEFAULT_CHUNK_SIZE,
+    max_review_chars: int = DEFAULT_MAX_REVIEW_CHARS,
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
 ) -> Iterator[Entity]:
     """Like :func:`iter_entities`, but a file with an error yields nothing.
 
-    Without ``skip_invalid`` the whole input (standard input: a temporary copy) is
-    validated before the first entity is yielded, so a consumer that indexes the
-    entities never writes anything from a file that fails.
+    The whole input (standard input: a temporary copy) is validated before the first
+    entity is yielded, so a consumer that indexes the entities never writes anything
+    from a file that fails. With ``skip_invalid`` bad records are skipped (and listed
+    in ``report``), but a file that is malformed as a whole (a truncated JSON array,
+    an unbalanced CSV quote, too deep, too large) still raises before anything is yielded.
 
     Example:
         >>> for entity in iter_valid_entities("-"):   # doctest: +SKIP
         ...     print(entity.key)
     """
-    _check_options(encoding, chunk_size)
+    options = _options(encoding, chunk_size, skip_invalid, max_review_chars, max_file_bytes)
     report = report if report is not None else LoadReport()
-    options = ReadOptions(encoding=encoding, chunk_size=chunk_size, skip_invalid=skip_invalid)
     stdin = _is_stdin(path)
-    with spooled_input(path) as file:
+    with spooled_input(path, max_bytes=max_file_bytes) as file:
         source = _STDIN_SOURCE if stdin else str(file)
-        if not skip_invalid:
-            for _ in _read(file, source, stdin, options, LoadReport()):
-                pass
+        for _ in _read(file, source, stdin, options, LoadReport()):
+            pass
         yield from _read(file, source, stdin, options, report)
 
 

@@ -53,7 +53,18 @@ def make_chroma_client(
     if path is None:
         raise ConfigError("make_chroma_client needs either path= (embedded store) or host= (Chroma server)")
     Path(path).mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(path), settings=settings)
+    try:
+        return chromadb.PersistentClient(path=str(path), settings=settings)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # chromadb's Rust bindings raise InternalError or a pyo3 PanicException
+        database = Path(path) / "chroma.sqlite3"
+        reason = " ".join(str(exc).split())[:200]
+        raise StoreError(
+            f"{database}: the vector store cannot be opened ({type(exc).__name__}: {reason}); it is corrupt "
+            f"or was written by another chromadb version. Delete the store directory {str(Path(path).parent)!r} "
+            "and run `opinio index` again (a store is rebuilt from the dataset)"
+        ) from exc
 
 
 def collection_name(entity_key: str) -> str:
