@@ -55,6 +55,11 @@ def _ijson() -> Any:
 
 
 _ESCAPED = re.compile(rb"\\.", re.S)
+#: A ``\\uD800``-``\\uDFFF`` escape that is not half of a high+low pair (and not itself escaped).
+_LONE_SURROGATE = re.compile(
+    rb"(?<!\\)(?:\\\\)*(\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+)
 
 
 class _DepthGuard:
@@ -73,12 +78,17 @@ class _DepthGuard:
         self._in_string = False
         self._carry = b""
         self._lines = 0
+        self._tail = b""
+        self._judged = 0
+        self._surrogate_lines = 0
 
     def feed(self, data: bytes) -> None:
         import numpy as np
 
         if not data:
+            self._check_surrogates(b"", final=True)
             return
+        self._check_surrogates(data, final=False)
         text = _ESCAPED.sub(b"", self._carry + data)
         self._carry = b""
         if text.endswith(b"\\"):  # an escape cut by the chunk boundary
@@ -93,7 +103,7 @@ class _DepthGuard:
             at = int(np.argmax(depth > self._limit))
             line = self._lines + text[:at].count(b"\n") + 1
             raise DataError(
-                f"JSON nests deeper than {self._limit} levels at line {line}; an OpinioBank file nests "
+                f"JSON nests deeper than {self._limit} levels; an OpinioBank file nests "
                 "5 levels deep (array, entity, user_reviews, review, value): flatten the data",
                 source=self._source,
                 line=line,
@@ -102,6 +112,34 @@ class _DepthGuard:
             self._depth = int(depth[-1])
         self._in_string = bool((int(quotes[-1]) + int(self._in_string)) % 2) if quotes.size else self._in_string
         self._lines += text.count(b"\n")
+
+    def _check_surrogates(self, data: bytes, *, final: bool) -> None:
+        """Refuse a lone surrogate escape: ``"\\ud800"`` is not a character (yajl would make it ``?``).
+
+        An escape near the end of a chunk (its partner may start in the next one) is
+        judged with the next chunk, and the last 12 bytes are searched again, so an escape
+        or a pair cut by a chunk boundary is judged whole.
+        """
+        buf = self._tail + data
+        cut = max(len(buf) - 12, 0)
+        for match in _LONE_SURROGATE.finditer(buf):
+            if match.start() < self._judged:
+                continue  # decided with the previous chunk (the tail is kept for context only)
+            if not final and match.end() + 6 > len(buf):
+                cut = min(cut, match.start())  # its partner may start in the next chunk
+                break
+            escape = match.group(1).decode("ascii")
+            line = self._surrogate_lines + buf[: match.start(1)].count(b"\n") + 1
+            raise DataError(
+                f"lone surrogate escape {escape} in a string: not a valid Unicode character "
+                "(lone surrogates are refused, not replaced); write the character itself or a high+low "
+                "surrogate pair such as \\ud83d\\ude00",
+                source=self._source,
+                line=line,
+            )
+        keep = max(cut - 24, 0)  # context before the undecided part (a pair's high half, backslashes)
+        self._surrogate_lines += buf[:keep].count(b"\n")
+        self._tail, self._judged = buf[keep:], cut - keep
 
 
 class _Utf8Bytes:
@@ -392,6 +430,11 @@ class JsonReader(Reader):
             )
         except ijson.JSONError as exc:
             raise locator.syntax_error(exc) from None
+        except UnicodeDecodeError as exc:  # yajl passed on bytes that are not UTF-8 (from an escape)
+            raise DataError(
+                f"malformed JSON: a string is not valid Unicode ({exc.reason}; a lone surrogate escape?)",
+                source=source,
+            ) from None
 
 
 @register_reader
