@@ -214,3 +214,12 @@ def test_unexpected_exception_is_one_line_and_debug_shows_the_traceback(tmp_path
 def test_debug_flag_is_listed_in_help(tmp_path) -> None:
     done = opinio("--help", cwd=tmp_path)
     assert done.returncode == 0 and "--debug" in done.stdout
+
+
+def test_probe_section_inputs_quick_subset(tmp_path) -> None:
+    from scripts.probe.inputs import CASES, run
+
+    rows = run(tmp_path, quick=True)
+    assert len(rows) == sum(case.quick for case in CASES) >= 8
+    assert {r.section for r in rows} == {"inputs"}
+    assert [r for r in rows if r.outcome != "ok"] == []
