@@ -370,3 +370,16 @@ def test_summarizer_recomposes_the_summary_with_the_drafts_layout() -> None:
     assert summarizer.summarize("1").summary == "We loved Rome. Clean rooms. Friendly staff."
     summarizer.layout = SummaryLayout(positions={"staff": 0.2, "room": 0.4, "rome": 0.9}, weights={"rome": 0.0})
     assert summarizer.summarize("1").summary == "Friendly staff. Clean rooms. We loved Rome."
+
+
+def test_supported_points_keeps_a_second_point_only_with_its_own_support() -> None:
+    from opinio_agents.synthesis.selection import supported_points
+
+    v = unit([[1, 0], [0, 1], [1, 0.05], [1, 0.1], [0.1, 1], [0.05, 1]])
+    assert supported_points(v, [0, 1], min_share=0.3) == [0, 1]  # 3 of 6 sit nearer the second point
+    lone = unit([[1, 0], [0, 1], [1, 0.05], [1, 0.1], [1, 0.02], [1, 0.03]])
+    assert supported_points(lone, [0, 1], min_share=0.3) == [0]  # one reviewer's aside
+    assert supported_points(v, [], min_share=0.3) == []
+    assert supported_points(v, [2], min_share=0.9) == [2]  # the first point always stays
+    with pytest.raises(ConfigError):
+        ExtractiveSynthesizer(FakeEncoder(), min_point_support=1.0)

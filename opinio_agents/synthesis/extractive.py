@@ -31,7 +31,13 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, Polarity, QueryEvidence
 from opinio_agents.synthesis.base import Synthesizer
 from opinio_agents.synthesis.keypoint import to_key_point
-from opinio_agents.synthesis.selection import DEFAULT_WEIGHTS, SelectionWeights, score_candidates, select_points
+from opinio_agents.synthesis.selection import (
+    DEFAULT_WEIGHTS,
+    SelectionWeights,
+    score_candidates,
+    select_points,
+    supported_points,
+)
 from opinio_agents.text.polarity import evidence_polarity
 
 __all__ = ["ExtractiveSynthesizer", "evidence_polarity"]
@@ -46,6 +52,17 @@ class ExtractiveSynthesizer(Synthesizer):
         min_side_evidence: Evidence sentences a side needs to get a highlight.
         max_cited: Evidence sentences cited per highlight.
         max_words: Word cap of a key point.
+        max_points: Key points of the majority side (the minority side gets one fewer).
+        budget_words: Word budget of a query's key points.
+        majority_share: Share of the budget the majority side gets when a query splits.
+        mmr_lambda: MMR trade-off between score and novelty of a further point.
+        max_pool: Support-set sentences a side chooses from at most.
+        weights: Selection weights.
+        min_point_support: A further key point stays only when at least this share of the
+            side's candidates is nearer to it than to the earlier points
+            (:func:`~opinio_agents.synthesis.selection.supported_points`): a distinct,
+            shared sub-opinion. 0 keeps every MMR point (SPACE dev aspect ROUGE-L 22.9 -> 23.0
+            at 0.1; synthetic sample PROS ROUGE-L 23.5 -> 24.0).
     """
 
     name = "extractive"
@@ -64,6 +81,7 @@ class ExtractiveSynthesizer(Synthesizer):
         mmr_lambda: float = 0.7,
         max_pool: int = 300,
         weights: SelectionWeights = DEFAULT_WEIGHTS,
+        min_point_support: float = 0.1,
     ) -> None:
         super().__init__()
         if not 0.0 < split_threshold <= 0.5:
@@ -77,6 +95,8 @@ class ExtractiveSynthesizer(Synthesizer):
         self.max_words = max_words
         if max_points < 1 or budget_words < 1 or max_pool < 2:
             raise ConfigError("max_points and budget_words must be >= 1, max_pool >= 2")
+        if not 0.0 <= min_point_support < 1.0:
+            raise ConfigError(f"min_point_support={min_point_support} must be in [0, 1)")
         if not 0.5 <= majority_share <= 1.0:
             raise ConfigError(f"majority_share={majority_share} must be in [0.5, 1]")
         self.max_points = max_points
@@ -85,6 +105,7 @@ class ExtractiveSynthesizer(Synthesizer):
         self.mmr_lambda = mmr_lambda
         self.max_pool = max_pool
         self.weights = weights
+        self.min_point_support = min_point_support
 
     @property
     def encoder(self) -> Encoder:
@@ -150,6 +171,8 @@ class ExtractiveSynthesizer(Synthesizer):
                 budget_words=budget,
                 mmr_lambda=self.mmr_lambda,
             )
+            if len(chosen) > 1 and self.min_point_support > 0:
+                chosen = supported_points(vectors, chosen, min_share=self.min_point_support)
             order = chosen + [int(i) for i in np.argsort(-scores, kind="stable") if int(i) not in chosen]
             cited = _distinct([_scored(candidates[i], float(scores[i])) for i in order])
             cited = cited[: max(self.max_cited, len(chosen))]

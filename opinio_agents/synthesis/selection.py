@@ -54,6 +54,7 @@ __all__ = [
     "select_points",
     "support_pool",
     "expand_pool",
+    "supported_points",
     "DEFAULT_WEIGHTS",
     "SummaryItem",
     "compose_summary",
@@ -286,6 +287,34 @@ def select_points(
         seen.add(_key(texts[best]))
         words += lengths[best]
     return chosen
+
+
+def supported_points(
+    vectors: np.ndarray, chosen: Sequence[int], *, min_share: float, min_cosine: float = 0.5
+) -> list[int]:
+    """The chosen key points whose own sub-opinion is well supported (the first is always kept).
+
+    A later point keeps its place when at least ``min_share`` of the
+    candidates are nearer to it than to every earlier kept point (cosine at
+    least ``min_cosine``): a distinct sub-opinion many reviewers share, not
+    one reviewer's aside.
+
+    Example:
+        >>> v = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.99, 0.14], [0.0, 1.0]])
+        >>> supported_points(v, [0, 1], min_share=0.3), supported_points(v, [0, 1], min_share=0.5)
+        ([0, 1], [0])
+    """
+    if not chosen:
+        return []
+    vecs = np.asarray(vectors, dtype=float)
+    kept = [int(chosen[0])]
+    for point in chosen[1:]:
+        own = vecs @ vecs[int(point)]
+        best_other = np.max(vecs @ vecs[kept].T, axis=1)
+        share = float(np.mean((own >= min_cosine) & (own > best_other)))
+        if share >= min_share:
+            kept.append(int(point))
+    return kept
 
 
 def expand_pool(
