@@ -35,7 +35,12 @@ class OutputFormat(str, Enum):
     json = "json"
 
 
-def _open_store(dataset: Path, entity: str, store: Path):  # noqa: ANN202 - SentenceStore, imported lazily
+def _open_rag(dataset: Path, entity: str, store: Path):  # noqa: ANN202 - OpinioRAG, imported lazily
+    """The façade over ``store``, with ``entity`` indexed and the HIRO hierarchy fitted.
+
+    Indexing (when the entity is missing) fits the hierarchy as part of ``index``; a store
+    indexed without one gets it fitted here, said on stderr, never silently inside a query.
+    """
     from opinio_agents.api import OpinioRAG
 
     rag = OpinioRAG(store_dir=store)
@@ -44,7 +49,10 @@ def _open_store(dataset: Path, entity: str, store: Path):  # noqa: ANN202 - Sent
             raise typer.BadParameter(f"dataset {str(dataset)!r} does not exist", param_hint="DATASET")
         rag.index(dataset)
     rag.store.require_entity(entity)
-    return rag.store
+    if not rag.hiro_fitted:
+        typer.echo("note: this store has no HIRO hierarchy yet; fitting it once (opinio index fits it too)", err=True)
+        rag.fit_hiro()
+    return rag
 
 
 def _fail(error: OpinioError) -> None:
@@ -76,11 +84,9 @@ def aspects_command(
     alpha: AlphaOpt = 6.0,
 ) -> None:
     """List the entity's most discussed and most distinctive aspects (usable as queries)."""
-    from opinio_agents.hiro.aspects import discover_aspects
-
     try:
-        index = _open_store(dataset, entity, store)
-        found = discover_aspects(index, entity, top_k=top, alpha=alpha)
+        rag = _open_rag(dataset, entity, store)
+        found = rag.aspects(entity, top_k=top, alpha=alpha)
     except OpinioError as error:
         _fail(error)
         return
@@ -90,6 +96,7 @@ def aspects_command(
     from rich.console import Console
     from rich.table import Table
 
+    index = rag.store
     table = Table(title=_t(f"Aspects of {index.entity_record(entity).entity_name or entity}"))
     for column in ("aspect", "mentions", "share", "positive", "negative", "HIRO score"):
         table.add_column(column, no_wrap=True)
@@ -118,11 +125,8 @@ def compare_command(
     alpha: AlphaOpt = 6.0,
 ) -> None:
     """Show what sets the entity apart from the other entities in the store."""
-    from opinio_agents.hiro.compare import compare_entity
-
     try:
-        index = _open_store(dataset, entity, store)
-        report = compare_entity(index, entity, top_k=top, alpha=alpha)
+        report = _open_rag(dataset, entity, store).compare(entity, top_k=top, alpha=alpha)
     except OpinioError as error:
         _fail(error)
         return

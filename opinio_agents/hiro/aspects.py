@@ -27,7 +27,7 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.hiro.labels import AspectLabel, ClusterNamer, PhraseNamer
 from opinio_agents.hiro.lexical import mean_pairwise_rouge2, rouge_tokens
 from opinio_agents.hiro.retriever import DEFAULT_ALPHA, HiroCluster, retrieve_clusters
-from opinio_agents.hiro.store import HiroIndex
+from opinio_agents.hiro.store import HiroIndex, as_hiro_index
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.synthesis.support import mention_mask, support_of
@@ -230,7 +230,7 @@ def discover_aspects(
     """
     if top_k < 1:
         raise ConfigError(f"top_k={top_k} must be >= 1")
-    hiro = index if isinstance(index, HiroIndex) else HiroIndex(index)
+    hiro = as_hiro_index(index)
     key = hiro.index.require_entity(entity_id)
     clusters = retrieve_clusters(hiro, key, top_k=max(8, int(round(top_k * clusters_per_aspect))), alpha=alpha)
     info = hiro.index.entity_record(key)

@@ -22,7 +22,7 @@ import numpy as np
 from opinio_agents.errors import ConfigError
 from opinio_agents.hiro.aspects import discover_aspects
 from opinio_agents.hiro.retriever import DEFAULT_ALPHA
-from opinio_agents.hiro.store import HiroIndex
+from opinio_agents.hiro.store import HiroIndex, as_hiro_index
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.synthesis.support import count_support
@@ -100,7 +100,7 @@ def compare_entity(
     """
     if top_k < 1:
         raise ConfigError(f"top_k={top_k} must be >= 1")
-    hiro = index if isinstance(index, HiroIndex) else HiroIndex(index)
+    hiro = as_hiro_index(index)
     key = hiro.index.require_entity(entity_id)
     others = [k for k in hiro.index.entity_keys() if k != key]
     stored_here = hiro.index.sentences(key)

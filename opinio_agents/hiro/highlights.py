@@ -34,7 +34,7 @@ import numpy as np
 
 from opinio_agents.errors import ConfigError
 from opinio_agents.hiro.aspects import DiscoveredAspect, central_order, discover_aspects
-from opinio_agents.hiro.store import HiroIndex
+from opinio_agents.hiro.store import HiroIndex, as_hiro_index
 from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, HighlightSet, Polarity, RunMeta, Support
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.sentence_store import SentenceStore
@@ -335,7 +335,7 @@ def query_free_result(
     if max_cited < 1:
         raise ConfigError(f"max_cited={max_cited} must be >= 1")
     started = time.perf_counter()
-    hiro = index if isinstance(index, HiroIndex) else HiroIndex(index)
+    hiro = as_hiro_index(index)
     key = hiro.index.require_entity(entity_id)
     alpha = QUERY_FREE_ALPHA if alpha is None else alpha
     aspects = discover_aspects(hiro, key, top_k=top_k, alpha=alpha)

@@ -41,7 +41,7 @@ from opinio_agents.stores.chroma import collection_name
 from opinio_agents.stores.lock import left_by_dead
 from opinio_agents.stores.sentence_store import SentenceStore
 
-__all__ = ["HiroIndex", "SubpathCounts", "BaselinePopularity"]
+__all__ = ["HiroIndex", "SubpathCounts", "BaselinePopularity", "as_hiro_index"]
 
 
 @dataclass(frozen=True)
@@ -322,3 +322,13 @@ def _model_name(store: SentenceStore) -> str | None:
     """Name of the embedding model recorded by the store (None for a store that recorded none)."""
     recorded = store.models().embedding
     return None if recorded is None else recorded.name
+
+
+def as_hiro_index(index: SentenceStore | HiroIndex) -> HiroIndex:
+    """``index`` itself when it is a :class:`HiroIndex`, else a new one over the store.
+
+    The standalone HIRO functions accept either; a new index fits its hierarchy on first
+    use (``auto_fit``), while :class:`~opinio_agents.api.OpinioRAG` passes its own shared,
+    explicitly fitted index.
+    """
+    return index if isinstance(index, HiroIndex) else HiroIndex(index)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 from opinio_agents.errors import ConfigError
 from opinio_agents.hiro.generators import GeneratedSentence, HiroDocGenerator, HiroSentGenerator, extractive_summary
 from opinio_agents.hiro.retriever import DEFAULT_ALPHA, DEFAULT_TOP_K, HiroCluster, retrieve_clusters
-from opinio_agents.hiro.store import HiroIndex
+from opinio_agents.hiro.store import HiroIndex, as_hiro_index
 from opinio_agents.stores.sentence_store import SentenceStore
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def hiro_summary(
         raise ConfigError(f"method={method!r} must be 'extractive', 'sent' or 'doc'")
     if method != "extractive" and llm is None:
         raise ConfigError(f"method={method!r} needs an LLM: pass llm='openai:gpt-4o-mini' or a chat model")
-    hiro = index if isinstance(index, HiroIndex) else HiroIndex(index)
+    hiro = as_hiro_index(index)
     key = hiro.index.require_entity(entity_id)
     stored = hiro.index.sentences(key)
     clusters = retrieve_clusters(hiro, key, top_k=top_k, alpha=alpha)
