@@ -203,3 +203,30 @@ def test_malformed_native_json_is_not_accepted_as_an_empty_answer() -> None:
         assert synth.chain.mode == "native"
         [outcome] = list(synth.synthesize_many([make_item()]))
     assert outcome.failure is not None and outcome.failure.attempts == 2 == server.request_count
+
+
+@pytest.mark.parametrize(
+    ("command", "flags"),
+    [("highlight", ["--llm-timeout", "--llm-deadline"]), ("evaluate", ["--llm-timeout", "--llm-deadline"]),
+     ("chat", ["--llm-timeout"])],
+)
+def test_llm_limits_are_cli_options(command: str, flags: list[str], capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from opinio_agents.cli.main import main
+
+    monkeypatch.setenv("COLUMNS", "240")  # help is wrapped to the terminal width
+    monkeypatch.setenv("TERMINAL_WIDTH", "240")
+
+    try:
+        code = main([command, "--help"])
+    except SystemExit as exit_:  # typer may exit after printing help
+        code = int(exit_.code or 0)
+    assert code == 0
+    text = capsys.readouterr().out
+    assert all(flag in text for flag in flags), text[-600:]
+
+
+def test_llm_limits_maps_flags_to_llm_options() -> None:
+    from opinio_agents.cli.llm_limits import llm_limits
+
+    assert llm_limits(None, None) == {}
+    assert llm_limits(5, 30) == {"timeout": 5.0, "deadline": 30.0}

@@ -13,6 +13,9 @@ provider client's own retries switched off (``max_retries=0`` in
 in), so ``attempts`` in every result and error is the number of requests made.
 A :class:`Deadline` bounds one query as a whole: no request starts, and no
 backoff sleep runs, past it (:class:`~opinio_agents.errors.LLMDeadlineError`).
+The async path cancels the request in flight at the deadline; a synchronous
+request ends at its own timeout, which structured calls cap at the deadline, so a
+query takes at most ``deadline + min(timeout, deadline)``.
 
 Example:
     >>> policy = RetryPolicy(max_retries=2, base_delay=0.0)
