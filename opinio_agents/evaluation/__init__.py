@@ -7,6 +7,7 @@
 * :mod:`~opinio_agents.evaluation.judge` - LLM-as-a-judge (Fig. 2 criteria).
 * :mod:`~opinio_agents.evaluation.ragas_adapter` - RAGAs baselines (``ragas`` extra).
 * :mod:`~opinio_agents.evaluation.runner` - the evaluation run behind ``opinio evaluate``.
+* :mod:`~opinio_agents.evaluation.side` - a highlight's side against human segment polarities.
 * :mod:`~opinio_agents.evaluation.human` - scores against human-written summaries
   (``opinio evaluate --references``: aspect and general tasks, with baselines).
 
