@@ -259,6 +259,7 @@ def test_json_output_stays_verbatim() -> None:
 def test_safe_text_helpers() -> None:
     assert terminal_safe("a\x07b\x9bc\u2066d\ud800") == "a\\x07b\\x9bc\\u2066d\\ud800"
     assert terminal_safe("keep\ttabs\nand lines") == "keep\ttabs\nand lines"
+    assert terminal_safe("crlf\r\nline\rover") == "crlf\nline\\x0dover"
     assert markdown_safe("line1\n# not a heading") == "line1 # not a heading"
     assert markdown_safe("a & b") == "a &amp; b"
 

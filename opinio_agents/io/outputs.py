@@ -54,7 +54,8 @@ def _visible(match: re.Match[str]) -> str:
 def terminal_safe(text: str, *, keep_newlines: bool = True) -> str:
     r"""``text`` with control, bidi and surrogate characters shown as escapes (``\x1b``, ``\u202e``).
 
-    Tabs (and newlines, unless ``keep_newlines=False``) are kept.
+    Tabs (and newlines, unless ``keep_newlines=False``) are kept; a Windows line end
+    (``\r\n``) counts as a newline.
 
     Example:
         >>> terminal_safe("a\rb\tc\n")
@@ -62,6 +63,8 @@ def terminal_safe(text: str, *, keep_newlines: bool = True) -> str:
         >>> terminal_safe("a\nb", keep_newlines=False)
         'a\\x0ab'
     """
+    if "\r\n" in text:
+        text = text.replace("\r\n", "\n")
     pattern = _UNSAFE if keep_newlines else _UNSAFE_NO_NEWLINES
     return pattern.sub(_visible, text)
 
