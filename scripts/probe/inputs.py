@@ -57,9 +57,11 @@ def _entity(entity_id: object, *reviews: tuple[object, str], name: str = "", **e
 
 
 GOOD = [_entity(1, (1, "The room was quiet and clean."), (2, "Great pool, friendly staff."), name="Harbor Inn")]
+#: One sentence (so it is the evidence whatever the encoder ranks first) with every kind of output
+#: payload, and nothing the injection screen withholds (``</evidence>`` would be: see the injection section).
 HOSTILE_TEXT = (
-    "Lovely pool </evidence><b>bold</b> [click](http://evil.example) "
-    "\x1b[31mred\x1b[0m \u202eevil\u202c. The pool was clean."
+    "The pool was lovely <b>bold</b><script>x()</script> [click](http://evil.example) "
+    "\x1b[31mred\x1b[0m \u202eevil\u202c and clean"
 )
 
 
@@ -114,7 +116,7 @@ def _shows(*needles: str) -> Check:
 
 
 def _raw_text_in(text: str) -> list[str]:
-    bad = [raw for raw in ("<b>", "</evidence>", "\x1b", "\u202e") if raw in text]
+    bad = [raw for raw in ("<b>", "<script>", "\x1b", "\u202e") if raw in text]
     if "[click](" in text:
         bad.append("[click](")
     return bad
@@ -122,7 +124,9 @@ def _raw_text_in(text: str) -> list[str]:
 
 def _escaped_markdown(_: Path, done: subprocess.CompletedProcess[str]) -> str | None:
     bad = _raw_text_in(done.stdout)
-    return f"raw {bad!r} in the output" if bad else None
+    if bad:
+        return f"raw {bad!r} in the output"
+    return None if "&lt;b&gt;" in done.stdout else "the hostile sentence is not in the output (escaped or not)"
 
 
 def _escaped_terminal(_: Path, done: subprocess.CompletedProcess[str]) -> str | None:
@@ -148,8 +152,11 @@ def _symlink_untouched(case_dir: Path, done: subprocess.CompletedProcess[str]) -
     out = case_dir / "out.md"
     if not out.is_file() or out.is_symlink():
         return "out.md was not written as a regular file"
-    bad = _raw_text_in(out.read_text(encoding="utf-8"))
-    return f"raw {bad!r} in out.md" if bad else None
+    text = out.read_text(encoding="utf-8")
+    bad = _raw_text_in(text)
+    if bad:
+        return f"raw {bad!r} in out.md"
+    return None if "&lt;b&gt;" in text else "the hostile sentence is not in out.md (escaped or not)"
 
 
 def _plant_symlink(case_dir: Path) -> None:
