@@ -176,4 +176,5 @@ def run(workdir: Path, *, quick: bool = False) -> list[ProbeRow]:
         else:
             rows.append(ProbeRow(SECTION, case, "ok", "rerun rc=0, identical to a clean build"))
         shutil.rmtree(store, ignore_errors=True)
+        print(f"kills {n + 1}/{len(points)}: {rows[-1].outcome}: {case}", file=sys.stderr, flush=True)
     return rows
