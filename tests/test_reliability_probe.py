@@ -111,3 +111,16 @@ def test_full_writers_section_never_crashes(tmp_path):
     rows = writers.run(tmp_path)
     assert len(rows) == 4
     assert [r for r in rows if r.outcome != "ok"] == []
+
+
+def test_every_checkpoint_in_the_code_is_listed_and_the_probe_uses_only_those():
+    import re
+
+    from opinio_agents.stores.checkpoints import CHECKPOINTS
+    from scripts.probe import kills
+
+    root = Path(__file__).resolve().parents[1] / "opinio_agents"
+    used = {m for path in root.rglob("*.py") for m in re.findall(r'checkpoint\("([a-z0-9-]+)"\)', path.read_text())}
+    assert used == set(CHECKPOINTS)
+    points = {point.partition("@")[0] for _, point in kills.FULL_POINTS + kills.QUICK_POINTS}
+    assert points <= set(CHECKPOINTS) and len(kills.FULL_POINTS) >= 10
