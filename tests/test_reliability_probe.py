@@ -1,18 +1,27 @@
 """The reliability probe (issue 11, item 10): its runner, and the kills and writers sections.
 
 The fast tier runs the quick subsets (real subprocesses killed with SIGKILL, a hash
-encoder); the slow tier runs the full kills and writers sections with MiniLM.
+encoder). The full kills section (13 kill points, each a real ``opinio index`` with
+MiniLM, then a clean build to compare with) takes minutes, more than the whole suite
+may, so it runs on request: ``OPINIO_FULL_PROBE=1 python -m pytest
+tests/test_reliability_probe.py`` or ``python scripts/reliability_probe.py``.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from pathlib import Path
 
 import pytest
 
 from scripts.probe.common import ProbeRow
 from scripts.reliability_probe import main, markdown_table, run_sections, summary_line
+
+full_probe = pytest.mark.skipif(
+    not os.environ.get("OPINIO_FULL_PROBE"),
+    reason="the full probe takes minutes: set OPINIO_FULL_PROBE=1 (or run scripts/reliability_probe.py)",
+)
 
 
 def test_summary_line_is_computed_from_the_rows():
@@ -96,6 +105,7 @@ def test_quick_kills_and_writers_are_all_ok(tmp_path):
 
 
 @pytest.mark.slow
+@full_probe
 def test_full_kills_section_is_identical_to_a_clean_build(tmp_path):
     from scripts.probe import kills
 
