@@ -363,7 +363,7 @@ def test_hiro_index_persists_and_reuses_the_hierarchy(hash_store, tmp_path):
 
     hiro = HiroIndex(hash_store, depth=2, directory=tmp_path / "h")
     fitted = hiro.indexer
-    assert (tmp_path / "h" / "codebooks.npz").is_file()
+    assert list((tmp_path / "h").glob("codebooks-*.npz")) != []
     assert fitted.info["entities"] == 4
     paths = hiro.paths("1")
     assert paths.shape == (len(hash_store.sentences("1")), 2)
@@ -544,3 +544,32 @@ def test_planted_opinions_recovered_without_queries(synthetic_store, synthetic_d
     assert planted >= 4
     assert found / planted >= 0.8
     assert right / planted >= 0.6
+
+
+def test_refit_killed_between_codebooks_and_metadata_keeps_the_old_hierarchy(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from opinio_agents.hiro.indexer import ResidualKMeansIndexer
+
+    rng = np.random.default_rng(0)
+    first = ResidualKMeansIndexer(n_codes=3, depth=2, seed=1).fit(rng.normal(size=(60, 8)).astype(np.float32))
+    first.save(tmp_path)
+    second = ResidualKMeansIndexer(n_codes=3, depth=2, seed=2).fit(rng.normal(size=(60, 8)).astype(np.float32))
+    assert second.fingerprint != first.fingerprint
+
+    real_replace = Path.replace
+
+    def killed_before_metadata(self: Path, target):  # the process "dies" when indexer.json would switch
+        if Path(target).name == "indexer.json":
+            raise KeyboardInterrupt("killed")
+        return real_replace(self, target)
+
+    monkeypatch.setattr(Path, "replace", killed_before_metadata)
+    with pytest.raises(KeyboardInterrupt):
+        second.save(tmp_path)
+    monkeypatch.undo()
+    assert ResidualKMeansIndexer.load(tmp_path).fingerprint == first.fingerprint  # old codebooks, old metadata
+
+    second.save(tmp_path)  # the rerun switches to the new fit and removes the old codebooks
+    assert ResidualKMeansIndexer.load(tmp_path).fingerprint == second.fingerprint
+    assert [p.name for p in tmp_path.glob("codebooks-*.npz")] == [f"codebooks-{second.fingerprint}.npz"]

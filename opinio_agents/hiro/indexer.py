@@ -9,7 +9,7 @@ codebook per level (plain residual vector quantisation). A path's prefix ``q_1..
 is a *subpath*; all sentences sharing it form a cluster at depth ``d``.
 
 The indexer is fitted once over a corpus of many entities, saved inside the
-store (``<store>/hiro/codebooks.npz`` + ``indexer.json``) and reused to encode
+store (``<store>/hiro/codebooks-<fingerprint>.npz`` + ``indexer.json``) and reused to encode
 the sentences of any entity indexed later.
 
 Example:
@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,7 @@ import numpy as np
 
 from opinio_agents.errors import ConfigError, StoreError
 from opinio_agents.hiro.kmeans import kmeans
+from opinio_agents.stores.lock import left_by_dead
 
 __all__ = ["ResidualKMeansIndexer", "MAX_DEPTH", "subpath_ids", "decode_subpath_id"]
 
@@ -188,14 +191,26 @@ class ResidualKMeansIndexer:
 
     # -- persistence -----------------------------------------------------------
     def save(self, directory: str | Path, *, extra: dict | None = None) -> Path:
-        """Write ``codebooks.npz`` and ``indexer.json`` into ``directory`` (atomically per file)."""
+        """Write the codebooks and ``indexer.json`` into ``directory``, as one atomic switch.
+
+        The codebooks go to a new file named by their fingerprint
+        (``codebooks-<fingerprint>.npz``); ``indexer.json``, which names that file, is
+        replaced last. A process killed at any point leaves either the old hierarchy or
+        the new one, never new codebooks under old metadata; files of older fits are
+        removed once the switch is done.
+        """
         books = self._require()
         folder = Path(directory)
         folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / (_CODEBOOKS + ".tmp.npz")
+        for leftover in [*folder.glob(".codebooks-*.tmp.npz"), *folder.glob(f".{_META}.*.tmp")]:
+            if left_by_dead(leftover.name):  # a killed fit's temporary file
+                leftover.unlink(missing_ok=True)
+        name = f"codebooks-{self.fingerprint}.npz"
+        unique = f"{os.getpid()}.{uuid.uuid4().hex[:8]}"
+        tmp = folder / f".{name}.{unique}.tmp.npz"
         arrays: dict[str, Any] = {f"level_{i}": book for i, book in enumerate(books)}
         np.savez(tmp, **arrays)
-        tmp.replace(folder / _CODEBOOKS)
+        tmp.replace(folder / name)
         meta = {
             "n_codes": self.n_codes,
             "depth": self.depth,
@@ -204,18 +219,35 @@ class ResidualKMeansIndexer:
             "max_fit_points": self.max_fit_points,
             "tree": self.tree,
             "fingerprint": self.fingerprint,
+            "codebooks_file": name,
             "info": self.info,
             **(extra or {}),
         }
-        tmp_meta = folder / (_META + ".tmp")
+        tmp_meta = folder / f".{_META}.{unique}.tmp"
         tmp_meta.write_text(json.dumps(meta, indent=2), encoding="utf-8")
         tmp_meta.replace(folder / _META)
+        for stale in [*folder.glob("codebooks-*.npz"), folder / _CODEBOOKS]:
+            if stale.name != name and stale.is_file():
+                stale.unlink(missing_ok=True)
         return folder
+
+    @staticmethod
+    def _codebooks_path(folder: Path) -> Path | None:
+        """The codebooks file ``indexer.json`` names (``codebooks.npz`` for older stores)."""
+        try:
+            meta = json.loads((folder / _META).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        name = meta.get("codebooks_file", _CODEBOOKS) if isinstance(meta, dict) else _CODEBOOKS
+        if not isinstance(name, str) or Path(name).name != name:
+            return None
+        return folder / name
 
     @classmethod
     def exists(cls, directory: str | Path) -> bool:
         """Whether a saved hierarchy is in ``directory``."""
-        return (Path(directory) / _CODEBOOKS).is_file() and (Path(directory) / _META).is_file()
+        books = cls._codebooks_path(Path(directory))
+        return books is not None and books.is_file()
 
     @classmethod
     def load(cls, directory: str | Path) -> ResidualKMeansIndexer:
@@ -229,7 +261,10 @@ class ResidualKMeansIndexer:
             raise StoreError(f"no HIRO hierarchy in {str(folder)!r}; fit one with HiroIndex.fit()")
         try:
             meta = json.loads((folder / _META).read_text(encoding="utf-8"))
-            with np.load(folder / _CODEBOOKS) as data:
+            books_path = cls._codebooks_path(folder)
+            if books_path is None:
+                raise ValueError("indexer.json does not name a codebooks file")
+            with np.load(books_path) as data:
                 books = [np.asarray(data[f"level_{i}"], dtype=np.float32) for i in range(int(meta["depth"]))]
             indexer = cls(
                 n_codes=int(meta["n_codes"]),

@@ -2,7 +2,7 @@
 
 Layout under ``<store>/hiro/``::
 
-    codebooks.npz, indexer.json    the fitted residual k-means hierarchy
+    codebooks-<fp>.npz, indexer.json  the fitted residual k-means hierarchy (indexer.json names the codebooks)
     paths/<collection>.npz         one entity's sentence paths + content fingerprint
 
 The hierarchy is fitted once over the sentences of all indexed entities and
