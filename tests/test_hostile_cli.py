@@ -1,4 +1,4 @@
-"""Hostile input through the ``opinio`` CLI in real subprocesses (fast tier).
+"""Hostile input through the ``opinio`` CLI in real subprocesses (end-to-end tier: marked slow).
 
 Each case runs ``python -m tests.fake_cli`` (the real CLI, with the hashing encoder of
 tests/fake_encoder.py in place of MiniLM) against a store under ``tmp_path`` and checks
@@ -15,6 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
+
+# Every test here runs the real CLI in subprocesses (a few seconds each): the end-to-end tier.
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 

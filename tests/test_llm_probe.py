@@ -19,6 +19,7 @@ def _section(name: str):  # type: ignore[no-untyped-def]
     return importlib.import_module(f"scripts.probe.{name}")
 
 
+@pytest.mark.slow  # the probe sections end to end: a loopback server and the real pipeline
 @pytest.mark.parametrize("name", ["llm", "injection"])
 def test_quick_probe_section_is_all_ok(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback-only")

@@ -96,6 +96,7 @@ def test_section_modules_keep_the_interface():
         assert module.SECTION == name and callable(module.run)
 
 
+@pytest.mark.slow  # real subprocesses killed with SIGKILL: end-to-end tier
 def test_quick_kills_and_writers_are_all_ok(tmp_path):
     """A real ``kill -9`` when the BM25 files appear, a rerun identical to a clean build; two writers."""
     rows, missing, _ = run_sections(["kills", "writers"], tmp_path, quick=True)
