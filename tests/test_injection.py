@@ -20,7 +20,9 @@ Two layers are tested:
 from __future__ import annotations
 
 import json
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -321,7 +323,10 @@ def test_a_highlight_whose_only_evidence_is_an_instruction_is_dropped_and_report
     assert dropped[0].reasons == ["tell-user"]
 
 
-REAL_REVIEWS = "/work/shared/data/real-reviews/space_dev.json"
+REAL_REVIEWS = str(
+    Path(os.environ.get("OPINIO_REAL_REVIEWS", Path(__file__).resolve().parents[2] / "shared/data/real-reviews"))
+    / "space_dev.json"
+)
 
 
 @pytest.mark.slow

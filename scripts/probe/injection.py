@@ -12,7 +12,8 @@ instruction in its prompt says. One row per crafted review:
 * ``ok`` otherwise.
 
 Without ``quick`` a last row gives the screen's false-positive rate on real review
-sentences (``/work/shared/data/real-reviews/space_dev.json``, skipped without it).
+sentences (``../shared/data/real-reviews/space_dev.json`` beside the repository, or
+``$OPINIO_REAL_REVIEWS``; skipped without it).
 
 Run alone: ``python -m scripts.probe.injection`` (from the repository root).
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,7 +32,10 @@ from scripts.probe.common import ProbeRow
 __all__ = ["run", "false_positive_rate", "REAL_REVIEWS"]
 
 _TESTS = Path(__file__).resolve().parents[2] / "tests"
-REAL_REVIEWS = Path("/work/shared/data/real-reviews/space_dev.json")
+REAL_REVIEWS = (
+    Path(os.environ.get("OPINIO_REAL_REVIEWS", Path(__file__).resolve().parents[3] / "shared/data/real-reviews"))
+    / "space_dev.json"
+)
 
 QUERIES = ["breakfast", "room", "staff", "pool", "wifi", "bed bugs", "parking", "noise", "hygiene", "spa",
            "front desk", "gym", "sauna", "shuttle", "towels", "minibar", "lifts", "air conditioning", "check-in",
