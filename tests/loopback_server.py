@@ -10,6 +10,9 @@ one repeats when the script runs out. Replies:
   the machine: no race between a timeout and a delay);
 * ``raw(body_bytes)`` - a 200 with an arbitrary (malformed) body.
 
+A request with ``"stream": true`` gets an ``ok(...)`` reply as OpenAI streaming events
+(one ``chat.completion.chunk`` per word, then ``[DONE]``), so streaming clients work too.
+
 Example:
     >>> with LoopbackServer([ok('{"a": 1}')]) as server:
     ...     server.base_url.startswith("http://127.0.0.1:")
@@ -128,6 +131,11 @@ class LoopbackServer:
                     reply = outer.script.pop(0) if len(outer.script) > 1 else outer.script[0]
                 if reply.wait:
                     outer._stop.wait(None if reply.wait < 0 else reply.wait)
+                if isinstance(parsed, dict) and parsed.get("stream") and reply.code == 200:
+                    chunks = _stream_chunks(reply.body)
+                    if chunks is not None:
+                        self._send_stream(chunks)
+                        return
                 try:
                     self.send_response(reply.code)
                     for key, value in reply.headers.items():
@@ -137,6 +145,17 @@ class LoopbackServer:
                     self.wfile.write(reply.body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test)
+
+            def _send_stream(self, chunks: list[bytes]) -> None:
+                try:
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.end_headers()
+                    for chunk in chunks:
+                        self.wfile.write(chunk)
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
 
         class Server(ThreadingHTTPServer):
             daemon_threads = True
@@ -165,3 +184,22 @@ class LoopbackServer:
         self._stop.set()
         self._server.shutdown()
         self._server.server_close()
+
+
+def _stream_chunks(body: bytes) -> list[bytes] | None:
+    """A scripted completion as OpenAI streaming events (one per word), or None when it is not one."""
+    try:
+        message = json.loads(body)["choices"][0]["message"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+    content = message.get("content") or ""
+    words = content.split(" ")
+    base = {"id": "chatcmpl-loopback", "object": "chat.completion.chunk", "created": int(time.time()),
+            "model": "loopback-model"}
+    events = []
+    for i, word in enumerate(words):
+        piece = word if i == len(words) - 1 else word + " "
+        delta = {"role": "assistant", "content": piece}
+        events.append({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+    events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    return [f"data: {json.dumps(e)}\n\n".encode() for e in events] + [b"data: [DONE]\n\n"]

@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("summarizers",),
     ("api",),
     ("evaluation", "agents"),
+    ("serve",),
     ("cli",),
     ("__main__",),
 )

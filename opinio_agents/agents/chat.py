@@ -267,6 +267,24 @@ class ReviewChat(Runnable[ChatInput, str]):
         answer: ChatAnswer = self._call_with_config(self._answer, value, config, run_type="chain")  # type: ignore[arg-type, assignment]
         return answer
 
+    def stream_answer(self, value: ChatInput, config: RunnableConfig | None = None) -> Iterator[str | ChatAnswer]:
+        """Yield the answer text piece by piece, then the full :class:`ChatAnswer` (last item).
+
+        Stateless for dict and message-list inputs (what a server with many sessions needs);
+        a string input continues the object's own conversation, as :meth:`stream` does.
+
+        Example:
+            >>> *pieces, answer = ReviewChat(rag, "101").stream_answer(    # doctest: +SKIP
+            ...     {"messages": [("user", "How is the pool?")]})
+            >>> answer.citations[0].sentence_id                            # doctest: +SKIP
+            '101:1010024:2'
+        """
+        turn = self._prepare(value)
+        for piece in self._generate(turn, None, config or {}):
+            turn.pieces.append(piece)
+            yield piece
+        yield self._finish(turn)
+
     def _answer(self, value: ChatInput, run_manager: CallbackManagerForChainRun, config: RunnableConfig) -> ChatAnswer:
         turn = self._prepare(value)
         for piece in self._generate(turn, run_manager, config):

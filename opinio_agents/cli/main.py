@@ -325,6 +325,7 @@ _COMMAND_MODULES = (
     "opinio_agents.cli.hiro",
     "opinio_agents.cli.evaluate",
     "opinio_agents.cli.agents",
+    "opinio_agents.cli.serve",
 )
 
 
