@@ -10,7 +10,8 @@ binaries; ``OPINIO_REQUIRE_BROWSER=1`` turns the skip into a failure (for CI tha
 :class:`Browser` wraps the driver with what page tests need: waiting for an element or a
 condition, collecting the browser console's errors (uncaught exceptions, ``console.error``,
 failed loads), and saving screenshots into the session's screenshot dir (its path is
-printed in the test report and kept in :attr:`Browser.screenshot_dir`).
+kept in :attr:`Browser.screenshot_dir`; ``OPINIO_SCREENSHOT_DIR=DIR`` keeps them in ``DIR`` instead, since
+pytest prunes old temp dirs).
 
 Use it from a test module (or a conftest) by importing the fixture, which is named ``browser``::
 
@@ -141,11 +142,32 @@ class Browser:
                 pytest.fail(f"timed out waiting for {what} (screenshot {shot}; console errors: {errors})")
             time.sleep(0.05)
 
-    def screenshot(self, name: str) -> Path:
-        """Save a PNG of the current viewport as ``<screenshot_dir>/<name>.png`` and return its path."""
+    def screenshot(self, name: str, *, full_page: bool = False) -> Path:
+        """Save a PNG as ``<screenshot_dir>/<name>.png`` and return its path.
+
+        Args:
+            name: File stem (anything but letters, digits, ``-`` and ``_`` becomes ``_``).
+            full_page: The whole scrollable page (through the DevTools protocol), not just the viewport.
+        """
         safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name) or "page"
         path = self.screenshot_dir / f"{safe}.png"
-        self.driver.save_screenshot(str(path))
+        if full_page:
+            import base64
+
+            size = self.driver.execute_script(
+                "const d = document.documentElement; return [d.scrollWidth, d.scrollHeight];"
+            )
+            shot = self.driver.execute_cdp_cmd(
+                "Page.captureScreenshot",
+                {
+                    "format": "png",
+                    "captureBeyondViewport": True,
+                    "clip": {"x": 0, "y": 0, "width": size[0], "height": size[1], "scale": 1},
+                },
+            )
+            path.write_bytes(base64.b64decode(shot["data"]))
+        else:
+            self.driver.save_screenshot(str(path))
         return path
 
     def console_errors(self) -> list[dict[str, Any]]:
@@ -209,8 +231,8 @@ def browser_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browse
     if reason:
         _skip_or_fail(reason)
     base = tmp_path_factory.mktemp("browser")
-    shots = base / "screenshots"
-    shots.mkdir()
+    shots = Path(os.environ.get("OPINIO_SCREENSHOT_DIR") or base / "screenshots")
+    shots.mkdir(parents=True, exist_ok=True)
     try:
         driver = _start_driver(base / "profile")
     except Exception as exc:  # e.g. a driver/browser version mismatch: say so instead of erroring

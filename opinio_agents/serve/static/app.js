@@ -446,8 +446,12 @@
     $("detail-support").textContent = "";
     $("detail-status").textContent = "";
     const name = state.selected;
+    $("detail-sides").hidden = !name;
     if (!name) {
       title.textContent = state.entity ? "Pick an aspect" : "Choose an entity";
+      $("detail-status").textContent = state.entity
+        ? "Click an aspect above, or type your own, to see its pros and cons with the quotes behind them."
+        : "";
       return;
     }
     title.textContent = name;
@@ -734,7 +738,7 @@
   }
 
   // Exposed for the browser tests and for debugging in the console (no behaviour depends on it).
-  window.opinio = { state, describeSupport, reviewIdOf };
+  window.opinio = { state, describeSupport, reviewIdOf, renderHighlight };
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();

@@ -1,0 +1,295 @@
+"""The web page in a real browser: headless Chromium against `opinio serve` on loopback.
+
+One server (uvicorn in a thread, 127.0.0.1, a free port) over the shipped sample's hotel 101
+indexed into a temp store with the hashing encoder, plus a small hostile entity; a loopback
+OpenAI-compatible model answers the chat (streamed). One browser for the module. The steps:
+
+1. load the page, pick the entity: the critical alerts are on top, aspect chips appear sorted
+   by mentions, each with a positive/negative bar;
+2. click a chip: its PROS/CONS appear with their support line and evidence quotes;
+3. open a quote: the full review opens with exactly that sentence marked;
+4. ask the chat: the answer streams in, its ``[S1]`` citations are buttons that open the cited
+   review with the sentence marked; a follow-up question sends the conversation back;
+5. type your own aspect: a review containing ``<script>`` and ``<img onerror>`` is the
+   evidence, and it renders as literal text (no element is created, no script runs);
+6. no console errors anywhere; screenshots are saved in the browser's temp dir
+   (``OPINIO_SCREENSHOT_DIR=DIR`` keeps them; ``page.png`` is the full page after the chat).
+7. at a phone's width the hostile entity's name is text and the layout is one column.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from tests.browser_support import Browser, browser_fixture  # noqa: F401  (provides `browser`)
+from tests.fake_encoder import HashEncoder
+from tests.loopback_server import LoopbackServer, ok
+
+pytestmark = pytest.mark.slow
+
+SCRIPT = "<script>window.__pwned=1</script>"
+IMG = '<img src=x onerror="window.__pwned=1">'
+# The payloads sit both inside the sentence the page marks and around it.
+HOSTILE_TEXT = (
+    f"Arrived late {IMG}. The zanzibar lamp by the bed {SCRIPT} was broken on arrival {IMG} and nobody "
+    f"fixed it. Otherwise a quiet room {SCRIPT}."
+)
+HOSTILE_NAME = f'Hostile Inn {IMG}'
+CHAT_REPLY = "Guests find the wi-fi fast in the rooms [S1] but some say it drops in the evening [S2]."
+FOLLOWUP_REPLY = "The reviews say little about the lobby; one guest mentions a paid connection [S1]."
+
+
+@dataclass
+class Site:
+    url: str
+    loopback: LoopbackServer
+
+
+def _entities() -> list[Any]:
+    from opinio_agents import load_sample
+    from opinio_agents.models import Entity, Review
+
+    hotel = next(e for e in load_sample() if str(e.entity_id) == "101")
+    hotel.user_reviews.append(Review(review_id="hostile-1", text=HOSTILE_TEXT, rating=2))
+    hostile = Entity(
+        entity_id="hostile",
+        entity_name=HOSTILE_NAME,
+        user_reviews=[
+            Review(review_id=f"h{i}", text=f"Room {i} was clean and the breakfast was fine. {SCRIPT}", rating=4)
+            for i in range(3)
+        ],
+    )
+    return [hotel, hostile]
+
+
+def _free_socket() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    pytest.importorskip("fastapi", reason="the serve extra is not installed (pip install -e '.[serve]')")
+    uvicorn = pytest.importorskip("uvicorn", reason="the serve extra is not installed (pip install -e '.[serve]')")
+    from langchain_openai import ChatOpenAI
+
+    from opinio_agents import OpinioRAG
+    from opinio_agents.serve import create_app
+
+    rag = OpinioRAG(tmp_path_factory.mktemp("web-store"), encoder=HashEncoder(dimension=384))
+    rag.index(_entities())
+    with LoopbackServer([ok(CHAT_REPLY), ok(FOLLOWUP_REPLY)]) as loopback:
+        chat_model = ChatOpenAI(
+            model="loopback", base_url=loopback.base_url, api_key="test", max_retries=0, timeout=10  # type: ignore[arg-type]
+        )
+        app = create_app(rag, llm=chat_model)
+        sock = _free_socket()
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 20
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                pytest.fail("uvicorn did not start")
+            time.sleep(0.02)
+        try:
+            yield Site(url=f"http://127.0.0.1:{sock.getsockname()[1]}/", loopback=loopback)
+        finally:
+            server.should_exit = True
+            thread.join(10)
+            sock.close()
+
+
+def _text(browser: Browser, selector: str) -> str:
+    return str(browser.driver.find_element("css selector", selector).text)
+
+
+def _pick_entity(browser: Browser, entity_id: str) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    browser.wait_css(f"#entity option[value='{entity_id}']", visible=False)
+    Select(browser.driver.find_element("css selector", "#entity")).select_by_value(entity_id)
+
+
+def _open_quote_and_check_mark(browser: Browser, quote: Any) -> str:
+    """Click a quote (or citation) button; the review dialog opens with its sentence marked."""
+    sentence_id = quote.get_attribute("data-sentence-id")
+    quote.click()
+    mark = browser.wait_css("#review #review-mark")
+    review_text = _text(browser, "#review-text")
+    assert mark.text and mark.text in review_text
+    dialog_review = sentence_id.split(":")[1]
+    browser.wait_until(lambda: dialog_review in _text(browser, "#review-title"), "the review title")
+    return str(mark.text)
+
+
+def _close_review(browser: Browser) -> None:
+    browser.driver.find_element("css selector", "#review-close").click()
+    closed = "return !document.getElementById('review').open"
+    browser.wait_until(lambda: browser.driver.execute_script(closed), "the dialog to close")
+
+
+def _pwned(browser: Browser) -> Any:
+    return browser.driver.execute_script("return window.__pwned")
+
+
+def test_page_highlights_reviews_query_and_cited_chat(browser: Browser, site: Site) -> None:
+    driver = browser.driver
+    driver.set_window_size(1280, 1000)
+    browser.get(site.url)
+    browser.clear_console()
+    browser.wait_until(lambda: "entities indexed" in _text(browser, "#service"), "the service line")
+
+    # The hostile entity name is listed as text.
+    browser.wait_css("#entity option[value='hostile']", visible=False)
+    options = [o.text for o in driver.find_elements("css selector", "#entity option")]
+    assert any(option.startswith(HOSTILE_NAME) for option in options), options
+
+    # 1. pick the entity: its title, the alerts on top, aspect chips sorted by mentions with a bar.
+    _pick_entity(browser, "101")
+    browser.wait_until(lambda: _text(browser, "#entity-title") == "Harborview City Hotel", "the entity title")
+    browser.wait_css("#alerts .alert-head")
+    chips = browser.wait_until(lambda: driver.find_elements("css selector", "#chips .chip"), "aspect chips")
+    counts = [int(c.find_element("css selector", ".chip-count").text.replace(",", "")) for c in chips]
+    assert len(chips) >= 3 and counts == sorted(counts, reverse=True) and counts[0] > 0
+    assert chips[0].find_element("css selector", ".bar .pos").size["width"] > 0
+    alerts_y = driver.find_element("css selector", "#alerts").location["y"]
+    assert alerts_y < driver.find_element("css selector", "#chips").location["y"]
+
+    # 2. click the most discussed aspect: PROS/CONS with support and evidence quotes.
+    name = chips[0].find_element("css selector", ".chip-name").text
+    chips[0].click()
+    assert chips[0].get_attribute("aria-pressed") == "true"
+    browser.wait_until(lambda: _text(browser, "#detail-title") == name, "the aspect's title")
+    quote = browser.wait_css("#detail .highlight .quote")
+    support = _text(browser, "#detail-support")
+    assert support.startswith("mentioned in ") and " of 241 reviews, " in support, support
+    assert _text(browser, "#detail .highlight .highlight-text")
+    browser.screenshot("01-aspect")
+
+    # 3. the quote opens the full review with its sentence marked.
+    quoted = quote.text.split("\n")[0].strip("“”")
+    marked = _open_quote_and_check_mark(browser, quote)
+    assert marked == quoted
+    browser.screenshot("02-review")
+    _close_review(browser)
+
+    # 4. the chat streams a cited answer; a citation opens the cited review.
+    question = driver.find_element("css selector", "#chat-input")
+    question.send_keys("How is the wi-fi?")
+    driver.find_element("css selector", "#chat-send").click()
+    cite = browser.wait_css("#chat-log .msg.assistant .cite", timeout=20)
+    answer = _text(browser, "#chat-log .msg.assistant .msg-text")
+    assert "Guests find the wi-fi fast in the rooms" in answer and "[S1]" not in answer
+    assert cite.text == "S1"
+    sent = site.loopback.requests[-1]["body"]
+    assert sent["stream"] is True and sent["messages"][-1]["content"].startswith("Question: How is the wi-fi?")
+    browser.screenshot("03-chat")
+    _open_quote_and_check_mark(browser, cite)
+    _close_review(browser)
+
+    # A follow-up question carries the conversation (the previous answer is sent back).
+    question.send_keys("And in the lobby?\n")
+    answered = "#chat-log .msg.assistant:not(.streaming) .cite"
+    browser.wait_until(
+        lambda: len(driver.find_elements("css selector", "#chat-log .msg.assistant")) == 2
+        and len(driver.find_elements("css selector", "#chat-log .msg.assistant:not(.streaming)")) == 2
+        and len(driver.find_elements("css selector", answered)) == 3,
+        "the second answer",
+    )
+    assert site.loopback.request_count == 2
+    followup = site.loopback.requests[-1]["body"]["messages"]
+    assert [m["role"] for m in followup] == ["system", "user", "assistant", "user"]
+    assert followup[1]["content"] == "How is the wi-fi?" and followup[2]["content"] == CHAT_REPLY
+    assert "The reviews say little about the lobby" in _text(browser, "#chat-log .msg.assistant:last-child")
+    browser.screenshot("page", full_page=True)  # the README's picture (docs/images/web-page.png)
+
+    # 5. your own aspect; its evidence is the hostile review, rendered as text.
+    box = driver.find_element("css selector", "#query")
+    box.send_keys("zanzibar lamp\n")
+    custom = browser.wait_css("#chips .chip.custom")
+    assert custom.get_attribute("aria-pressed") == "true"
+    hostile_quote = browser.wait_until(
+        lambda: [q for q in driver.find_elements("css selector", "#detail .quote") if "zanzibar" in q.text],
+        "a quote of the hostile review",
+    )[0]
+    _open_quote_and_check_mark(browser, hostile_quote)
+    review_text = _text(browser, "#review-text")
+    assert review_text.count(SCRIPT) == 2 and review_text.count(IMG) == 2
+    assert driver.find_elements("css selector", "#review-text *:not(mark)") == []
+    assert driver.find_elements("css selector", "img") == []
+    assert _pwned(browser) is None
+    browser.screenshot("04-hostile-review")
+    _close_review(browser)
+
+    # 6. nothing ran that should not have, and the console is clean.
+    assert _pwned(browser) is None
+    assert browser.console_errors() == []
+
+
+def test_hostile_entity_renders_as_text_at_a_narrow_width(browser: Browser, site: Site) -> None:
+    driver = browser.driver
+    driver.set_window_size(420, 900)
+    try:
+        browser.get(site.url + "?entity=hostile")
+        browser.clear_console()
+        browser.wait_until(lambda: _text(browser, "#entity-title") == HOSTILE_NAME, "the hostile entity's title")
+        browser.wait_until(lambda: _text(browser, "#aspects-source"), "the aspects line")
+        assert driver.find_elements("css selector", "img") == []
+        # One column: the chat sits below the highlights, nothing overflows sideways.
+        main = driver.find_element("css selector", ".col-main").rect
+        chat = driver.find_element("css selector", ".col-chat").rect
+        assert chat["y"] >= main["y"] + main["height"] - 1
+        width = driver.execute_script("return document.documentElement.scrollWidth")
+        assert width <= driver.execute_script("return window.innerWidth")
+        browser.screenshot("05-narrow")
+
+        # Keyboard only: Enter on a chip shows its highlights, Enter on a quote opens the review,
+        # Escape closes it and gives the focus back to the quote.
+        from selenium.webdriver.common.keys import Keys
+
+        chip = browser.wait_css("#chips .chip")
+        chip.send_keys(Keys.ENTER)
+        assert chip.get_attribute("aria-pressed") == "true"
+        quote = browser.wait_css("#detail .quote")
+        quote.send_keys(Keys.ENTER)
+        browser.wait_css("#review #review-mark")
+        assert SCRIPT in _text(browser, "#review-text")
+        driver.switch_to.active_element.send_keys(Keys.ESCAPE)
+        browser.wait_until(lambda: driver.execute_script("return !document.getElementById('review').open"), "Esc")
+        assert driver.switch_to.active_element == quote
+
+        # A highlight with a verification verdict and a trend gets a badge and a trend line.
+        rendered = driver.execute_script(
+            """const h = window.opinio.renderHighlight(arguments[0]);
+               document.getElementById('pros').append(h);
+               return [h.querySelector('.badge').className, h.querySelector('.badge').textContent,
+                       h.querySelector('.trend').textContent, h.textContent];""",
+            {
+                "query": "wi-fi", "polarity": "pros", "text": "Fast wi-fi <b>everywhere</b>.",
+                "evidence": [], "notes": [],
+                "support": {"reviews": 143, "positive": 20, "negative": 116, "neutral": 7, "total_reviews": 1500},
+                "verification": {"verdict": "weak", "reason": "one review only", "aspect_relevance": 0.4,
+                                 "sentiment_factuality": None, "opinion_faithfulness": None, "action": "kept"},
+                "trend": {"label": "worsening", "summary": "Complaints doubled since 2022.", "granularity": "year",
+                          "points": [], "test": "chi2", "p_value": 0.01},
+            },
+        )
+        assert rendered[0] == "badge weak" and rendered[1] == "weak"
+        assert rendered[2] == "Trend: worsening · Complaints doubled since 2022."
+        assert "mentioned in 143 of 1,500 reviews, 81% negative" in rendered[3]
+        assert "Fast wi-fi <b>everywhere</b>." in rendered[3] and driver.find_elements("css selector", "#pros b") == []
+        assert _pwned(browser) is None
+        assert browser.console_errors() == []
+    finally:
+        driver.set_window_size(1280, 1000)
+
