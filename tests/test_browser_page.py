@@ -19,6 +19,7 @@ OpenAI-compatible model answers the chat (streamed). One browser for the module.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -50,6 +51,7 @@ FOLLOWUP_REPLY = "The reviews say little about the lobby; one guest mentions a p
 class Site:
     url: str
     loopback: LoopbackServer
+    rag: Any
 
 
 def _entities() -> list[Any]:
@@ -69,17 +71,34 @@ def _entities() -> list[Any]:
     return [hotel, hostile]
 
 
-def _free_socket() -> socket.socket:
+@contextlib.contextmanager
+def _serving(app: Any) -> Iterator[str]:
+    """Run ``app`` with uvicorn in a thread on 127.0.0.1 (a free port); yield its base URL."""
+    import uvicorn
+
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
-    return sock
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                pytest.fail("uvicorn did not start")
+            time.sleep(0.02)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     pytest.importorskip("fastapi", reason="the serve extra is not installed (pip install -e '.[serve]')")
-    uvicorn = pytest.importorskip("uvicorn", reason="the serve extra is not installed (pip install -e '.[serve]')")
+    pytest.importorskip("uvicorn", reason="the serve extra is not installed (pip install -e '.[serve]')")
     from langchain_openai import ChatOpenAI
 
     from opinio_agents import OpinioRAG
@@ -91,22 +110,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         chat_model = ChatOpenAI(
             model="loopback", base_url=loopback.base_url, api_key="test", max_retries=0, timeout=10  # type: ignore[arg-type]
         )
-        app = create_app(rag, llm=chat_model)
-        sock = _free_socket()
-        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 20
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                pytest.fail("uvicorn did not start")
-            time.sleep(0.02)
-        try:
-            yield Site(url=f"http://127.0.0.1:{sock.getsockname()[1]}/", loopback=loopback)
-        finally:
-            server.should_exit = True
-            thread.join(10)
-            sock.close()
+        with _serving(create_app(rag, llm=chat_model)) as url:
+            yield Site(url=url, loopback=loopback, rag=rag)
 
 
 def _text(browser: Browser, selector: str) -> str:
@@ -293,3 +298,23 @@ def test_hostile_entity_renders_as_text_at_a_narrow_width(browser: Browser, site
     finally:
         driver.set_window_size(1280, 1000)
 
+
+
+def test_api_key_page_is_opened_once_with_the_key_then_works_by_cookie(browser: Browser, site: Site) -> None:
+    from opinio_agents.serve import create_app
+
+    driver = browser.driver
+    with _serving(create_app(site.rag, api_key="s3cret-key")) as url:
+        driver.delete_all_cookies()
+        browser.get(url)
+        assert "API key" in driver.find_element("css selector", "body").text  # the server's 401, not the page
+        browser.get(url + "?api_key=s3cret-key")
+        browser.clear_console()
+        browser.wait_css("#entity option[value='101']", visible=False)  # GET entities was authenticated
+        browser.wait_until(lambda: "entities indexed" in _text(browser, "#service"), "GET healthz")
+        assert "api_key" not in driver.current_url
+        driver.refresh()  # the key is gone from the URL: the HttpOnly cookie authenticates the page's calls
+        browser.wait_css("#entity option[value='101']", visible=False)
+        assert driver.execute_script("return document.cookie") == ""  # HttpOnly: not readable by scripts
+        assert browser.console_errors() == []
+        driver.delete_all_cookies()

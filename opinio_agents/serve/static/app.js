@@ -20,7 +20,7 @@
     chat: [], // [{role, content}]
     chatBusy: false,
     generation: 0, // bumps on every entity switch; stale responses are dropped
-    streamAbort: null,
+    streams: new Set(), // AbortControllers of the highlight streams in flight
   };
 
   // --------------------------------------------------------------------------- DOM helpers
@@ -217,7 +217,8 @@
   }
 
   async function selectEntity(entityId) {
-    if (state.streamAbort) state.streamAbort.abort();
+    for (const controller of state.streams) controller.abort();
+    state.streams.clear();
     state.generation += 1;
     const generation = state.generation;
     Object.assign(state, { entity: entityId || null, detail: null, aspects: [], selected: null, chat: [] });
@@ -271,7 +272,10 @@
         ? "Discovered in the reviews, most discussed first. Pick one to see its pros and cons."
         : "The aspects of the expert review, most discussed first. Pick one to see its pros and cons.";
     renderChips();
-    streamHighlights(state.aspects.map((a) => a.aspect), generation);
+    // Highlights are written on demand (one aspect per click: with an LLM each one is a model call).
+    // The most discussed aspect is asked for now, which also brings the entity-wide alerts.
+    if (state.aspects.length) streamHighlights([state.aspects[0].aspect], generation);
+    else streamHighlights([], generation);
   }
 
   function chipLabel(a) {
@@ -312,14 +316,19 @@
     return q.toString();
   }
 
-  /** One highlights stream for the chips: each query's PROS/CONS arrive as they complete, alerts at the end. */
+  /** A highlights stream: each query's PROS/CONS arrive as they complete, the alerts at the end.
+   *  With no query it asks for the entity's expert-review aspects (for the alerts) when it has some. */
   async function streamHighlights(queries, generation) {
-    if (!queries.length) return;
-    for (const query of queries) if (!state.results.has(query)) state.results.set(query, { loading: true });
+    for (const query of queries) state.results.set(query, { loading: true });
+    let path = `/highlights/stream?${queryString(queries)}`;
+    if (!queries.length) {
+      if (!state.detail || !(state.detail.queries || []).length) return;
+      path = "/highlights/stream?expert=true";
+    }
     const controller = new AbortController();
-    state.streamAbort = controller;
+    state.streams.add(controller);
     try {
-      const response = await request(entityPath(`/highlights/stream?${queryString(queries)}`), {
+      const response = await request(entityPath(path), {
         accept: "text/event-stream",
         signal: controller.signal,
       });
@@ -343,7 +352,7 @@
       }
       renderDetail();
     } finally {
-      if (state.streamAbort === controller) state.streamAbort = null;
+      state.streams.delete(controller);
     }
     // A query that never got an event (nothing to say about it) is settled as empty.
     for (const query of queries) {
@@ -365,9 +374,14 @@
     for (const chip of $("chips").querySelectorAll(".chip")) {
       chip.setAttribute("aria-pressed", chip.dataset.aspect === name ? "true" : "false");
     }
-    renderDetail();
     const result = state.results.get(name);
-    if (result && !result.loading && !result.highlights.length && !result.hits && !result.failure) {
+    if (!result) {
+      streamHighlights([name], state.generation);
+      renderDetail();
+      return;
+    }
+    renderDetail();
+    if (!result.loading && !result.highlights.length && !result.hits && !result.failure) {
       loadRelated(name, state.generation);
     }
   }
