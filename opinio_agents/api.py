@@ -317,13 +317,14 @@ class OpinioRAG:
         from opinio_agents.synthesis.support import count_support
 
         info = self.store.entity_record(entity_id)
+        encoder = self.retrievers.encoder  # the query-vector cache: a query seen before loads no model
         return count_support(
             query,
             self.store.sentences(info.key),
             total_reviews=info.n_reviews,
             embeddings=self.store.embeddings(info.key),
-            query_embedding=self.encoder.encode([query])[0],
-            encoder=self.encoder,
+            query_embedding=encoder.encode([query])[0],
+            encoder=encoder,
         )
 
     # -- synthesis -----------------------------------------------------------------
