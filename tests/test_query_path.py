@@ -270,3 +270,15 @@ def test_cli_help_imports_no_heavy_library() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "HEAVY=\n" in done.stdout, done.stdout
+
+
+def test_top_k_positive_partial_selection_keeps_full_sort_semantics() -> None:
+    from opinio_agents.retrieval.bm25.selection import top_k_positive
+
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        scores = np.round(rng.normal(size=400), 1)  # many exact ties
+        k = int(rng.integers(1, 30))
+        positive = np.flatnonzero(scores > 0)
+        full = positive[np.lexsort((positive, -scores[positive]))][:k]
+        assert top_k_positive(scores, k) == [(int(i), float(scores[i])) for i in full]

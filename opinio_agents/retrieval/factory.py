@@ -40,8 +40,8 @@ import numpy as np
 from opinio_agents.embeddings import EmbeddingModelInfo, Encoder, describe_encoder, get_encoder
 from opinio_agents.errors import ConfigError
 from opinio_agents.indexing.stages import AppendixDTokenizer, Bm25Tokenizer
-from opinio_agents.retrieval.bm25.selection import top_k_positive
 from opinio_agents.models import Sentence
+from opinio_agents.retrieval.bm25.selection import top_k_positive
 from opinio_agents.retrieval.query_cache import CachedQueryEncoder
 from opinio_agents.stores.sentence_store import SentenceStore
 

@@ -21,6 +21,10 @@ def top_k_positive(scores: np.ndarray, k: int) -> list[tuple[int, float]]:
     if k <= 0 or scores.size == 0:
         return []
     positive = np.flatnonzero(scores > 0)
+    if positive.size > 4 * k:  # keep only what can make the top k (every tie of the k-th score included)
+        values = scores[positive]
+        kth = np.partition(values, values.size - k)[values.size - k]
+        positive = positive[values >= kth]
     # Sort by score descending, then by index ascending (deterministic ties).
     chosen = positive[np.lexsort((positive, -scores[positive]))][:k]
     return [(int(i), float(scores[i])) for i in chosen]
