@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("pipeline", "hiro"),
     ("summarizers",),
     ("api",),
-    ("evaluation", "agents"),
+    ("evaluation", "agents", "scale"),
     ("serve",),
     ("cli",),
     ("__main__",),

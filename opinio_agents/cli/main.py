@@ -140,6 +140,18 @@ def index_cmd(
     wait: Annotated[bool, typer.Option("--wait", help="Wait while another process writes to the store.")] = False,
     max_review_chars: MaxReviewCharsOpt = DEFAULT_MAX_REVIEW_CHARS,
     max_file_mb: MaxFileMbOpt = DEFAULT_MAX_FILE_MB,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="[ADDRESS]",
+            help="Encode on a Ray cluster (extra 'scale'): bare --ray starts a local one; or auto, HOST:PORT, "
+            "ray://HOST:10001. Needs --chroma-host (a Chroma server every node reaches).",
+        ),
+    ] = None,
+    ray_workers: Annotated[
+        int | None, typer.Option("--ray-workers", min=1, help="Ray actors encoding (default: one per cluster CPU).")
+    ] = None,
 ) -> None:
     """Split reviews into sentences and index them (BM25 + Chroma vectors).
 
@@ -157,6 +169,14 @@ def index_cmd(
     from opinio_agents.io.loaders import LoadReport, iter_valid_entities
 
     check_store_path(store)
+    if ray is not None:
+        from opinio_agents.cli.scale import index_on_ray
+
+        index_on_ray(
+            dataset, store, ray, chroma_host=chroma_host, chroma_port=chroma_port, workers=ray_workers, quiet=quiet,
+            skip_invalid=skip_invalid, max_review_chars=max_review_chars, max_file_bytes=max_file_mb << 20,
+        )
+        return
     rag = OpinioRAG(store, chroma_host=chroma_host, chroma_port=chroma_port)
     report = LoadReport()
     entities = iter_valid_entities(
@@ -362,6 +382,23 @@ def _split_debug(argv: list[str]) -> tuple[list[str], bool]:
     return [a for a in head if a != DEBUG_FLAG] + tail, debug
 
 
+def _bare_ray(argv: list[str]) -> list[str]:
+    """``opinio index ... --ray`` without an address means a local Ray cluster (``--ray local``).
+
+    The word after ``--ray`` is its address only when it looks like one (``auto``, ``local``,
+    ``HOST:PORT``, ``ray://...``) and is not a file, so ``opinio index --ray data.json`` works.
+    """
+    if "--ray" not in argv or (argv and argv[0] != "index"):
+        return argv
+    out = list(argv)
+    at = out.index("--ray")
+    after = out[at + 1] if at + 1 < len(out) else None
+    looks_like_address = after is not None and (after in ("auto", "local") or ":" in after)
+    if not looks_like_address or Path(str(after)).exists():
+        out.insert(at + 1, "local")
+    return out
+
+
 def _unexpected_line(exc: BaseException) -> str:
     """One line for an exception nothing else handled: what it was and how to see more."""
     if isinstance(exc, OSError) and (exc.strerror or exc.filename):
@@ -390,6 +427,7 @@ def main(argv: list[str] | None = None) -> int:
         2
     """
     args, debug = _split_debug(list(sys.argv[1:] if argv is None else argv))
+    args = _bare_ray(args)
     # typer >= 0.29 vendors click: its usage errors derive from typer.TyperException,
     # not from click.exceptions.ClickException.
     try:

@@ -73,4 +73,7 @@ class DenseSentenceRetriever(BaseRetriever):
             node = self._nodes.get(node_id)
             if cosine > 0 and node is not None:
                 hits.append(NodeWithScore(node=node, score=cosine))
+        # HNSW returns exact ties (duplicate sentences) in an order that depends on how its graph
+        # was built: break them by sentence id, so two builds of one store rank alike.
+        hits.sort(key=lambda hit: (-float(hit.score or 0.0), hit.node.node_id))
         return hits
