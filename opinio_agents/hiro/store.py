@@ -202,7 +202,7 @@ class HiroIndex:
             )
         with self._lock:
             started = time.perf_counter()
-            matrices = [self.index.embeddings(k) for k in keys]
+            points = self._fit_points(keys)
             load_seconds = time.perf_counter() - started
             fresh = ResidualKMeansIndexer(
                 n_codes=self._config.n_codes,
@@ -210,7 +210,7 @@ class HiroIndex:
                 seed=self._config.seed,
                 max_fit_points=self._config.max_fit_points,
                 tree=self._config.tree,
-            ).fit(np.vstack(matrices))
+            ).fit(points)
             fresh.info["load_seconds"] = round(load_seconds, 3)
             fresh.info["entities"] = len(keys)
             fresh.save(self.directory, extra={"embedding_model": _model_name(self.index)})
@@ -219,6 +219,39 @@ class HiroIndex:
             self._paths.clear()
             self._baseline = None
             return fresh
+
+    def _fit_points(self, keys: list[str]) -> np.ndarray:
+        """The vectors the hierarchy is fitted on, read with memory bounded by ``max_fit_points``.
+
+        Below the cap these are all the entities' vectors, stacked. Above it, the seeded
+        sample :meth:`ResidualKMeansIndexer.fit` would draw from the stacked matrix is drawn
+        here instead, and only those rows are read, entity by entity (nothing is cached), so
+        a corpus of millions of sentences never sits in memory whole and the fit is the same.
+        """
+        cap = self._config.max_fit_points
+        counts = [self.index.count_sentences(k) for k in keys]
+        total = sum(counts)
+        if total <= cap:
+            return np.vstack([self.index.embeddings(k) for k in keys])
+        rng = np.random.default_rng(self._config.seed)  # as ResidualKMeansIndexer.fit draws its sample
+        pick = np.sort(rng.choice(total, cap, replace=False))
+        parts: list[np.ndarray] = []
+        offset = 0
+        for key, n in zip(keys, counts):
+            lo, hi = np.searchsorted(pick, [offset, offset + n])
+            if hi > lo:
+                stored = self.index.catalog.sentences(key)
+                ids = [stored[int(row)].sentence.sentence_id for row in pick[lo:hi] - offset]
+                found = self.index.vectors(key, ids)
+                missing = [sid for sid in ids if sid not in found]
+                if missing:
+                    raise StoreError(
+                        f"entity {key!r}: {len(missing)} sentences have no vector (e.g. {missing[0]!r}); "
+                        "re-run `opinio index` to complete the store"
+                    )
+                parts.append(np.vstack([found[sid] for sid in ids]))
+            offset += n
+        return np.vstack(parts)
 
     # -- per-entity paths ----------------------------------------------------------
     def _content_fingerprint(self, key: str) -> str:
