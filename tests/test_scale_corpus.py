@@ -13,7 +13,6 @@ from opinio_agents.indexing import Indexer, LexiconSentiment
 from opinio_agents.scale.corpus import CorpusProgress, dir_size, index_corpus
 from tests.fake_encoder import HashEncoder
 
-
 N = 3
 
 
