@@ -148,6 +148,10 @@ def test_ray_build_equals_single_machine_build_and_resumes(tmp_path, ray_cluster
     for key in single.store.entity_keys():
         assert np.array_equal(dist.hiro.paths(key), single.hiro.paths(key))
 
+    # The store records its server: opened without --chroma-host it still finds its vectors.
+    plain = OpinioRAG(tmp_path / "dist", encoder=_factory()())
+    assert plain.store.is_remote and np.array_equal(plain.store.embeddings("1"), single.store.embeddings("1"))
+
     # Unchanged data: nothing goes to Ray.
     again = index_with_ray(
         entities, tmp_path / "dist", chroma_host="127.0.0.1", chroma_port=chroma_port, encoder_factory=_factory()

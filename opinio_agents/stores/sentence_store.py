@@ -73,6 +73,7 @@ _META_PATH = "embedding_path"
 _META_FINGERPRINT = "embedding_fingerprint"
 _META_SENTIMENT = "sentiment_scorer"
 _META_TOKENIZER = "bm25_tokenizer"
+_META_SERVER = "chroma_server"  # host:port of the Chroma server holding the vectors (absent: embedded)
 _STAMP_FILE = "opinio_stamp.txt"
 _META_MARKERS = "completion_markers"  # set once the store keeps completion markers
 _COMPLETE = "complete:"
@@ -169,9 +170,10 @@ class SentenceStore:
 
     @property
     def chroma(self) -> ClientAPI:
-        """The Chroma client (embedded at ``<store>/chroma`` unless a host was given)."""
+        """The Chroma client: the server given, else the one the store records, else embedded at ``<store>/chroma``."""
         with self._lock:
             if self._client is None:
+                self._use_recorded_server()
                 self._client = make_chroma_client(
                     self.store_dir / "chroma", host=self.chroma_host, port=self.chroma_port
                 )
@@ -179,8 +181,22 @@ class SentenceStore:
 
     @property
     def is_remote(self) -> bool:
-        """Whether vectors live in a Chroma server."""
+        """Whether vectors live in a Chroma server (given, or recorded by the store)."""
+        self._use_recorded_server()
         return bool(self.chroma_host)
+
+    def _use_recorded_server(self) -> None:
+        """Take the Chroma server a store built against one records, when none was given.
+
+        A store whose vectors went to a server (``opinio index --ray``, ``--chroma-host``) keeps
+        ``host:port`` in its catalog, so later commands on it find its vectors without the options.
+        """
+        if self.chroma_host or not self.catalog_path.exists():
+            return
+        recorded = self.catalog.get_meta(_META_SERVER)
+        if recorded:
+            host, _, port = recorded.rpartition(":")
+            self.chroma_host, self.chroma_port = host, int(port)
 
     def connect(self) -> None:
         """Open the Chroma client now: an unreachable server fails here, before anything is written."""
@@ -412,6 +428,10 @@ class SentenceStore:
                 _META_FINGERPRINT: embedding.fingerprint,
                 _META_SENTIMENT: sentiment,
                 _META_TOKENIZER: bm25_tokenizer,
+                # Only a new store records its server: one that began embedded keeps its vectors there.
+                _META_SERVER: f"{self.chroma_host}:{self.chroma_port or 8000}"
+                if self.chroma_host and catalog.get_meta(_META_EMBEDDING) is None
+                else None,
             }
             for key, value in values.items():
                 if value is not None and catalog.get_meta(key) is None:
