@@ -35,6 +35,7 @@ from opinio_agents.retrieval.factory import RetrieverFactory, RetrieverKind, Sco
 from opinio_agents.stores.sentence_store import DEFAULT_STORE, SentenceStore
 from opinio_agents.synthesis.base import Synthesizer
 from opinio_agents.synthesis.summarizer import QueryMode, Summarizer, SummaryEvent
+from opinio_agents.synthesis.verification import VERIFY_BY_DEFAULT, HighlightVerifier
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -83,6 +84,10 @@ class OpinioRAG:
         encoder: A sentence encoder object (instead of ``embedding_model``).
         hiro_options: Settings of a new HIRO fit (``n_codes``, ``depth``, ``seed``, ...;
             see :class:`~opinio_agents.hiro.store.HiroIndex`).
+        verify: Verify every highlight against its own cited evidence (AR/SF/OF and a verdict in
+            ``Highlight.verification``; contradicted highlights are rewritten or dropped). ``None``
+            follows :data:`~opinio_agents.synthesis.verification.VERIFY_BY_DEFAULT`; a
+            :class:`~opinio_agents.synthesis.verification.HighlightVerifier` is used as given.
 
     Query modes (``HighlightSet.meta.mode``): ``"queries"`` when queries are given,
     ``"expert-queries"`` when the entity's expert review supplies them, and
@@ -112,6 +117,7 @@ class OpinioRAG:
         embedding_model: str | Path | None = None,
         encoder: Encoder | None = None,
         hiro_options: dict[str, Any] | None = None,
+        verify: bool | HighlightVerifier | None = None,
     ) -> None:
         if top_k < 1:
             raise ConfigError(f"top_k={top_k} must be >= 1")
@@ -142,6 +148,32 @@ class OpinioRAG:
         self._llm: BaseChatModel | None = None
         self._hiro: HiroIndex | None = None
         self._lock = threading.RLock()
+        if verify is not None and not isinstance(verify, (bool, HighlightVerifier)):
+            raise ConfigError(f"verify={verify!r} must be True, False, None or a HighlightVerifier")
+        self.verify = VERIFY_BY_DEFAULT if verify is None else verify
+        self._verifier: HighlightVerifier | None = verify if isinstance(verify, HighlightVerifier) else None
+
+    def verifier(self, verify: bool | HighlightVerifier | None = None) -> HighlightVerifier | None:
+        """The verifier a run uses: ``verify`` if given, else the façade's setting; None when off.
+
+        The façade keeps one :class:`~opinio_agents.synthesis.verification.HighlightVerifier`
+        (its triplet cache is shared by every run and thread), using the façade's encoder.
+
+        Example:
+            >>> OpinioRAG("/tmp/opinio-demo").verifier(False) is None      # doctest: +SKIP
+            True
+        """
+        choice = self.verify if verify is None else verify
+        if isinstance(choice, HighlightVerifier):
+            return choice
+        if not isinstance(choice, bool):
+            raise ConfigError(f"verify={choice!r} must be True, False, None or a HighlightVerifier")
+        if not choice:
+            return None
+        with self._lock:
+            if self._verifier is None:
+                self._verifier = HighlightVerifier(encoder=self.encoder)
+            return self._verifier
 
     # -- indexing ---------------------------------------------------------------
     def index(
@@ -385,6 +417,7 @@ class OpinioRAG:
         synthesizer: SynthesizerKind | Synthesizer | Summarizer | LongContextSynthesizer | None = None,
         filters: MetadataFilters | None = None,
         query_free: bool = False,
+        verify: bool | HighlightVerifier | None = None,
     ) -> Summarizer:
         """The :class:`Summarizer` these settings describe.
 
@@ -394,6 +427,7 @@ class OpinioRAG:
             synthesizer: Overrides the façade's synthesizer for this call.
             filters: Metadata filters of the retrieval pipeline.
             query_free: HIRO's query-free summarizer over the shared HIRO index.
+            verify: Overrides the façade's ``verify`` for this call (a given Summarizer keeps its own).
 
         Raises:
             ConfigError: On settings that the chosen summarizer cannot honour.
@@ -405,7 +439,7 @@ class OpinioRAG:
                 )
             from opinio_agents.summarizers import QueryFreeSummarizer
 
-            return QueryFreeSummarizer(self._require_hiro(), top_k=top_k or 8)
+            return QueryFreeSummarizer(self._require_hiro(), top_k=top_k or 8, verifier=self.verifier(verify) or False)
         kind = synthesizer if synthesizer is not None else self.synthesizer_kind
         if isinstance(kind, Summarizer):
             if top_k is not None or retriever is not None or filters is not None:
@@ -420,8 +454,10 @@ class OpinioRAG:
             from opinio_agents.summarizers import LongContextSummarizer
 
             synth = self._long_context() if isinstance(kind, str) else kind
-            return LongContextSummarizer(self.store, synth)  # type: ignore[arg-type]
-        return self.pipeline(top_k=top_k, retriever=retriever, synthesizer=kind, filters=filters)  # type: ignore[arg-type]
+            return LongContextSummarizer(self.store, synth, verifier=self.verifier(verify) or False)  # type: ignore[arg-type]
+        return self.pipeline(  # type: ignore[arg-type]
+            top_k=top_k, retriever=retriever, synthesizer=kind, filters=filters, verify=verify
+        )
 
     def pipeline(
         self,
@@ -430,6 +466,7 @@ class OpinioRAG:
         retriever: RetrieverKind | None = None,
         synthesizer: SynthesizerKind | Synthesizer | None = None,
         filters: MetadataFilters | None = None,
+        verify: bool | HighlightVerifier | None = None,
     ) -> HighlightPipeline:
         """The retrieval-based summarizer (:class:`~opinio_agents.pipeline.HighlightPipeline`) for these settings."""
         from opinio_agents.pipeline import HighlightPipeline
@@ -445,6 +482,7 @@ class OpinioRAG:
             retriever=retriever or self.retriever,
             top_k=top_k or self.top_k,
             filters=filters,
+            verifier=self.verifier(verify) or False,
         )
 
     def query_mode(
@@ -494,6 +532,7 @@ class OpinioRAG:
         synthesizer: SynthesizerKind | Synthesizer | Summarizer | LongContextSynthesizer | None = None,
         filters: MetadataFilters | None = None,
         query_free: QueryFree = False,
+        verify: bool | HighlightVerifier | None = None,
     ) -> HighlightSet:
         """PROS/CONS highlights of one entity, with alerts; ``result.meta.mode`` says which mode ran.
 
@@ -509,13 +548,21 @@ class OpinioRAG:
                 (``meta.mode == "query-free"``). ``"auto"``: query-free only when there are no queries;
                 callers should tell the user when ``result.meta.mode == "query-free"`` (or ask
                 :meth:`query_mode` first).
+            verify: Verify each highlight against its own evidence (default: the façade's ``verify``).
 
         Raises:
             ConfigError: When there are no queries to answer, or on incompatible settings.
             StoreError: When the entity is not indexed (or query-free mode finds no HIRO hierarchy).
         """
         key, summarizer = self._choose(
-            entity_id, queries, query_free, top_k=top_k, retriever=retriever, synthesizer=synthesizer, filters=filters
+            entity_id,
+            queries,
+            query_free,
+            top_k=top_k,
+            retriever=retriever,
+            synthesizer=synthesizer,
+            filters=filters,
+            verify=verify,
         )
         return summarizer.summarize(key, queries)
 
@@ -545,7 +592,8 @@ class OpinioRAG:
         from opinio_agents.summarizers import QueryFreeSummarizer
 
         key = self.store.require_entity(entity_id)
-        return QueryFreeSummarizer(self._require_hiro(), top_k=top_k, alpha=alpha).summarize(key)
+        hiro = self._require_hiro()
+        return QueryFreeSummarizer(hiro, top_k=top_k, alpha=alpha, verifier=self.verifier() or False).summarize(key)
 
     def entities(self) -> list[str]:
         """Ids of the indexed entities."""

@@ -42,6 +42,7 @@ __all__ = [
     "Evidence",
     "Support",
     "QueryEvidence",
+    "Verification",
     "Highlight",
     "Alert",
     "QueryFailure",
@@ -377,6 +378,37 @@ class QueryEvidence:
 
 
 
+class Verification(BaseModel):
+    """How well a highlight is backed by its own cited evidence (OpinioRAG's AOS checks, per highlight).
+
+    The scores are the paper's AR, SF and OF (Sec. 4.1) computed from the AOS
+    triplets of the highlight and of its cited sentences only; ``None`` where a
+    score is undefined (no explicit aspect in the evidence, no polar opinion).
+
+    Attributes:
+        aspect_relevance: AR: 1.0 when the highlight names the evidence's most frequent aspect.
+        sentiment_factuality: SF: 1.0 when its sentiment is the evidence's dominant one for that aspect.
+        opinion_faithfulness: OF: mean similarity of its opinion to the evidence's opinions, in [0, 1].
+        verdict: ``supported``, ``weak`` (partly backed) or ``contradicted`` (its side or its
+            aspect disagrees with its evidence).
+        reason: The verdict in words, e.g. ``"PRO, but its 3 cited sentences are negative about wifi"``.
+        action: What was done with the highlight: ``kept``, ``rewritten`` from its evidence (the
+            reason says what it was) or ``dropped`` (listed in ``RunMeta.dropped``).
+
+    Example:
+        >>> Verification(aspect_relevance=1.0, sentiment_factuality=1.0, opinion_faithfulness=0.9,
+        ...              verdict="supported", reason="backed by 2 of 2 cited sentences").action
+        'kept'
+    """
+
+    aspect_relevance: float | None = None
+    sentiment_factuality: float | None = None
+    opinion_faithfulness: float | None = None
+    verdict: Literal["supported", "weak", "contradicted"]
+    reason: str
+    action: Literal["kept", "rewritten", "dropped"] = "kept"
+
+
 class Highlight(BaseModel):
     """One key-point highlight: a PRO or a CON about one query, with its evidence."""
 
@@ -394,6 +426,9 @@ class Highlight(BaseModel):
         description="False when the synthesizer's side disagrees with the evidence's own polarity.",
     )
     notes: list[str] = Field(default_factory=list)
+    verification: Verification | None = Field(
+        default=None, description="AR/SF/OF against its own evidence and the verdict; None when not verified."
+    )
 
     @property
     def sentence_ids(self) -> list[str]:
@@ -477,6 +512,10 @@ class RunMeta(BaseModel):
     flagged: list[FlaggedSentence] = Field(
         default_factory=list,
         description="Instruction-like review sentences kept out of the evidence, and highlights dropped for them.",
+    )
+    dropped: list[Highlight] = Field(
+        default_factory=list,
+        description="Highlights that verification dropped (contradicted by their evidence); never shown as highlights.",
     )
 
 

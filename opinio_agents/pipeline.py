@@ -54,6 +54,8 @@ if TYPE_CHECKING:
 
     from llama_index.core.vector_stores.types import MetadataFilters
 
+    from opinio_agents.synthesis.verification import HighlightVerifier
+
 __all__ = ["HighlightPipeline", "resolve_queries", "query_mode", "MAJORITY_BACKFILL"]
 
 #: Deeper sentences added on the majority side when the top-K evidence has none of it.
@@ -102,6 +104,8 @@ class HighlightPipeline(Summarizer):
         checks: The post-processing step (critical-complaint guard + alerts).
         screen_injection: Keep instruction-like review sentences out of the evidence and
             drop highlights that rest on them only (reported in ``meta.flagged``).
+        verifier: Verify each highlight against its own evidence (see
+            :class:`~opinio_agents.synthesis.summarizer.Summarizer`).
 
     Example:
         >>> pipeline = HighlightPipeline(factory, retriever="bm25", top_k=5)   # doctest: +SKIP
@@ -119,8 +123,9 @@ class HighlightPipeline(Summarizer):
         filters: MetadataFilters | None = None,
         checks: CriticalComplaintCheck | None = None,
         screen_injection: bool = True,
+        verifier: HighlightVerifier | bool | None = None,
     ) -> None:
-        super().__init__(retrievers.store, checks=checks)
+        super().__init__(retrievers.store, checks=checks, verifier=verifier)
         self.screen_injection = screen_injection
         if top_k < 1:
             raise ConfigError(f"top_k={top_k} must be >= 1")

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from opinio_agents.hiro.store import HiroIndex
     from opinio_agents.stores.sentence_store import SentenceStore
     from opinio_agents.synthesis.long_context import LongContextSynthesizer
+    from opinio_agents.synthesis.verification import HighlightVerifier
 
 __all__ = ["LongContextSummarizer", "QueryFreeSummarizer"]
 
@@ -55,6 +56,7 @@ class LongContextSummarizer(Summarizer):
         store: The store holding the entities.
         synthesizer: The baseline (its model, context window and cache).
         checks: The post-processing step (guard + alerts).
+        verifier: Verify each highlight against its own evidence (None: the default setting).
 
     The expected numbers of PROS and CONS come from the entity's expert review;
     without one, one of each per query is asked for.
@@ -68,8 +70,9 @@ class LongContextSummarizer(Summarizer):
         synthesizer: LongContextSynthesizer,
         *,
         checks: CriticalComplaintCheck | None = None,
+        verifier: HighlightVerifier | bool | None = None,
     ) -> None:
-        super().__init__(store, checks=checks)
+        super().__init__(store, checks=checks, verifier=verifier)
         self.synthesizer = synthesizer
 
     def draft(self, entity_key: str, queries: Sequence[str] | None) -> Draft:
@@ -116,6 +119,7 @@ class QueryFreeSummarizer(Summarizer):
         max_cited: Evidence sentences per highlight.
         checks: The post-processing step (guard + alerts).
         summary_words: Word budget of the result's ``summary`` paragraph.
+        verifier: Verify each highlight against its own evidence (None: the default setting).
 
     Each discovered aspect is one "query" of the result; the guard checks the
     evidence its highlights cite.
@@ -133,8 +137,9 @@ class QueryFreeSummarizer(Summarizer):
         max_cited: int = 5,
         checks: CriticalComplaintCheck | None = None,
         summary_words: int = 75,
+        verifier: HighlightVerifier | bool | None = None,
     ) -> None:
-        super().__init__(hiro.index, checks=checks)
+        super().__init__(hiro.index, checks=checks, verifier=verifier)
         if top_k < 1:
             raise ConfigError(f"top_k={top_k} must be >= 1")
         self.hiro = hiro

@@ -12,9 +12,13 @@ Every way of writing highlights implements it:
 A subclass only writes :meth:`Summarizer.draft`: the queries it answers, the
 per-query outcomes (a generator, consumed as they complete) and the run's
 metadata. The base class owns what is common and runs it exactly once per
-result: the critical-complaint guard on each outcome, the ordering of the
-queries, the entity-wide alerts and the timings
-(:class:`~opinio_agents.synthesis.alerts.CriticalComplaintCheck`). So
+result: the critical-complaint guard on each outcome
+(:class:`~opinio_agents.synthesis.alerts.CriticalComplaintCheck`), the verification of
+each highlight against its own evidence when it is switched on
+(:class:`~opinio_agents.synthesis.verification.HighlightVerifier`: contradicted
+highlights are rewritten or dropped, the dropped ones listed in ``meta.dropped``), the
+ordering of the queries, the entity-wide alerts and the timings (``verification`` is
+timed apart from ``synthesis``). So
 :meth:`Summarizer.stream` and :meth:`Summarizer.summarize` always agree: the
 stream yields each query's outcome as it completes and ends with a
 :class:`SummaryDone` holding the very HighlightSet ``summarize`` returns.
@@ -36,16 +40,17 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from opinio_agents.errors import OpinioError
+from opinio_agents.errors import ConfigError, OpinioError
 from opinio_agents.models import HighlightSet, RunMeta, TokenUsage
 from opinio_agents.synthesis.alerts import CriticalComplaintCheck
 from opinio_agents.synthesis.base import SynthesisOutcome
+from opinio_agents.synthesis.verification import VERIFY_BY_DEFAULT, HighlightVerifier, verify_outcome
 
 if TYPE_CHECKING:
     from opinio_agents.stores.sentence_store import SentenceStore
     from opinio_agents.synthesis.selection import SummaryLayout
 
-__all__ = ["Summarizer", "Draft", "SummaryDone", "SummaryEvent", "QueryMode", "usage_delta"]
+__all__ = ["Summarizer", "Draft", "SummaryDone", "SummaryEvent", "QueryMode", "usage_delta", "resolve_verifier"]
 
 #: Where a result's queries came from: given by the caller, the entity's expert review, or none (HIRO).
 QueryMode = Literal["queries", "expert-queries", "query-free"]
@@ -100,20 +105,50 @@ def usage_delta(before: TokenUsage, after: TokenUsage) -> TokenUsage:
     )
 
 
+def resolve_verifier(verify: bool | HighlightVerifier | None) -> HighlightVerifier | None:
+    """The verifier a ``verify=`` setting asks for: None (off), a new default one, or the one given.
+
+    ``None`` follows :data:`~opinio_agents.synthesis.verification.VERIFY_BY_DEFAULT`.
+
+    Example:
+        >>> resolve_verifier(False) is None
+        True
+        >>> type(resolve_verifier(True)).__name__
+        'HighlightVerifier'
+    """
+    if isinstance(verify, HighlightVerifier):
+        return verify
+    if verify is None:
+        verify = VERIFY_BY_DEFAULT
+    if not isinstance(verify, bool):
+        raise ConfigError(f"verify={verify!r} must be True, False, None or a HighlightVerifier")
+    return HighlightVerifier() if verify else None
+
+
 class Summarizer(ABC):
     """Base class: implement :meth:`draft`; :meth:`summarize` and :meth:`stream` come for free.
 
     Args:
         store: The store holding the entities.
         checks: The post-processing step (guard + alerts); the default checks everything.
+        verifier: Verify every highlight against its own evidence: a
+            :class:`~opinio_agents.synthesis.verification.HighlightVerifier`, True (a
+            default one), False (off), or None (:data:`~opinio_agents.synthesis.verification.VERIFY_BY_DEFAULT`).
     """
 
     #: Short name recorded in ``HighlightSet.meta.synthesizer``.
     name: str = "summarizer"
 
-    def __init__(self, store: SentenceStore, *, checks: CriticalComplaintCheck | None = None) -> None:
+    def __init__(
+        self,
+        store: SentenceStore,
+        *,
+        checks: CriticalComplaintCheck | None = None,
+        verifier: HighlightVerifier | bool | None = None,
+    ) -> None:
         self.store = store
         self.checks = checks or CriticalComplaintCheck()
+        self.verifier = resolve_verifier(verifier)
 
     @abstractmethod
     def draft(self, entity_key: str, queries: Sequence[str] | None) -> Draft:
@@ -135,11 +170,19 @@ class Summarizer(ABC):
         prepared = time.perf_counter() - started
         t0 = time.perf_counter()
         by_query: dict[str, list[SynthesisOutcome]] = {}
+        verifier = self.verifier
+        verifying = 0.0
+        dropped = []
         for raw in draft.outcomes:
             outcome = self.checks.guard(raw)
+            if verifier is not None:
+                v0 = time.perf_counter()
+                outcome, lost = verify_outcome(verifier, self.checks, outcome)
+                dropped += lost
+                verifying += time.perf_counter() - v0
             by_query.setdefault(outcome.item.query, []).append(outcome)
             yield outcome
-        synthesis = time.perf_counter() - t0
+        synthesis = time.perf_counter() - t0 - verifying
 
         result = HighlightSet(entity_id=draft.entity_id, entity_name=draft.entity_name)
         order = list(dict.fromkeys([*draft.queries, *by_query]))  # asked order, then any extra ones
@@ -166,11 +209,14 @@ class Summarizer(ABC):
         timings = dict(meta.timings)
         timings.setdefault("prepare", prepared)
         timings.setdefault("synthesis", synthesis)
+        if verifier is not None:
+            timings["verification"] = verifying
         timings["alerts"] = alerts
         timings["total"] = time.perf_counter() - started
         meta.timings = {k: round(v, 4) for k, v in timings.items()}
         if not meta.queries:
             meta.queries = list(draft.queries)
+        meta.dropped = [*meta.dropped, *dropped]
         result.meta = meta
         yield SummaryDone(result)
 

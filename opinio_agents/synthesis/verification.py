@@ -1,0 +1,503 @@
+"""Verification of every highlight against its own cited evidence, at generation time.
+
+OpinioRAG's AOS metrics (Sec. 4.1: aspect relevance AR, sentiment factuality SF,
+opinion faithfulness OF, :mod:`opinio_agents.triplets.aos`) are computed for each
+highlight from the AOS triplets of the highlight text and of the sentences it
+cites, and nothing else, so the cost stays proportional to what is shown. The
+:class:`HighlightVerifier` is the second half of the post-processing step that
+every :class:`~opinio_agents.synthesis.summarizer.Summarizer` runs once per
+result (after the critical-complaint guard), so the extractive and the LLM
+pipelines, the long-context baseline and HIRO's query-free highlights all get it.
+
+The verdict (:func:`judge`) reads, besides AR/SF/OF, the *stance* of each cited
+sentence towards the highlight's subject: the sum of the sentiments of its
+triplets about the focus aspect (see :func:`~opinio_agents.triplets.aos.focus_triplet`),
+else the sentence's stored sentiment score.
+
+* ``contradicted`` - the highlight's side disagrees with its evidence (a PRO none
+  of whose cited sentences is positive about the subject while some are
+  negative, or the reverse for a CON), or its text says the opposite of the
+  evidence (SF = 0 against a one-sided evidence), or it names an aspect that no
+  cited sentence discusses (no triplet aspect matches, the words do not occur,
+  and no evidence aspect is similar enough).
+* ``weak`` - partly backed: more cited sentences disagree with its side than
+  agree, part of its own text reads the other way about its subject, it does
+  not mention the evidence's main aspect (AR = 0 and the words are absent), the
+  evidence holds no polar opinion about it (SF undefined), no reviewer's opinion
+  is close to its wording (best similarity below :data:`WEAK_OF`; the reported
+  OF is the paper's mean), the extractor finds no opinion in it, or it cites no
+  evidence at all (the long-context baseline).
+* ``supported`` - everything else.
+
+A contradicted highlight is never shown as it is (:meth:`HighlightVerifier.apply`):
+it is rewritten from its evidence (the extractive key points of the cited
+sentences on the evidence's side, :func:`~opinio_agents.synthesis.keypoint.to_key_point`)
+and checked again, or dropped when nothing on one side remains, when the
+rewrite is still contradicted, or when the query already has a highlight on
+that side. Highlights the critical-complaint guard added are never dropped or
+flipped (a contradiction is reported as ``weak`` with the reason).
+
+Example:
+    >>> from opinio_agents.models import Evidence, Highlight, Polarity
+    >>> from opinio_agents.triplets.base import Triplet as T
+    >>> v = judge(Polarity.PROS, [T(aspect="wifi", opinion="great", sentiment=1)],
+    ...           [[T(aspect="wifi", opinion="slow", sentiment=-1)]], [-0.6],
+    ...           lambda a, bs: [0.0] * len(bs), evidence_texts=["The wifi was slow."])
+    >>> v.verdict, v.reason
+    ('contradicted', 'a PRO, but none of its 1 cited sentence is positive about wifi (1 negative)')
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from opinio_agents.errors import ConfigError
+from opinio_agents.models import SENTIMENT_THRESHOLD, Highlight, Polarity, QueryEvidence, Verification
+from opinio_agents.synthesis.alerts import GUARD_NOTE, CriticalComplaintCheck, find_critical
+from opinio_agents.synthesis.base import SynthesisOutcome
+from opinio_agents.synthesis.keypoint import to_key_point
+from opinio_agents.triplets.aos import (
+    OpinionSimilarity,
+    aspect_relevance,
+    dominant_aspects,
+    dominant_sentiments,
+    focus_triplet,
+    opinion_faithfulness,
+    same_opinion,
+    sentiment_factuality,
+)
+from opinio_agents.triplets.aspects import aspect_words, aspects_match
+from opinio_agents.triplets.base import Triplet, TripletExtractor
+
+if TYPE_CHECKING:
+    from opinio_agents.embeddings import Encoder
+
+__all__ = [
+    "HighlightVerifier",
+    "judge",
+    "sentence_stance",
+    "verify_outcome",
+    "VERIFY_BY_DEFAULT",
+    "VERIFY_NOTE",
+    "WEAK_OF",
+    "ASPECT_SIMILARITY",
+]
+
+#: Whether summarizers verify when nobody says (``opinio highlight --verify/--no-verify``).
+#: Off: on the default (extractive) path verification costs more than 20% of the synthesis
+#: time (``benchmarks/verification.py`` measures it; see README "Verification").
+VERIFY_BY_DEFAULT = False
+#: Opinion faithfulness below this makes a highlight ``weak`` (its wording drifts from the reviewers').
+WEAK_OF = 0.5
+#: An aspect of the highlight at least this similar to an evidence aspect counts as discussed.
+ASPECT_SIMILARITY = 0.6
+#: Prefix of the notes verification adds to a rewritten highlight.
+VERIFY_NOTE = "verification"
+
+_SIDE_SIGN = {Polarity.PROS: 1, Polarity.CONS: -1}
+_SIDE_NAME = {Polarity.PROS: "PRO", Polarity.CONS: "CON"}
+_SIGN_WORD = {1: "positive", -1: "negative"}
+
+
+def _sign(value: float, threshold: float = 0.0) -> int:
+    return 1 if value > threshold else -1 if value < -threshold else 0
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def sentence_stance(triplets: Sequence[Triplet], subject: Sequence[str], sentiment: float | None) -> int:
+    """+1 / -1 / 0: how one cited sentence leans about the highlight's subject.
+
+    The sign of the summed sentiments of its triplets whose aspect matches one of
+    ``subject`` (all its triplets when ``subject`` is empty); when none does, or
+    they cancel out, the sign of the sentence's stored ``sentiment`` (neutral band
+    :data:`~opinio_agents.models.SENTIMENT_THRESHOLD`).
+
+    Example:
+        >>> from opinio_agents.triplets.base import Triplet as T
+        >>> sentence_stance([T(aspect="room", opinion="clean", sentiment=1),
+        ...                  T(aspect="wifi", opinion="slow", sentiment=-1)], ["wi-fi"], 0.3)
+        -1
+        >>> sentence_stance([], ["pool"], -0.4)
+        -1
+    """
+    about = [t for t in triplets if not subject or any(aspects_match(t.aspect, a) for a in subject)]
+    lean = _sign(sum(t.sentiment for t in about))
+    if lean == 0 and sentiment is not None:
+        lean = _sign(sentiment, SENTIMENT_THRESHOLD)
+    return lean
+
+
+def _discussed(
+    aspect: str, evidence: Sequence[Triplet], words: set[str], similarity: OpinionSimilarity
+) -> bool:
+    """Whether the evidence discusses ``aspect``: a matching triplet aspect, its words, or a similar aspect."""
+    if any(aspects_match(aspect, t.aspect) for t in evidence):
+        return True
+    mine = aspect_words(aspect)
+    if mine and set(mine) <= words:
+        return True
+    others = list(dict.fromkeys(t.aspect for t in evidence if not t.is_implicit))
+    return bool(others) and max(float(s) for s in similarity(aspect, others)) >= ASPECT_SIMILARITY
+
+
+def _closest_opinion(
+    evidence: Sequence[Triplet], focus: Triplet, dominant: Sequence[str], similarity: OpinionSimilarity
+) -> tuple[str, float] | None:
+    """The evidence opinion (same aspect and sentiment as ``focus``) closest to ``focus.opinion``, and how close."""
+    if focus.is_implicit:
+        about = [t for t in evidence if not dominant or any(aspects_match(t.aspect, a) for a in dominant)]
+    else:
+        about = [t for t in evidence if aspects_match(t.aspect, focus.aspect)]
+    opinions = list(dict.fromkeys(t.opinion for t in about if t.sentiment == focus.sentiment))
+    if not opinions:
+        return None
+    for opinion in opinions:
+        if same_opinion(focus.opinion, opinion):
+            return opinion, 1.0
+    scores = [float(x) for x in similarity(focus.opinion, opinions)]
+    best = max(range(len(opinions)), key=lambda i: scores[i])
+    return opinions[best], scores[best]
+
+
+def judge(
+    side: Polarity,
+    highlight: Sequence[Triplet],
+    evidence: Sequence[Sequence[Triplet]],
+    sentiments: Sequence[float | None],
+    similarity: OpinionSimilarity,
+    *,
+    evidence_texts: Sequence[str] = (),
+    query: str = "",
+    highlight_text: str = "",
+) -> Verification:
+    """The :class:`~opinio_agents.models.Verification` of one highlight (verdict rules in the module doc).
+
+    Args:
+        side: The highlight's polarity (PROS / CONS).
+        highlight: Triplets of the highlight text.
+        evidence: Triplets of each cited sentence, in citation order.
+        sentiments: Stored sentiment score of each cited sentence (None when unknown).
+        similarity: ``similarity(phrase, others)`` -> cosine-like scores (OF and aspect similarity).
+        evidence_texts: The cited sentences' texts (their words count as discussing an aspect).
+        query: The query, named in reasons when the highlight has no explicit aspect.
+        highlight_text: The highlight's text (an evidence aspect it spells out counts as named,
+            even when the extractor missed it).
+
+    Raises:
+        ConfigError: When ``evidence`` and ``sentiments`` differ in length.
+
+    Example:
+        >>> from opinio_agents.triplets.base import Triplet as T
+        >>> judge(Polarity.CONS, [T(aspect="parking", opinion="expensive", sentiment=-1)],
+        ...       [[T(aspect="parking", opinion="expensive", sentiment=-1)]], [-0.5],
+        ...       lambda a, bs: [0.0] * len(bs)).verdict
+        'supported'
+    """
+    if len(evidence) != len(sentiments):
+        raise ConfigError(f"{len(evidence)} evidence triplet lists for {len(sentiments)} sentiments; give one each")
+    n = len(evidence)
+    if n == 0:
+        return Verification(verdict="weak", reason="cites no evidence, so it cannot be checked against reviews")
+    flat = [t for found in evidence for t in found]
+    ar = aspect_relevance(flat, highlight)
+    sf = sentiment_factuality(flat, highlight)
+    of = opinion_faithfulness(flat, highlight, similarity)
+    scores = {"aspect_relevance": ar, "sentiment_factuality": sf, "opinion_faithfulness": of}
+    dominant = dominant_aspects(flat)
+    focus = focus_triplet(highlight, dominant)
+    subject = [focus.aspect] if focus is not None and not focus.is_implicit else list(dominant)
+    name = subject[0] if subject else (query or "it")
+    sign = _SIDE_SIGN[side]
+    stances = [sentence_stance(found, subject, s) for found, s in zip(evidence, sentiments, strict=True)]
+    agree = sum(1 for s in stances if s == sign)
+    disagree = sum(1 for s in stances if s == -sign)
+    cited = _plural(n, "cited sentence")
+
+    def verdict(kind: str, reason: str) -> Verification:
+        return Verification(verdict=kind, reason=reason, **scores)  # type: ignore[arg-type]
+
+    if disagree and not agree:
+        return verdict(
+            "contradicted",
+            f"a {_SIDE_NAME[side]}, but none of its {cited} is {_SIGN_WORD[sign]} about {name} "
+            f"({disagree} {_SIGN_WORD[-sign]})",
+        )
+    if focus is not None and sf == 0.0 and focus.sentiment != 0:
+        stars = dominant_sentiments(
+            [t for t in flat if aspects_match(t.aspect, focus.aspect)] if not focus.is_implicit else flat
+        )
+        if stars == [-focus.sentiment]:
+            return verdict(
+                "contradicted",
+                f"says {focus.opinion!r} ({_SIGN_WORD[focus.sentiment]}) about {name}, "
+                f"but its evidence is {_SIGN_WORD[stars[0]]} about it",
+            )
+    words = set(aspect_words(" ".join(evidence_texts))) if evidence_texts else set()
+    named = list(dict.fromkeys(t.aspect for t in highlight if not t.is_implicit))
+    if named and not any(_discussed(a, flat, words, similarity) for a in named):
+        return verdict(
+            "contradicted",
+            f"names {', '.join(repr(a) for a in named)}, which none of its {cited} discusses",
+        )
+    if not highlight:
+        return verdict("weak", f"the triplet extractor finds no opinion in it to check against its {cited}")
+    if disagree > agree:
+        return verdict(
+            "weak",
+            f"mixed evidence: {agree} of its {cited} {'is' if agree == 1 else 'are'} {_SIGN_WORD[sign]} "
+            f"about {name}, {disagree} {_SIGN_WORD[-sign]}",
+        )
+    against = [
+        t for t in highlight if t.sentiment == -sign and any(aspects_match(t.aspect, a) for a in subject)
+    ]
+    if against:
+        return verdict(
+            "weak",
+            f"part of this {_SIDE_NAME[side]} reads {_SIGN_WORD[-sign]} about {name} ({against[0].opinion!r})",
+        )
+    own_words = set(aspect_words(highlight_text)) if highlight_text else set()
+    if ar == 0.0 and not any(set(aspect_words(a)) <= own_words for a in dominant):
+        return verdict("weak", f"its evidence is mostly about {' / '.join(dominant)}, which it does not mention")
+    if sf is None:
+        return verdict("weak", f"its {cited} hold no clear positive or negative opinion about {name}")
+    closest = _closest_opinion(flat, focus, dominant, similarity) if focus is not None else None
+    if closest is not None and closest[1] < WEAK_OF:
+        return verdict(
+            "weak",
+            f"its wording ({focus.opinion!r}) is far from what reviewers say "  # type: ignore[union-attr]
+            f"(closest: {closest[0]!r}, similarity {closest[1]:.2f})",
+        )
+    return verdict("supported", f"backed by {agree} of its {cited} ({_SIGN_WORD[sign]} about {name})")
+
+
+class HighlightVerifier:
+    """Verify highlights against their own evidence and rewrite or drop the contradicted ones.
+
+    Args:
+        extractor: The AOS triplet extractor; the embedded default (MiniLM + the shipped
+            head, loaded on first use) when ``None``.
+        similarity: OF (and aspect) similarity; cosine under ``encoder`` when ``None``.
+        encoder: The sentence encoder of that default similarity (the shared MiniLM when ``None``).
+        cache_size: Sentences whose triplets are remembered (repeated evidence is extracted once).
+
+    Thread-safe: one verifier may serve the threads of a server.
+
+    Example:
+        >>> from opinio_agents.models import Evidence
+        >>> from opinio_agents.triplets.base import TripletExtractor
+        >>> class Words(TripletExtractor):
+        ...     def extract(self, sentences):
+        ...         return [[Triplet(aspect="wifi", opinion="slow", sentiment=-1)] for _ in sentences]
+        >>> verifier = HighlightVerifier(Words(), similarity=lambda a, bs: [0.0] * len(bs))
+        >>> h = Highlight(query="wifi", polarity=Polarity.CONS, text="Slow wifi.",
+        ...               evidence=[Evidence(sentence_id="1:1:0", text="The wifi was slow.", sentiment=-0.4)])
+        >>> verifier.verify([h])[0].verdict
+        'supported'
+    """
+
+    def __init__(
+        self,
+        extractor: TripletExtractor | None = None,
+        *,
+        similarity: OpinionSimilarity | None = None,
+        encoder: Encoder | None = None,
+        cache_size: int = 50_000,
+    ) -> None:
+        if cache_size < 0:
+            raise ConfigError(f"cache_size={cache_size} must be >= 0")
+        self._extractor = extractor
+        self._similarity = similarity
+        self._encoder = encoder
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, list[Triplet]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def extractor(self) -> TripletExtractor:
+        """The triplet extractor (built on first use)."""
+        with self._lock:
+            if self._extractor is None:
+                from opinio_agents.triplets.factory import get_triplet_extractor
+
+                self._extractor = get_triplet_extractor("embedded")
+            return self._extractor
+
+    @property
+    def similarity(self) -> OpinionSimilarity:
+        """The phrase similarity (built on first use)."""
+        with self._lock:
+            if self._similarity is None:
+                from opinio_agents.triplets.verifier import EmbeddingOpinionSimilarity
+
+                self._similarity = EmbeddingOpinionSimilarity(self._encoder)  # type: ignore[arg-type]
+            return self._similarity
+
+    def triplets(self, texts: Sequence[str]) -> list[list[Triplet]]:
+        """Triplets of each text; one extractor call for the texts not seen before."""
+        with self._lock:
+            todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        found: dict[str, list[Triplet]] = {}
+        if todo:
+            found = dict(zip(todo, (list(x) for x in self.extractor.extract(todo)), strict=True))
+        with self._lock:
+            out = []
+            for text in texts:
+                if text in found:
+                    triplets = found[text]
+                else:
+                    triplets = self._cache.get(text)
+                    if triplets is None:  # evicted meanwhile by another thread
+                        triplets = found.setdefault(text, list(self.extractor.extract([text])[0]))
+                    else:
+                        self._cache.move_to_end(text)
+                out.append(triplets)
+            for text, triplets in found.items():
+                self._cache[text] = triplets
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return out
+
+    def verify(self, highlights: Sequence[Highlight]) -> list[Verification]:
+        """The verification of each highlight against its own cited evidence (nothing is changed)."""
+        self.triplets([s for h in highlights for s in (h.text, *(e.text for e in h.evidence))])
+        out = []
+        for h in highlights:
+            mine, *cited = self.triplets([h.text, *(e.text for e in h.evidence)])
+            out.append(
+                judge(
+                    h.polarity,
+                    mine,
+                    cited,
+                    [e.sentiment for e in h.evidence],
+                    self.similarity,
+                    evidence_texts=[e.text for e in h.evidence],
+                    query=h.query,
+                    highlight_text=h.text,
+                )
+            )
+        return out
+
+    def _rewrite(self, h: Highlight, why: Verification) -> Highlight | None:
+        """``h`` written again from its evidence, on the side its evidence takes; None when none does."""
+        mine = self.triplets([h.text])[0]
+        cited = self.triplets([e.text for e in h.evidence])
+        flat = [t for found in cited for t in found]
+        focus = focus_triplet(mine, dominant_aspects(flat))
+        subject = [focus.aspect] if focus is not None and not focus.is_implicit else dominant_aspects(flat)
+        stances = [sentence_stance(f, subject, e.sentiment) for f, e in zip(cited, h.evidence, strict=True)]
+        lean = _sign(sum(stances))
+        if lean == 0:
+            return None
+        side = Polarity.PROS if lean > 0 else Polarity.CONS
+        chosen = [e for e, s in zip(h.evidence, stances, strict=True) if s == lean]
+        if side is Polarity.PROS:
+            chosen = [e for e in chosen if not find_critical(e.text)]
+        if not chosen:
+            return None
+        text = " ".join(dict.fromkeys(to_key_point(e.text, h.query, sign=lean) for e in chosen[:2]))
+        was = f"was a {_SIDE_NAME[h.polarity]}: {h.text[:160]!r}"
+        return h.model_copy(
+            update={
+                "polarity": side,
+                "text": text[:600],
+                "evidence": [e.model_copy() for e in chosen],
+                "evidence_polarity": side,
+                "polarity_agrees": True,
+                "notes": [*h.notes, f"{VERIFY_NOTE}: rewritten from its evidence ({why.reason}); {was}"],
+                "verification": None,
+            },
+            deep=True,
+        )
+
+    def apply(self, highlights: Sequence[Highlight]) -> tuple[list[Highlight], list[Highlight]]:
+        """Verify ``highlights`` (one query's); return ``(shown, dropped)``.
+
+        Each shown highlight carries its :class:`~opinio_agents.models.Verification`;
+        contradicted ones are rewritten from their evidence (``action="rewritten"``, the
+        reason says what they were) or moved to ``dropped`` (``action="dropped"``).
+        Inputs are not modified.
+        """
+        checks = self.verify(highlights)
+        shown: list[Highlight] = []
+        pending: list[tuple[Highlight, Verification]] = []
+        dropped: list[Highlight] = []
+        for h, check in zip(highlights, checks, strict=True):
+            guarded = any(note.startswith(GUARD_NOTE) and "added because" in note for note in h.notes)
+            if check.verdict == "contradicted" and guarded:
+                check = check.model_copy(
+                    update={"verdict": "weak", "reason": f"kept by the critical-complaint guard: {check.reason}"}
+                )
+            if check.verdict == "contradicted":
+                pending.append((h, check))
+            else:
+                shown.append(h.model_copy(update={"verification": check}, deep=True))
+        rewrites = [(h, check, self._rewrite(h, check)) for h, check in pending]
+        again = self.verify([r for _, _, r in rewrites if r is not None])
+        checked = iter(again)
+        for h, check, rewritten in rewrites:
+            second = next(checked) if rewritten is not None else None
+            taken = {(s.polarity, s.query) for s in shown}
+            if rewritten is None or second is None or second.verdict == "contradicted":
+                why = "its evidence takes no clear side" if rewritten is None else f"its rewrite: {second.reason}"
+                reason = f"{check.reason}; dropped ({why})"
+            elif (rewritten.polarity, rewritten.query) in taken:
+                side = _SIDE_NAME[rewritten.polarity]
+                reason = f"{check.reason}; dropped (the query already has a {side} saying what its evidence says)"
+            else:
+                shown.append(
+                    rewritten.model_copy(
+                        update={
+                            "verification": second.model_copy(
+                                update={
+                                    "action": "rewritten",
+                                    "reason": f"rewritten from its evidence ({check.reason}); now {second.reason}",
+                                }
+                            )
+                        }
+                    )
+                )
+                continue
+            dropped.append(
+                h.model_copy(update={"verification": check.model_copy(update={"action": "dropped", "reason": reason})})
+            )
+        return shown, dropped
+
+
+def verify_outcome(
+    verifier: HighlightVerifier, checks: CriticalComplaintCheck, outcome: SynthesisOutcome
+) -> tuple[SynthesisOutcome, list[Highlight]]:
+    """One query's outcome verified, with the guard's promises kept; returns it and the dropped highlights.
+
+    After verification the critical-complaint guard runs again (it is idempotent), so
+    a rewrite or a drop can never leave a critical complaint uncited by a CON or cited
+    by a PRO; a CON the guard adds then is verified too (and never dropped).
+
+    Example:
+        >>> from opinio_agents.triplets.base import TripletExtractor
+        >>> class Nothing(TripletExtractor):
+        ...     def extract(self, sentences):
+        ...         return [[] for _ in sentences]
+        >>> item = QueryEvidence(query="room", evidence=[])
+        >>> verify_outcome(HighlightVerifier(Nothing()), CriticalComplaintCheck(),
+        ...                SynthesisOutcome(item=item))[1]
+        []
+    """
+    if outcome.failure is not None or not outcome.highlights:
+        return outcome, []
+    item: QueryEvidence = outcome.item
+    shown, dropped = verifier.apply(outcome.highlights)
+    guarded = checks.guard(SynthesisOutcome(item=item, highlights=shown))
+    fresh = [h for h in guarded.highlights if h.verification is None]
+    if fresh:
+        more, lost = verifier.apply(fresh)
+        kept = [h for h in guarded.highlights if h.verification is not None]
+        guarded = SynthesisOutcome(item=item, highlights=kept + more)
+        dropped += lost
+    return guarded, dropped
+
