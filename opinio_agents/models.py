@@ -408,6 +408,25 @@ class Verification(BaseModel):
     reason: str
     action: Literal["kept", "rewritten", "dropped"] = "kept"
 
+    def describe(self) -> str:
+        """The verification in one line: verdict (and action), AR/SF/OF, reason.
+
+        Example:
+            >>> Verification(aspect_relevance=1.0, sentiment_factuality=None, opinion_faithfulness=0.84,
+            ...              verdict="supported", reason="backed by 5 of its 5 cited sentences").describe()
+            'supported (AR 1.00, SF n/a, OF 0.84): backed by 5 of its 5 cited sentences'
+        """
+        head = self.verdict if self.action == "kept" else f"{self.action}, now {self.verdict}"
+        scores = ", ".join(
+            f"{name} {'n/a' if value is None else f'{value:.2f}'}"
+            for name, value in (
+                ("AR", self.aspect_relevance),
+                ("SF", self.sentiment_factuality),
+                ("OF", self.opinion_faithfulness),
+            )
+        )
+        return f"{head} ({scores}): {self.reason}"
+
 
 class Highlight(BaseModel):
     """One key-point highlight: a PRO or a CON about one query, with its evidence."""

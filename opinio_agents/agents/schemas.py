@@ -169,6 +169,10 @@ class HighlightItem(BaseModel):
     text: str
     sentence_ids: list[str]
     support: str
+    verdict: Literal["supported", "weak", "contradicted"] | None = Field(
+        default=None, description="How well its own evidence backs it (None when verification is off)."
+    )
+    verification: str = Field(default="", description="The verdict in words, with the AR/SF/OF scores.")
 
 
 class HighlightsResult(BaseModel):

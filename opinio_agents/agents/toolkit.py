@@ -149,6 +149,8 @@ class ReviewToolkit:
                 text=h.text,
                 sentence_ids=h.sentence_ids,
                 support=h.support.describe(),
+                verdict=h.verification.verdict if h.verification else None,
+                verification=h.verification.describe() if h.verification else "",
             )
 
         return HighlightsResult(

@@ -245,6 +245,15 @@ def highlight_cmd(
     wait: Annotated[bool, typer.Option("--wait", help="Wait while another process writes to the store.")] = False,
     max_review_chars: MaxReviewCharsOpt = DEFAULT_MAX_REVIEW_CHARS,
     max_file_mb: MaxFileMbOpt = DEFAULT_MAX_FILE_MB,
+    verify: Annotated[
+        bool | None,
+        typer.Option(
+            "--verify/--no-verify",
+            help="Check every highlight against its own evidence (AR/SF/OF and a verdict; contradicted "
+            "ones are rewritten from the evidence or dropped). Default: off, since on the extractive "
+            "path it costs more than 20% of the synthesis time (benchmarks/verification.py).",
+        ),
+    ] = None,
 ) -> None:
     """PROS and CONS of one entity for the queries asked, each with its evidence and support.
 
@@ -256,6 +265,7 @@ def highlight_cmd(
       opinio highlight sample.json --entity 101 --format json -o highlights.json
       opinio highlight sample.json --entity 101 --llm openai:gpt-4o-mini
       opinio highlight sample.json --entity 101 --llm openai:qwen2.5 --base-url http://localhost:8000/v1
+      opinio highlight sample.json --entity 101 --verify
     """
     from opinio_agents.api import OpinioRAG, QueryFree
     from opinio_agents.cli.render import to_json, to_markdown, to_rich
@@ -272,6 +282,7 @@ def highlight_cmd(
         base_url=base_url,
         synthesizer=synthesizer.value if synthesizer else None,
         llm_options=llm_limits(llm_timeout, llm_deadline),
+        verify=verify,
     )
     if query_free and query:
         raise fail("--query-free takes no --query; drop one of them")
@@ -305,7 +316,7 @@ def highlight_cmd(
     elif text is not None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     else:
-        out.print(to_rich(result))
+        out.print(to_rich(result, width=out.width))
 
 
 @app.command("sample")

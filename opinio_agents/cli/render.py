@@ -6,6 +6,14 @@ escaped (:func:`~opinio_agents.io.outputs.terminal_safe`); the markdown escapes 
 link and emphasis syntax as well (:func:`~opinio_agents.io.outputs.markdown_safe`).
 The JSON output is the data verbatim.
 
+The terminal table keeps every field whole at any width from 80 columns up
+(:func:`table_layout`): the support line and the verification verdict sit under
+the highlight text, evidence ids get a narrow column, cells wrap (long tokens fold)
+instead of ending in an ellipsis, and the evidence sentences get a column of their
+own only when the terminal is wide enough. A highlight whose support leans the other
+way (a PRO of an aspect most reviews criticise) says that reviews are split
+(:func:`support_line`).
+
 Example:
     >>> print(to_markdown(HighlightSet(entity_id=1, entity_name="Harbor Inn")), end="")
     # Harbor Inn (entity 1)
@@ -15,14 +23,20 @@ Example:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
 from opinio_agents.io.outputs import markdown_safe, terminal_safe
-from opinio_agents.models import Highlight, HighlightSet
+from opinio_agents.models import Highlight, HighlightSet, Polarity, Verification
 
-__all__ = ["to_markdown", "to_rich", "to_json"]
+__all__ = ["to_markdown", "to_rich", "to_json", "support_line", "verdict_line", "table_layout", "TableLayout"]
+
+#: From this terminal width on, the table shows the evidence sentences in a column of their own.
+WIDE_TABLE = 120
+_VERDICT_STYLE = {"supported": "green", "weak": "yellow", "contradicted": "bold red"}
 
 
 def _title(result: HighlightSet) -> str:
@@ -37,6 +51,90 @@ def to_json(result: HighlightSet, *, indent: int | None = 2) -> str:
 
 def _evidence_lines(highlight: Highlight, limit: int = 3) -> list[str]:
     return [f"[{e.sentence_id}] {e.text}" for e in highlight.evidence[:limit]]
+
+
+def support_line(highlight: Highlight) -> str:
+    """The support of a highlight in words, saying that reviews are split when they lean the other way.
+
+    A PRO of an aspect most mentioning reviews criticise would otherwise read "52% negative"
+    under a praise; it reads "reviews split, 40% positive: mentioned in ..., 52% negative".
+
+    Example:
+        >>> from opinio_agents.models import Support
+        >>> h = Highlight(query="decor", polarity=Polarity.PROS, text="Pretty decor.",
+        ...               support=Support(reviews=25, positive=10, negative=13, total_reviews=240))
+        >>> support_line(h)
+        'reviews split, 40% positive: mentioned in 25 of 240 reviews, 52% negative'
+    """
+    support = highlight.support
+    text = support.describe()
+    if not support.reviews or support.positive == support.negative == 0:
+        return text
+    if highlight.polarity is Polarity.PROS and support.negative > support.positive:
+        return f"reviews split, {round(100 * support.share_positive)}% positive: {text}"
+    if highlight.polarity is Polarity.CONS and support.positive >= support.negative:
+        return f"reviews split, {round(100 * support.share_negative)}% negative: {text}"
+    return text
+
+
+def verdict_line(verification: Verification | None) -> str:
+    """The verification in one line: verdict, AR/SF/OF and the reason ('' when not verified).
+
+    Example:
+        >>> verdict_line(Verification(aspect_relevance=1.0, sentiment_factuality=1.0,
+        ...     opinion_faithfulness=0.84, verdict="supported", reason="backed by 5 of its 5 cited sentences"))
+        'supported (AR 1.00, SF 1.00, OF 0.84): backed by 5 of its 5 cited sentences'
+    """
+    return "" if verification is None else verification.describe()
+
+
+@dataclass(frozen=True)
+class TableLayout:
+    """Column widths of the highlight table for one terminal width.
+
+    Attributes:
+        width: The terminal width laid out for.
+        query: Width of the query column.
+        ids: Width of the evidence-id column.
+        evidence_text: Whether the evidence sentences get a column (wide terminals only).
+    """
+
+    width: int
+    query: int
+    ids: int
+    evidence_text: bool
+
+
+def table_layout(width: int, ids: list[str] | None = None) -> TableLayout:
+    """The column layout of the highlight table at ``width`` columns (never below 80's needs).
+
+    The query column takes up to 16 characters (a sixth of the width at most), the id
+    column fits the longest evidence id (folded when even that does not fit in 22), the
+    highlight column takes the rest, and from :data:`WIDE_TABLE` columns on the evidence
+    sentences get a column too.
+
+    Example:
+        >>> table_layout(80, ["101:1010015:5"])
+        TableLayout(width=80, query=13, ids=15, evidence_text=False)
+    """
+    width = max(width, 40)
+    longest = max((len(i) for i in ids or []), default=8) + 2  # the id is shown in brackets
+    return TableLayout(
+        width=width,
+        query=max(8, min(16, width // 6)),
+        ids=max(10, min(22, longest)),
+        evidence_text=width >= WIDE_TABLE,
+    )
+
+
+def _highlight_cell(h: Highlight) -> Text:
+    cell = _t(h.text)
+    cell.append("\n")
+    cell.append_text(_t(support_line(h), "dim"))
+    if h.verification is not None:
+        cell.append("\n")
+        cell.append_text(_t(f"verdict: {verdict_line(h.verification)}", _VERDICT_STYLE[h.verification.verdict]))
+    return cell
 
 
 def _t(text: object, style: str = "") -> Text:
@@ -54,12 +152,17 @@ def to_markdown(result: HighlightSet, *, evidence: int = 3) -> str:
             continue
         lines += [f"## {label}", ""]
         for h in items:
-            lines.append(f"- **{md(h.query)}**: {md(h.text)} _({h.support.describe()})_")
+            lines.append(f"- **{md(h.query)}**: {md(h.text)} _({md(support_line(h))})_")
+            if h.verification is not None:
+                lines.append(f"  - _verification: {md(verdict_line(h.verification))}_")
             for ev in h.evidence[:evidence]:
                 lines.append(f"  - [{md(ev.sentence_id)}] {md(ev.text)}")
             if h.polarity_agrees is False:
                 lines.append("  - _note: the evidence leans the other way_")
         lines.append("")
+    if result.meta.dropped:
+        n = len(result.meta.dropped)
+        lines += [f"_Verification dropped {n} highlight(s) that their evidence contradicted._", ""]
     if result.alerts:
         lines += ["## Alerts", ""]
         for alert in result.alerts:
@@ -75,28 +178,48 @@ def to_markdown(result: HighlightSet, *, evidence: int = 3) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def to_rich(result: HighlightSet, *, evidence: int = 2) -> Group:
-    """A rich renderable: one table per side, alerts and failures below."""
+def to_rich(result: HighlightSet, *, evidence: int = 2, width: int = 80) -> Group:
+    """A rich renderable: one table per side, alerts and failures below.
+
+    Args:
+        result: The highlights.
+        evidence: Evidence sentences shown per highlight in the wide layout (every id is listed).
+        width: The terminal width it will be printed at (the table layout, :func:`table_layout`).
+    """
     parts: list = [_t(_title(result), "bold")]
     if result.summary:
         parts.append(_t(result.summary))
     for label, items, style in (("PROS", result.pros, "green"), ("CONS", result.cons, "red")):
         if not items:
             continue
+        layout = table_layout(width, [e.sentence_id for h in items for e in h.evidence])
         table = Table(title=label, title_style=f"bold {style}", show_lines=True, expand=True)
-        table.add_column("query", style="bold", ratio=1)
-        table.add_column("highlight", ratio=3)
-        table.add_column("support", ratio=1)
-        table.add_column("evidence", ratio=4, style="dim")
+        table.add_column("query", style="bold", width=layout.query, overflow="fold")
+        table.add_column("highlight", ratio=3, overflow="fold")
+        table.add_column("evidence", width=layout.ids, style="dim", overflow="fold")
+        if layout.evidence_text:
+            table.add_column("what reviewers wrote", ratio=3, style="dim", overflow="fold")
         for h in items:
-            cited = "\n".join(_evidence_lines(h, evidence))
-            table.add_row(_t(h.query), _t(h.text), _t(h.support.describe()), _t(cited))
+            ids = _t("\n".join(f"[{e.sentence_id}]" for e in h.evidence) or "none")
+            row = [_t(h.query), _highlight_cell(h), ids]
+            if layout.evidence_text:
+                row.append(_t("\n".join(_evidence_lines(h, evidence))))
+            table.add_row(*row)
         parts.append(table)
+    if result.meta.dropped:
+        n = len(result.meta.dropped)
+        parts.append(
+            _t(
+                f"verification dropped {n} highlight{'s' if n != 1 else ''} that {'its' if n == 1 else 'their'} "
+                "evidence contradicted (listed under meta.dropped in --format json)",
+                "yellow",
+            )
+        )
     if result.alerts:
         table = Table(title="ALERTS", title_style="bold yellow", expand=True)
-        table.add_column("category", style="bold yellow")
-        table.add_column("reviews")
-        table.add_column("what reviewers report", ratio=4)
+        table.add_column("category", style="bold yellow", overflow="fold")
+        table.add_column("reviews", overflow="fold")
+        table.add_column("what reviewers report", ratio=4, overflow="fold")
         for alert in result.alerts:
             table.add_row(_t(alert.category), _t(alert.support), _t(alert.description))
         parts.append(table)
@@ -109,6 +232,7 @@ def to_rich(result: HighlightSet, *, evidence: int = 2) -> Group:
         _t(
             f"retriever={meta.retriever} top_k={meta.top_k} synthesizer={meta.synthesizer}"
             + (f" model={meta.model}" if meta.model else "")
+            + f" verified={'yes' if 'verification' in meta.timings else 'no'}"
             + f" time={meta.timings.get('total', 0.0):.2f}s",
             "dim",
         )

@@ -17,7 +17,7 @@ else the sentence's stored sentiment score.
 * ``contradicted`` - the highlight's side disagrees with its evidence (a PRO none
   of whose cited sentences is positive about the subject while some are
   negative, or the reverse for a CON), or its text says the opposite of the
-  evidence (SF = 0 against a one-sided evidence), or it names an aspect that no
+  evidence (SF = 0 and no cited sentence leans the text's way), or it names an aspect that no
   cited sentence discusses (no triplet aspect matches, the words do not occur,
   and no evidence aspect is similar enough).
 * ``weak`` - partly backed: more cited sentences disagree with its side than
@@ -114,9 +114,12 @@ def sentence_stance(triplets: Sequence[Triplet], subject: Sequence[str], sentime
     """+1 / -1 / 0: how one cited sentence leans about the highlight's subject.
 
     The sign of the summed sentiments of its triplets whose aspect matches one of
-    ``subject`` (all its triplets when ``subject`` is empty); when none does, or
-    they cancel out, the sign of the sentence's stored ``sentiment`` (neutral band
-    :data:`~opinio_agents.models.SENTIMENT_THRESHOLD`).
+    ``subject`` (all its triplets when ``subject`` is empty). The sentence's stored
+    ``sentiment`` (neutral band :data:`~opinio_agents.models.SENTIMENT_THRESHOLD`)
+    decides instead when no triplet is about the subject or they cancel out, and
+    when it says the opposite while the sentence names no other aspect: then the
+    sentence is about the subject alone and the triplet's polarity is the likelier
+    error (the extractor reads "dated decor" as positive, "low noise" as negative).
 
     Example:
         >>> from opinio_agents.triplets.base import Triplet as T
@@ -125,11 +128,17 @@ def sentence_stance(triplets: Sequence[Triplet], subject: Sequence[str], sentime
         -1
         >>> sentence_stance([], ["pool"], -0.4)
         -1
+        >>> sentence_stance([T(aspect="decor", opinion="dated", sentiment=1)], ["decor"], -0.2)
+        -1
     """
     about = [t for t in triplets if not subject or any(aspects_match(t.aspect, a) for a in subject)]
     lean = _sign(sum(t.sentiment for t in about))
-    if lean == 0 and sentiment is not None:
-        lean = _sign(sentiment, SENTIMENT_THRESHOLD)
+    stored = 0 if sentiment is None else _sign(sentiment, SENTIMENT_THRESHOLD)
+    if lean == 0:
+        return stored
+    others = [t for t in triplets if not t.is_implicit and t not in about]
+    if stored == -lean and not others:
+        return stored
     return lean
 
 
@@ -228,7 +237,7 @@ def judge(
             f"a {_SIDE_NAME[side]}, but none of its {cited} is {_SIGN_WORD[sign]} about {name} "
             f"({disagree} {_SIGN_WORD[-sign]})",
         )
-    if focus is not None and sf == 0.0 and focus.sentiment != 0:
+    if focus is not None and sf == 0.0 and focus.sentiment != 0 and focus.sentiment not in stances:
         stars = dominant_sentiments(
             [t for t in flat if aspects_match(t.aspect, focus.aspect)] if not focus.is_implicit else flat
         )

@@ -1,0 +1,278 @@
+"""Verification benchmark: how often highlights are contradicted by their own evidence, and what checking costs.
+
+Run:
+    python benchmarks/verification.py                         # the sample + SPACE dev, both paths
+    python benchmarks/verification.py --sets sample           # only the shipped sample
+    python benchmarks/verification.py --entities 5            # the first 5 entities of each set
+    python benchmarks/verification.py --store /tmp/vb         # keep the indexes between runs
+
+For every entity of each set (the shipped sample: entities 101 and 202 with their
+expert queries; SPACE dev, ``../shared/data/real-reviews/space_dev.json`` or
+``$OPINIO_REAL_REVIEWS``: 19 hotels, the 6 annotated hotel aspects as queries) it runs
+``OpinioRAG.highlights(..., verify=True)`` on two paths:
+
+* **extractive** - the default synthesizer;
+* **llm-fake** - the LLM synthesizer with :class:`WrongSideChatModel`, a LangChain chat
+  model (no weights exist here) that writes each query's highlights from the evidence
+  it is shown (text of a cited sentence, side by VADER) and plants errors on a fixed
+  share of the queries (deterministic by query): a flipped side (``--flip``, default
+  1 query in 4: both of its highlights change side) or an aspect the evidence never
+  mentions (``--off-aspect``, 1 in 6: the first highlight's text is replaced).
+
+It prints, per set and path: highlights, supported / weak / contradicted (the first
+verdict; every contradicted one is rewritten or dropped), rewritten / dropped, for the
+fake the planted errors caught and the false alarms on the clean ones, and the cost:
+verification seconds over synthesis seconds of the *same runs*
+(``meta.timings["verification"]`` / ``meta.timings["synthesis"]``), with the triplet
+model loaded once beforehand (its load time is printed apart) and a fresh triplet cache
+per entity, as a one-off CLI run would have. It also prints the ratio to the whole run
+(retrieval, support, synthesis, alerts).
+
+Needs nothing but the package; SPACE is skipped when absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from langchain_core.language_models import BaseChatModel  # noqa: E402
+from langchain_core.messages import AIMessage, BaseMessage  # noqa: E402
+from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
+
+#: Text of the planted off-aspect highlights (aspects a hotel's evidence for another query rarely names).
+OFF_ASPECT = {
+    "PROS": "The rooftop infinity pool and the spa were the best part of the stay.",
+    "CONS": "The casino was smoky and the slot machines were broken.",
+}
+
+
+def data_dir() -> Path | None:
+    """The real-reviews folder: ``$OPINIO_REAL_REVIEWS`` or ``../shared/data/real-reviews``."""
+    env = os.environ.get("OPINIO_REAL_REVIEWS")
+    candidates = [Path(env)] if env else []
+    candidates.append(ROOT.parent / "shared" / "data" / "real-reviews")
+    return next((c for c in candidates if c.is_dir()), None)
+
+
+def _bucket(query: str, modulo: int) -> bool:
+    if modulo <= 0:
+        return False
+    return int(hashlib.sha1(query.encode()).hexdigest(), 16) % modulo == 0
+
+
+class WrongSideChatModel(BaseChatModel):
+    """A fake chat model that writes plausible highlights from the evidence, with planted errors.
+
+    It reads the evidence block of the highlight prompt (``{"id": "S1", "text": ...}``
+    lines), sides each sentence by VADER, and answers one PROS (the positive sentences) and
+    one CONS (the negative ones) when both exist, else the majority side. On queries
+    chosen by a hash of the query: ``flip`` swaps the sides (a PRO citing negative
+    sentences), ``off_aspect`` replaces the first highlight's text with one about an
+    aspect the evidence does not discuss. ``planted`` records what was planted, by query.
+    """
+
+    flip: int = 4
+    off_aspect: int = 6
+    planted: dict[str, str] = {}
+
+    @property
+    def _llm_type(self) -> str:
+        return "wrong-side-fake"
+
+    def _answer(self, messages: list[BaseMessage]) -> str:
+        from opinio_agents.text.sentiment import default_sentiment_scorer
+
+        prompt = str(messages[-1].content)
+        query_match = re.search(r"^Query: (.*)$", prompt, re.M)
+        query = json.loads(query_match.group(1)) if query_match and query_match.group(1).startswith('"') else (
+            query_match.group(1) if query_match else ""
+        )
+        block = prompt.rsplit("<evidence>", 1)[-1].split("</evidence>", 1)[0]
+        items = []
+        for line in block.strip().splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(row, dict) and "id" in row and "text" in row:
+                items.append((str(row["id"]), str(row["text"])))
+        if not items:
+            return json.dumps({"highlights": []})
+        scores = default_sentiment_scorer().score([t for _, t in items])
+        pos = [(i, t) for (i, t), s in zip(items, scores, strict=True) if s > 0.05]
+        neg = [(i, t) for (i, t), s in zip(items, scores, strict=True) if s < -0.05]
+        sides = [("PROS", pos), ("CONS", neg)] if pos and neg else [("PROS", pos)] if len(pos) >= len(neg) else [
+            ("CONS", neg)
+        ]
+        out = []
+        for side, chosen in sides:
+            if not chosen:
+                continue
+            out.append({"polarity": side, "text": chosen[0][1][:200], "sentence_ids": [i for i, _ in chosen[:3]]})
+        key = str(query)
+        if out and _bucket(key, self.flip):
+            for h in out:
+                h["polarity"] = "CONS" if h["polarity"] == "PROS" else "PROS"
+            self.planted[key] = "flip"
+        elif out and _bucket(key + "#aspect", self.off_aspect):
+            out[0]["text"] = OFF_ASPECT[out[0]["polarity"]]
+            self.planted[key] = "off-aspect"
+        return json.dumps({"highlights": out})
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self._answer(messages)))])
+
+
+def _load_sets(names: Sequence[str], limit: int | None) -> dict[str, list[Any]]:
+    from opinio_agents.datasets import load_sample
+    from opinio_agents.io.loaders import iter_entities
+
+    sets: dict[str, list[Any]] = {}
+    for name in names:
+        if name == "sample":
+            sets["sample"] = list(load_sample())
+        elif name == "space_dev":
+            folder = data_dir()
+            path = folder / "space_dev.json" if folder else None
+            if path is None or not path.is_file():
+                print("space_dev: no ../shared/data/real-reviews/space_dev.json (set OPINIO_REAL_REVIEWS); skipped")
+                continue
+            sets["space_dev"] = list(iter_entities(path))
+        else:
+            raise SystemExit(f"unknown set {name!r}: use sample, space_dev")
+        if limit:
+            sets[name] = sets[name][:limit]
+    return sets
+
+
+def _counts(results: Sequence[Any], planted: dict[str, str] | None) -> dict[str, Any]:
+    verdicts: Counter[str] = Counter()
+    actions: Counter[str] = Counter()
+    caught: Counter[str] = Counter()
+    missed: Counter[str] = Counter()
+    false_alarms = clean = 0
+    for entity_key, result in results:
+        for h in [*result.highlights, *result.meta.dropped]:
+            v = h.verification
+            if v is None:
+                continue
+            actions[v.action] += 1
+            verdicts["contradicted" if v.action != "kept" else v.verdict] += 1
+            if planted is not None:
+                kind = planted.get(f"{entity_key}\x00{h.query}")
+                marked = any(t in h.text or any(t in n for n in h.notes) for t in OFF_ASPECT.values())
+                if kind == "off-aspect" and not marked:
+                    kind = None  # only the one highlight whose text was replaced is planted
+                guard = any(n.startswith("critical-complaint guard: added") for n in h.notes)
+                if kind is not None and not guard:
+                    (caught if v.action != "kept" else missed)[kind] += 1
+                elif not guard:
+                    clean += 1
+                    false_alarms += v.action != "kept"
+    synthesis = sum(r.meta.timings.get("synthesis", 0.0) for _, r in results)
+    verification = sum(r.meta.timings.get("verification", 0.0) for _, r in results)
+    total = sum(r.meta.timings.get("total", 0.0) for _, r in results)
+    return {
+        "entities": len(results),
+        "highlights": sum(actions.values()),
+        "supported": verdicts["supported"],
+        "weak": verdicts["weak"],
+        "contradicted": verdicts["contradicted"],
+        "rewritten": actions["rewritten"],
+        "dropped": actions["dropped"],
+        "planted_caught": dict(caught),
+        "planted_missed": dict(missed),
+        "clean_highlights": clean,
+        "false_alarms": false_alarms,
+        "synthesis_s": round(synthesis, 3),
+        "verification_s": round(verification, 3),
+        "total_s": round(total, 3),
+        "cost_vs_synthesis": round(verification / synthesis, 3) if synthesis else None,
+        "cost_vs_total": round(verification / total, 3) if total else None,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sets", default="sample,space_dev", help="Comma-separated: sample, space_dev.")
+    parser.add_argument("--paths", default="extractive,llm-fake", help="Comma-separated: extractive, llm-fake.")
+    parser.add_argument("--entities", type=int, default=None, help="Only the first N entities of each set.")
+    parser.add_argument("--store", type=Path, default=Path(tempfile.gettempdir()) / "opinio-verification-bench")
+    parser.add_argument("--flip", type=int, default=4, help="The fake flips the side on 1 query in N.")
+    parser.add_argument("--off-aspect", type=int, default=6, help="The fake writes off-aspect on 1 query in N.")
+    parser.add_argument("--json", type=Path, default=None, help="Also write the figures as JSON here.")
+    args = parser.parse_args()
+
+    from opinio_agents.api import OpinioRAG
+    from opinio_agents.synthesis.verification import HighlightVerifier
+    from opinio_agents.triplets.factory import get_triplet_extractor
+
+    sets = _load_sets([s.strip() for s in args.sets.split(",") if s.strip()], args.entities)
+    paths = [p.strip() for p in args.paths.split(",") if p.strip()]
+    extractor = get_triplet_extractor("embedded")
+    started = time.perf_counter()
+    extractor.extract(["The triplet model loads on this first call."])
+    load_s = time.perf_counter() - started
+    print(f"triplet model load (once per process, not counted below): {load_s:.2f} s")
+
+    figures: dict[str, Any] = {"triplet_model_load_s": round(load_s, 3), "sets": {}}
+    for name, entities in sets.items():
+        for path in paths:
+            fake = None
+            if path == "llm-fake":
+                fake = WrongSideChatModel(flip=args.flip, off_aspect=args.off_aspect, planted={})
+            rag = OpinioRAG(args.store / name, llm=fake, llm_options={"cache_path": None} if fake else None)
+            rag.index(entities, show_progress=False, fit_hiro=False)
+            results = []
+            planted: dict[str, str] = {}
+            for entity in entities:
+                verifier = HighlightVerifier(extractor, encoder=rag.encoder)  # fresh cache: a one-off run
+                result = rag.highlights(entity.key, verify=verifier)
+                if fake is not None:
+                    planted.update({f"{entity.key}\x00{q}": kind for q, kind in fake.planted.items()})
+                    fake.planted.clear()
+                results.append((entity.key, result))
+            row = _counts(results, planted if fake else None)
+            figures["sets"][f"{name}/{path}"] = row
+            print(f"\n{name} / {path}: {row['entities']} entities")
+            print(
+                f"  highlights {row['highlights']}: supported {row['supported']}, weak {row['weak']}, "
+                f"contradicted {row['contradicted']} -> rewritten {row['rewritten']}, dropped {row['dropped']}"
+            )
+            if fake is not None:
+                print(
+                    f"  planted errors caught {row['planted_caught']}, missed {row['planted_missed']}; "
+                    f"false alarms {row['false_alarms']} of {row['clean_highlights']} clean highlights"
+                )
+            ratio = row["cost_vs_synthesis"]
+            print(
+                f"  cost: verification {row['verification_s']:.2f} s / synthesis {row['synthesis_s']:.2f} s = "
+                f"{ratio:.0%} of synthesis time" if ratio is not None else "  cost: no synthesis time",
+            )
+            if row["cost_vs_total"] is not None:
+                print(f"        {row['cost_vs_total']:.0%} of the whole run ({row['total_s']:.2f} s)")
+            rag.close()
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2), encoding="utf-8")
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
