@@ -455,8 +455,8 @@ class OpinioRAG:
 
             synth = self._long_context() if isinstance(kind, str) else kind
             return LongContextSummarizer(self.store, synth, verifier=self.verifier(verify) or False)  # type: ignore[arg-type]
-        return self.pipeline(  # type: ignore[arg-type]
-            top_k=top_k, retriever=retriever, synthesizer=kind, filters=filters, verify=verify
+        return self.pipeline(
+            top_k=top_k, retriever=retriever, synthesizer=kind, filters=filters, verify=verify  # type: ignore[arg-type]
         )
 
     def pipeline(

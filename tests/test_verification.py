@@ -97,7 +97,8 @@ def test_a_good_highlight_is_supported_with_the_papers_scores() -> None:
     v = judge(
         CONS,
         [T(aspect="parking", opinion="expensive", sentiment=-1)],
-        [[T(aspect="parking", opinion="expensive", sentiment=-1)], [T(aspect="Parking", opinion="pricey", sentiment=-1)]],
+        [[T(aspect="parking", opinion="expensive", sentiment=-1)],
+         [T(aspect="Parking", opinion="pricey", sentiment=-1)]],
         [-0.3, -0.2],
         lambda a, bs: [0.5 for _ in bs],
     )
@@ -226,7 +227,9 @@ def test_the_guard_still_holds_after_verification() -> None:
     wrong = Highlight(query="room", polarity=CONS, text="Dirty room.", evidence=[bugs, item.evidence[1]])
     checks = CriticalComplaintCheck()
     outcome, dropped = verify_outcome(
-        HighlightVerifier(LexiconExtractor(), similarity=no_similarity), checks, SynthesisOutcome(item=item, highlights=[wrong])
+        HighlightVerifier(LexiconExtractor(), similarity=no_similarity),
+        checks,
+        SynthesisOutcome(item=item, highlights=[wrong]),
     )
     cons = [h for h in outcome.highlights if h.polarity is CONS]
     pros = [h for h in outcome.highlights if h.polarity is PROS]
@@ -334,7 +337,8 @@ def _table_set(verified: bool = True) -> HighlightSet:
         result.add(Highlight(
             query=query, polarity=side,
             text=f"The {query} was described at length by many guests, with plenty of detail to wrap around.",
-            evidence=[Evidence(sentence_id=f"101:10100{i}:{i}", text="Some sentence.", sentiment=0.5) for i in range(5)],
+            evidence=[Evidence(sentence_id=f"101:10100{i}:{i}", text="Some sentence.", sentiment=0.5)
+                      for i in range(5)],
             support=support, verification=check if verified else None,
         ))
     return result
@@ -448,7 +452,8 @@ def test_a_wrong_side_llm_highlight_is_never_printed_with_the_real_extractor(tin
     assert fixed and all(h.verification.action in ("rewritten", "dropped") for h in fixed)  # type: ignore[union-attr]
     assert all(h.polarity is CONS for h in result.highlights if h.query == "wi-fi")
     pool = [h for h in result.highlights if h.query == "pool"]
-    assert pool and pool[0].verification.verdict == "supported"  # type: ignore[union-attr]
+    assert pool and pool[0].verification.action == "kept"  # type: ignore[union-attr]
+    assert pool[0].verification.verdict != "contradicted"  # type: ignore[union-attr]
     printed = _printed(result, 80) + to_markdown(result)
     assert WRONG_PRO not in printed.replace("\n", " ")
     assert all(WRONG_PRO != h.text for h in HighlightSet.model_validate_json(to_json(result)).highlights)
@@ -467,7 +472,7 @@ def test_cli_table_at_80_columns_keeps_every_field_whole(tmp_path, encoder) -> N
     from opinio_agents.io.writers import write_opiniobank
 
     entity = next(e for e in load_sample() if e.key == "101")
-    entity.user_reviews = entity.user_reviews[:30]
+    entity.user_reviews = entity.user_reviews[:20]
     data = tmp_path / "small.json"
     write_opiniobank([entity], data)
     store = tmp_path / "store"
@@ -484,5 +489,5 @@ def test_cli_table_at_80_columns_keeps_every_field_whole(tmp_path, encoder) -> N
     assert "…" not in out and max(len(line) for line in out.splitlines()) <= 80
     cells = _cells(out)
     assert "front desk staff" in cells and "verdict: " in cells
-    assert re.search(r"mentioned in \d+ of 30 reviews, \d+% (positive|negative)", cells)
+    assert re.search(r"mentioned in \d+ of 20 reviews, \d+% (positive|negative)", cells)
     assert re.search(r"\[101:\d+:\d+\]", cells) and "verified=yes" in out

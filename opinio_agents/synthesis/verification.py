@@ -350,27 +350,20 @@ class HighlightVerifier:
     def triplets(self, texts: Sequence[str]) -> list[list[Triplet]]:
         """Triplets of each text; one extractor call for the texts not seen before."""
         with self._lock:
-            todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        found: dict[str, list[Triplet]] = {}
+            known: dict[str, list[Triplet]] = {}
+            for text in dict.fromkeys(texts):
+                if text in self._cache:
+                    known[text] = self._cache[text]
+                    self._cache.move_to_end(text)
+        todo = [t for t in dict.fromkeys(texts) if t not in known]
         if todo:
             found = dict(zip(todo, (list(x) for x in self.extractor.extract(todo)), strict=True))
-        with self._lock:
-            out = []
-            for text in texts:
-                if text in found:
-                    triplets = found[text]
-                else:
-                    triplets = self._cache.get(text)
-                    if triplets is None:  # evicted meanwhile by another thread
-                        triplets = found.setdefault(text, list(self.extractor.extract([text])[0]))
-                    else:
-                        self._cache.move_to_end(text)
-                out.append(triplets)
-            for text, triplets in found.items():
-                self._cache[text] = triplets
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
-        return out
+            known.update(found)
+            with self._lock:
+                self._cache.update(found)
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+        return [known[t] for t in texts]
 
     def verify(self, highlights: Sequence[Highlight]) -> list[Verification]:
         """The verification of each highlight against its own cited evidence (nothing is changed)."""
@@ -453,7 +446,7 @@ class HighlightVerifier:
             second = next(checked) if rewritten is not None else None
             taken = {(s.polarity, s.query) for s in shown}
             if rewritten is None or second is None or second.verdict == "contradicted":
-                why = "its evidence takes no clear side" if rewritten is None else f"its rewrite: {second.reason}"
+                why = "its evidence takes no clear side" if second is None else f"its rewrite: {second.reason}"
                 reason = f"{check.reason}; dropped ({why})"
             elif (rewritten.polarity, rewritten.query) in taken:
                 side = _SIDE_NAME[rewritten.polarity]
