@@ -20,6 +20,7 @@ OpenAI-compatible model answers the chat (streamed). One browser for the module.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import threading
 import time
@@ -104,7 +105,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     from opinio_agents import OpinioRAG
     from opinio_agents.serve import create_app
 
-    rag = OpinioRAG(tmp_path_factory.mktemp("web-store"), encoder=HashEncoder(dimension=384))
+    # The hashing encoder keeps the test fast; OPINIO_BROWSER_REAL_MODEL=1 indexes with MiniLM (nicer aspects
+    # for the README's picture, a minute more).
+    encoder = None if os.environ.get("OPINIO_BROWSER_REAL_MODEL") == "1" else HashEncoder(dimension=384)
+    rag = OpinioRAG(tmp_path_factory.mktemp("web-store"), encoder=encoder)
     rag.index(_entities())
     with LoopbackServer([ok(CHAT_REPLY), ok(FOLLOWUP_REPLY)]) as loopback:
         chat_model = ChatOpenAI(
@@ -112,6 +116,15 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         )
         with _serving(create_app(rag, llm=chat_model)) as url:
             yield Site(url=url, loopback=loopback, rag=rag)
+
+
+@pytest.fixture(autouse=True)
+def _patient(browser: Browser) -> Iterator[None]:
+    """Waits long enough for a loaded machine (and for MiniLM with OPINIO_BROWSER_REAL_MODEL=1)."""
+    before = browser.timeout
+    browser.timeout = 90.0 if os.environ.get("OPINIO_BROWSER_REAL_MODEL") == "1" else 30.0
+    yield
+    browser.timeout = before
 
 
 def _text(browser: Browser, selector: str) -> str:
@@ -188,11 +201,18 @@ def test_page_highlights_reviews_query_and_cited_chat(browser: Browser, site: Si
     browser.screenshot("02-review")
     _close_review(browser)
 
+    # Another chip: the selection moves, its own highlights replace the first ones.
+    other = chips[2].find_element("css selector", ".chip-name").text
+    chips[2].click()
+    browser.wait_until(lambda: _text(browser, "#detail-title") == other, "the second aspect's title")
+    assert chips[0].get_attribute("aria-pressed") == "false" and chips[2].get_attribute("aria-pressed") == "true"
+    browser.wait_css("#detail .highlight .quote")
+
     # 4. the chat streams a cited answer; a citation opens the cited review.
     question = driver.find_element("css selector", "#chat-input")
     question.send_keys("How is the wi-fi?")
     driver.find_element("css selector", "#chat-send").click()
-    cite = browser.wait_css("#chat-log .msg.assistant .cite", timeout=20)
+    cite = browser.wait_css("#chat-log .msg.assistant .cite")
     answer = _text(browser, "#chat-log .msg.assistant .msg-text")
     assert "Guests find the wi-fi fast in the rooms" in answer and "[S1]" not in answer
     assert cite.text == "S1"

@@ -1,7 +1,7 @@
 // opinio web page: vanilla JS over the `opinio serve` HTTP API (same origin, relative URLs).
 //
 // Review text, entity names, aspect names and model answers are untrusted: every one of them
-// reaches the page through textContent / createTextNode (the el() helper below), never innerHTML.
+// reaches the page through textContent / createTextNode (the el() helper below), never parsed as HTML.
 "use strict";
 
 (() => {
@@ -310,6 +310,19 @@
     }
   }
 
+  /** Refresh one chip's count, bar and label in place (rebuilding the chips would lose the focus). */
+  function updateChip(aspect) {
+    for (const chip of $("chips").querySelectorAll(".chip")) {
+      if (chip.dataset.aspect !== aspect.aspect) continue;
+      const total = Math.max(aspect.mentions, aspect.positive + aspect.negative + (aspect.neutral || 0), 1);
+      chip.querySelector(".chip-count").textContent = fmt(aspect.mentions);
+      chip.querySelector(".bar .pos").style.width = `${(100 * aspect.positive) / total}%`;
+      chip.querySelector(".bar .neg").style.width = `${(100 * aspect.negative) / total}%`;
+      chip.setAttribute("aria-label", chipLabel(aspect));
+      chip.setAttribute("title", chipLabel(aspect));
+    }
+  }
+
   function queryString(queries) {
     const q = new URLSearchParams();
     for (const query of queries) q.append("query", query);
@@ -395,6 +408,11 @@
       const body = await getJSON(entityPath(`/search?q=${encodeURIComponent(query)}&k=5`));
       if (generation !== state.generation) return;
       Object.assign(result, { hits: body.hits || [], support: result.support || body.support });
+      const chip = state.aspects.find((a) => a.aspect === query);
+      if (chip && chip.custom && !chip.mentions && body.support) {
+        Object.assign(chip, { mentions: body.support.reviews, positive: body.support.positive, negative: body.support.negative, neutral: body.support.neutral });
+        updateChip(chip);
+      }
     } catch (error) {
       if (generation !== state.generation) return;
       Object.assign(result, { hits: [] });
@@ -670,6 +688,7 @@
     state.chat.push({ role: "user", content: question.slice(0, MAX_MESSAGE) });
     const bubble = chatBubble("assistant", "");
     bubble.item.classList.add("streaming");
+    bubble.item.setAttribute("aria-busy", "true"); // screen readers read the answer once, when it is complete
     let text = "";
     let answered = false;
     try {
@@ -700,6 +719,7 @@
       state.chat.pop(); // the unanswered question is not part of the conversation
     } finally {
       bubble.item.classList.remove("streaming");
+      bubble.item.removeAttribute("aria-busy");
       state.chatBusy = false;
       $("chat-send").disabled = false;
       bubble.item.scrollIntoView({ block: "nearest" });
@@ -736,7 +756,10 @@
     const dialog = $("review");
     $("review-close").addEventListener("click", closeReview);
     dialog.addEventListener("click", (event) => {
-      if (event.target === dialog) closeReview(); // a click on the backdrop
+      if (event.target !== dialog) return;
+      const box = dialog.getBoundingClientRect(); // the dialog's own padding is not the backdrop
+      const inside = event.clientX >= box.left && event.clientX <= box.right && event.clientY >= box.top && event.clientY <= box.bottom;
+      if (!inside) closeReview();
     });
     dialog.addEventListener("close", () => {
       const back = dialog.returnFocusTo;
