@@ -486,6 +486,36 @@ def test_one_facade_serves_many_threads_with_the_sequential_answers(store_dir: P
         assert all(a == expected[key] for a in answers), key
 
 
+def test_readers_are_not_broken_by_an_entity_half_way_through_indexing(store_dir: Path, tmp_path: Path) -> None:
+    """While a writer holds the store with an entity that has rows but no vectors yet, readers still answer.
+
+    Before the fix, HIRO's baseline took every key ``entity_keys`` lists while a writer works,
+    so ``aspects`` of a finished entity failed on the other one's missing vectors (409).
+    """
+    import shutil
+
+    from opinio_agents.indexing import Indexer
+
+    path = tmp_path / "store"
+    shutil.copytree(store_dir, path)
+    reader = OpinioRAG(path, encoder=HashEncoder(), hiro_options=HIRO)
+    before = [a.aspect for a in reader.aspects("101")]
+    compared = reader.compare("101").compared_with
+    app = TestClient(create_app(reader, rate_limit=None), raise_server_exceptions=False)
+    half = Entity.model_validate(tiny_entity_dict() | {"entity_id": "half"})
+    with reader.store.writer_lock():  # this process is "the writer at work"
+        with pytest.raises(KeyboardInterrupt):  # killed after the catalog rows, before any vector
+            Indexer(reader.store, HashEncoder(fail_after_calls=0)).index_entity(half, mark_complete=False)
+        assert reader.store.writer_active() and "half" in reader.entities()
+        assert [a.aspect for a in reader.aspects("101")] == before
+        assert reader.compare("101").compared_with == compared  # complete entities only; not "half"
+        assert "half" not in [row["entity_id"] for row in app.get("/entities").json()]
+        busy = app.get("/entities/half/highlights", params={"query": "pool"})
+        assert busy.status_code == 409 and busy.json()["error"]["type"] == "store_busy"
+        assert app.get("/entities/101/aspects").status_code == 200
+    reader.close()
+
+
 # ----------------------------------------------------------------------------- a real server
 def _free_port() -> int:
     with socket.socket() as s:

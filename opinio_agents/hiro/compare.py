@@ -102,7 +102,7 @@ def compare_entity(
         raise ConfigError(f"top_k={top_k} must be >= 1")
     hiro = as_hiro_index(index)
     key = hiro.index.require_entity(entity_id)
-    others = [k for k in hiro.index.entity_keys() if k != key]
+    others = [k for k in hiro.index.entity_keys() if k != key and hiro.index.is_complete(k)]  # not mid-write
     stored_here = hiro.index.sentences(key)
     stored_others = {k: hiro.index.sentences(k) for k in others}
     items: list[ComparisonItem] = []

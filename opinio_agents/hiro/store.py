@@ -311,8 +311,12 @@ class HiroIndex:
         return SubpathCounts.from_paths(self.subpaths(entity_id), self.review_codes(entity_id))
 
     def baseline(self) -> BaselinePopularity:
-        """Mean review share of every subpath over all indexed entities (cached until something changes)."""
-        keys = self.index.entity_keys()
+        """Mean review share of every subpath over all indexed entities (cached until something changes).
+
+        Only complete entities count: one that a writer is indexing right now (listed by
+        ``entity_keys`` while the writer works) joins once its completion marker is written.
+        """
+        keys = [k for k in self.index.entity_keys() if self.index.is_complete(k)]
         for key in keys:
             self.paths(key)  # refreshes stale paths and resets the cache if anything changed
         with self._lock:

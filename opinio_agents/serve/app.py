@@ -405,7 +405,17 @@ def create_app(
             raise ApiError(
                 404, "not_found", f"entity {entity_id!r} is not indexed (indexed: {listed})", field="entity_id"
             )
+        if not rag.store.is_complete(entity_id):
+            raise ApiError(
+                409, "store_busy",
+                f"entity {entity_id!r} is being indexed (or its last indexing run did not finish); "
+                "retry when its job is done",
+                field="entity_id",
+            )
         return str(entity_id)
+
+    def complete_entities() -> list[str]:
+        return [key for key in rag.entities() if rag.store.is_complete(key)]  # not those a writer is mid-way on
 
     def summary(key: str) -> dict[str, Any]:
         record = rag.store.entity_record(key)
@@ -457,7 +467,7 @@ def create_app(
         return _json(
             Health(
                 version=opinio_agents.__version__,
-                entities=len(rag.entities()),
+                entities=len(complete_entities()),
                 llm=rag.llm_spec is not None or llm is not None,
                 hiro_fitted=rag.hiro_fitted,
             )
@@ -466,7 +476,7 @@ def create_app(
     @app.get("/entities", response_model=list[EntitySummary], tags=["entities"])
     def list_entities() -> Any:
         """The indexed entities with their names, review and sentence counts and expert aspects."""
-        return JSONResponse([summary(key) for key in rag.entities()])
+        return JSONResponse([summary(key) for key in complete_entities()])
 
     @app.get("/entities/{entity_id}", response_model=EntityDetail, tags=["entities"])
     def get_entity(entity_id: EntityId) -> Any:
