@@ -84,7 +84,7 @@ def start_server(store: Path, dataset: Path, port: int, llm_url: str) -> subproc
     cmd = [
         sys.executable, "-m", "opinio_agents", "serve", "--store", str(store), "--dataset", str(dataset),
         "--port", str(port), "--rate-limit", "0", "--quiet", "--llm", "openai:loopback-model",
-        "--base-url", llm_url,
+        "--base-url", llm_url, "--synthesizer", "extractive",  # the loopback model chats; highlights stay extractive
     ]
     env = {**os.environ, "OPENAI_API_KEY": "loopback", "PYTHONPATH": str(REPO)}
     return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -94,7 +94,9 @@ def wait_job(client: TestClient, job_id: str, **kw: Any) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- routes
 def test_health_entities_and_entity(client: TestClient) -> None:
-    health = client.get("/healthz").json()
+    r = client.get("/healthz")
+    assert r.headers["x-content-type-options"] == "nosniff" and r.headers["x-frame-options"] == "DENY"
+    health = r.json()
     assert health["status"] == "ok" and health["entities"] >= 3 and health["hiro_fitted"] is True
     rows = {row["entity_id"]: row for row in client.get("/entities").json()}
     assert {"7", "101", "202"} <= set(rows)

@@ -42,6 +42,13 @@ def serve_command(
         str | None, typer.Option("--llm", help="Chat / synthesis model, e.g. openai:gpt-4o-mini. Default: none.")
     ] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="Base URL of an OpenAI-compatible server.")] = None,
+    synthesizer: Annotated[
+        str | None,
+        typer.Option(
+            "--synthesizer",
+            help="Highlights: extractive (default without --llm) or llm (default with it); chat uses --llm either way.",
+        ),
+    ] = None,
     api_key: Annotated[
         str | None,
         typer.Option(
@@ -88,7 +95,12 @@ def serve_command(
         raise ConfigError("--api-key is empty; pass a non-empty key (or leave it out for no key)")
     if dataset is not None and not dataset.is_file():
         raise ConfigError(f"--dataset {str(dataset)!r} is not a file")
-    rag = OpinioRAG(store, llm=llm, base_url=base_url, llm_options=llm_limits(llm_timeout))
+    if synthesizer not in (None, "extractive", "llm"):
+        raise ConfigError(f"--synthesizer {synthesizer!r} must be extractive or llm")
+    rag = OpinioRAG(
+        store, llm=llm, base_url=base_url, synthesizer=synthesizer,  # type: ignore[arg-type]
+        llm_options=llm_limits(llm_timeout),
+    )
     if dataset is not None:
         stats = rag.index(dataset, show_progress=not quiet, wait=True)
         changed = sum(s.reviews_added + s.reviews_updated + s.reviews_removed for s in stats)

@@ -231,8 +231,18 @@ def _stream(events: Iterator[bytes]) -> Any:
     )
 
 
-def _guarded(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
-    """The stream's events; an error after the response started becomes an ``error`` event."""
+def _primed(events: Iterator[bytes]) -> Iterator[bytes]:
+    """Run ``events`` up to its first event now (so an error before it keeps its HTTP status), then the rest.
+
+    An error after the response started becomes an ``error`` event.
+    """
+    first = next(events, None)
+    return _guarded(first, events)
+
+
+def _guarded(first: bytes | None, rest: Iterator[bytes]) -> Iterator[bytes]:
+    if first is None:
+        return
     yield first
     try:
         yield from rest
@@ -549,9 +559,7 @@ def create_app(
                         },
                     )
 
-        produced = events()
-        first = next(produced)  # errors before the first event keep their status (400, 404, 503 ...)
-        return _stream(_guarded(first, produced))
+        return _stream(_primed(events()))  # errors before the first event keep their status (400, 404 ...)
 
     @app.get("/entities/{entity_id}/aspects", response_model=AspectsOut, tags=["entities"])
     def aspects(entity_id: EntityId, top_k: Annotated[int, Query(ge=1, le=50)] = 10) -> Any:
@@ -688,9 +696,7 @@ def create_app(
                 else:
                     yield _sse("token", {"text": piece})
 
-        produced = events()
-        first = next(produced)  # retrieval and the model's first token: an unreachable LLM is a 503 here
-        return _stream(_guarded(first, produced))
+        return _stream(_primed(events()))  # retrieval and the first token here: an unreachable LLM is a 503
 
     @app.post("/index", response_model=JobStatus, status_code=202, tags=["indexing"])
     def index(

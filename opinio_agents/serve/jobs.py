@@ -57,6 +57,7 @@ class JobStatus(BaseModel):
     reviews_total: int | None = None
     progress: float = Field(default=0.0, description="0..1: entities indexed / entities in the file.")
     current_entity: str | None = None
+    message: str | None = Field(default=None, description="What the job waits for, when it waits.")
     stats: list[dict[str, Any]] = Field(default_factory=list, description="Per-entity IndexStats once done.")
     skipped: list[dict[str, str]] = Field(default_factory=list, description="Records skipped (skip_invalid).")
     error: dict[str, Any] | None = Field(default=None, description="The error body when the job failed.")
@@ -157,10 +158,14 @@ class IndexJobs:
                     done += 1
                     self._update(job_id, entities_done=done, progress=done / total if total else 1.0)
 
-            stats = self.rag.index(counted(), wait=True, on_wait=lambda _msg: None)
+            def waiting(_text: str) -> None:  # another process holds the store's writer lock
+                self._update(job_id, message="waiting for another process that is writing to the store")
+
+            stats = self.rag.index(counted(), wait=True, on_wait=waiting)
             self._update(
                 job_id,
                 state="done",
+                message=None,
                 entities_done=len(stats),
                 progress=1.0,
                 current_entity=None,
