@@ -80,21 +80,22 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(store: Path, dataset: Path, port: int, llm_url: str) -> subprocess.Popen[bytes]:
+def start_server(store: Path, dataset: Path, port: int, llm_url: str, log: Path) -> subprocess.Popen[bytes]:
     cmd = [
         sys.executable, "-m", "opinio_agents", "serve", "--store", str(store), "--dataset", str(dataset),
         "--port", str(port), "--rate-limit", "0", "--quiet", "--llm", "openai:loopback-model",
         "--base-url", llm_url, "--synthesizer", "extractive",  # the loopback model chats; highlights stay extractive
     ]
     env = {**os.environ, "OPENAI_API_KEY": "loopback", "PYTHONPATH": str(REPO)}
-    return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    with open(log, "wb") as handle:  # a file, not a pipe: a full pipe nobody reads would stall the server
+        return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=handle)
 
 
-def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float) -> None:
+def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float, log: Path) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise SystemExit(f"the server exited ({proc.returncode}): {proc.stderr.read().decode()[-2000:]}")
+            raise SystemExit(f"the server exited ({proc.returncode}): {log.read_text()[-2000:]}")
         try:
             if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
                 return
@@ -134,6 +135,8 @@ async def client_loop(
             good = False
             out.errors.append(f"{route} {type(exc).__name__}: {exc}")
         out.samples.append(Sample(route, started, time.perf_counter() - started, good))
+        if len(out.samples) % 100 == 0:
+            print(f"  [{out.name}] {len(out.samples)} requests done", file=sys.stderr, flush=True)
 
 
 async def chat_once(http: httpx.AsyncClient, entity: str, out: Round) -> None:
@@ -254,9 +257,10 @@ def main() -> int:
     base = f"http://127.0.0.1:{port}"
     with LoopbackServer([ok(CHAT_REPLY)]) as llm:
         t0 = time.perf_counter()
-        proc = start_server(store, sample, port, llm.base_url)
+        log = work / "server.log"
+        proc = start_server(store, sample, port, llm.base_url, log)
         try:
-            wait_ready(base, proc, args.startup_timeout)
+            wait_ready(base, proc, args.startup_timeout, log)
             startup = time.perf_counter() - t0
             # one warm-up request per route and entity (first query of a retriever builds its caches)
             for entity, qs in queries.items():
@@ -287,6 +291,10 @@ def main() -> int:
         print(f"| {route} | {q[route][1]:.0f} | {q[route][2]:.0f} | {b[route][1]:.0f} | {b[route][2]:.0f} |")
     errors = len(quiet.errors) + len(busy.errors)
     print(f"\nerrors: {errors}")
+    logged = log.read_text(errors="replace")
+    if "Traceback" in logged:
+        print(f"\nthe server logged errors ({log}):\n{logged[-3000:]}")
+        errors += 1
     return 1 if errors else 0
 
 

@@ -525,8 +525,10 @@ class PhraseNamer(ClusterNamer):
             return key, count
         return (head,), base
 
-    def _label(self, indices: Sequence[int], table: _Phrases, n_docs: int) -> AspectLabel | None:
+    def _label(self, indices: Sequence[int], table: _Phrases, texts: Sequence[str]) -> AspectLabel | None:
         import math
+
+        n_docs = len(texts)
 
         size = len(indices)
         heads: dict[str, set[int]] = {}
@@ -536,7 +538,7 @@ class PhraseNamer(ClusterNamer):
         if not heads:
             return None
         sample = self._sample(list(indices), self.max_target_sentences)
-        targets = self._opinion_targets([self._text[i] for i in sample]) if sample else []
+        targets = self._opinion_targets([texts[i] for i in sample]) if sample else []
         target_share: Counter[str] = Counter()
         for found in targets:
             target_share.update({k[-1] for k in found})
@@ -583,9 +585,9 @@ class PhraseNamer(ClusterNamer):
     ) -> list[AspectLabel | None]:
         """Name each cluster (None when no phrase covers ``min_coverage`` of its sentences)."""
         del tokens  # phrases are chunked from the text itself
-        self._text = list(texts)
+        texts = list(texts)  # passed down, never kept on the namer: one namer serves every thread at once
         table = self._phrases(texts)
-        return [self._label(list(c), table, len(texts)) if len(c) else None for c in clusters]
+        return [self._label(list(c), table, texts) if len(c) else None for c in clusters]
 
     def same_aspect(self, a: AspectLabel, b: AspectLabel) -> bool:
         """Same terms, a shared alias or synonym, or display phrases at cosine >= ``join_threshold``."""
