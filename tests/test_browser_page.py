@@ -304,12 +304,17 @@ def test_hostile_entity_renders_as_text_at_a_narrow_width(browser: Browser, site
                 "evidence": [], "notes": [],
                 "support": {"reviews": 143, "positive": 20, "negative": 116, "neutral": 7, "total_reviews": 1500},
                 "verification": {"verdict": "weak", "reason": "one review only", "aspect_relevance": 0.4,
-                                 "sentiment_factuality": None, "opinion_faithfulness": None, "action": "kept"},
+                                 "sentiment_factuality": None, "opinion_faithfulness": None, "action": "rewritten"},
                 "trend": {"label": "worsening", "summary": "Complaints doubled since 2022.", "granularity": "year",
                           "points": [], "test": "chi2", "p_value": 0.01},
             },
         )
-        assert rendered[0] == "badge weak" and rendered[1] == "weak"
+        assert rendered[0] == "badge weak" and rendered[1] == "weak" and "rewritten from its quotes" in rendered[3]
+        assert "one review only" in rendered[3]
+        badge = driver.find_element("css selector", "#pros .highlight:last-child .badge")
+        assert badge.get_attribute("title") == (
+            "Checked against its own quotes: weak, rewritten (AR 0.40, SF n/a, OF n/a): one review only"
+        )
         assert rendered[2] == "Trend: worsening · Complaints doubled since 2022."
         assert "mentioned in 143 of 1,500 reviews, 81% negative" in rendered[3]
         assert "Fast wi-fi <b>everywhere</b>." in rendered[3] and driver.find_elements("css selector", "#pros b") == []

@@ -442,10 +442,12 @@
     const meta = el("p", { class: "highlight-meta" }, el("span", { class: "hl-support" }, describeSupport(h.support)));
     const v = h.verification;
     if (v && v.verdict) {
-      const reason = v.reason ? `: ${v.reason}` : "";
-      meta.append(
-        el("span", { class: `badge ${v.verdict}`, title: `Verification ${v.verdict}${reason}` }, v.verdict),
-      );
+      const score = (x) => (x === null || x === undefined ? "n/a" : Number(x).toFixed(2));
+      const scores = `AR ${score(v.aspect_relevance)}, SF ${score(v.sentiment_factuality)}, OF ${score(v.opinion_faithfulness)}`;
+      const action = v.action && v.action !== "kept" ? `, ${v.action}` : "";
+      const title = `Checked against its own quotes: ${v.verdict}${action} (${scores})${v.reason ? `: ${v.reason}` : ""}`;
+      meta.append(el("span", { class: `badge ${v.verdict}`, title, "aria-label": title }, v.verdict));
+      if (v.action === "rewritten") meta.append(el("span", { class: "verdict-reason" }, "rewritten from its quotes"));
       if (v.reason && v.verdict !== "supported") meta.append(el("span", { class: "verdict-reason" }, v.reason));
     }
     if (h.polarity_agrees === false) meta.append(el("span", {}, "the quoted sentences lean the other way"));
