@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+import datetime as dt
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -36,6 +37,7 @@ from opinio_agents.stores.sentence_store import DEFAULT_STORE, SentenceStore
 from opinio_agents.synthesis.base import Synthesizer
 from opinio_agents.synthesis.summarizer import QueryMode, Summarizer, SummaryEvent
 from opinio_agents.synthesis.verification import VERIFY_BY_DEFAULT, HighlightVerifier
+from opinio_agents.trends import Weighting
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -344,8 +346,12 @@ class OpinioRAG:
             entity_id, query, retriever=retriever or self.retriever, top_k=top_k or self.top_k, filters=filters
         )
 
-    def support(self, entity_id: str | int, query: str) -> Support:
-        """How many of the entity's reviews mention ``query``, and their stance."""
+    def support(self, entity_id: str | int, query: str, *, weighting: Weighting | None = None) -> Support:
+        """How many of the entity's reviews mention ``query``, and their stance.
+
+        ``weighting`` counts only a window of publication dates and/or weights reviews
+        by recency or helpful votes (:class:`~opinio_agents.trends.Weighting`).
+        """
         from opinio_agents.synthesis.support import count_support
 
         info = self.store.entity_record(entity_id)
@@ -357,6 +363,7 @@ class OpinioRAG:
             embeddings=self.store.embeddings(info.key),
             query_embedding=encoder.encode([query])[0],
             encoder=encoder,
+            weighting=weighting,
         )
 
     # -- synthesis -----------------------------------------------------------------
@@ -418,6 +425,7 @@ class OpinioRAG:
         filters: MetadataFilters | None = None,
         query_free: bool = False,
         verify: bool | HighlightVerifier | None = None,
+        weighting: Weighting | None = None,
     ) -> Summarizer:
         """The :class:`Summarizer` these settings describe.
 
@@ -428,10 +436,20 @@ class OpinioRAG:
             filters: Metadata filters of the retrieval pipeline.
             query_free: HIRO's query-free summarizer over the shared HIRO index.
             verify: Overrides the façade's ``verify`` for this call (a given Summarizer keeps its own).
+            weighting: Publication window and review weights of the support counts
+                (the retrieval pipeline only).
 
         Raises:
             ConfigError: On settings that the chosen summarizer cannot honour.
         """
+        if weighting is not None and not weighting.is_default and (
+            query_free or synthesizer == "long-context" or self.synthesizer_kind == "long-context"
+            or isinstance(synthesizer, Summarizer) or _is_long_context(synthesizer)
+        ):
+            raise ConfigError(
+                "since/until, a half-life and helpful-vote weighting apply to the retrieval pipeline "
+                "(queries or expert queries), not to query-free or long-context highlights; drop them or ask queries"
+            )
         if query_free:
             if synthesizer is not None or retriever is not None or filters is not None:
                 raise ConfigError(
@@ -456,7 +474,12 @@ class OpinioRAG:
             synth = self._long_context() if isinstance(kind, str) else kind
             return LongContextSummarizer(self.store, synth, verifier=self.verifier(verify) or False)  # type: ignore[arg-type]
         return self.pipeline(
-            top_k=top_k, retriever=retriever, synthesizer=kind, filters=filters, verify=verify  # type: ignore[arg-type]
+            top_k=top_k,
+            retriever=retriever,
+            synthesizer=kind,  # type: ignore[arg-type]
+            filters=filters,
+            verify=verify,
+            weighting=weighting,
         )
 
     def pipeline(
@@ -467,6 +490,7 @@ class OpinioRAG:
         synthesizer: SynthesizerKind | Synthesizer | None = None,
         filters: MetadataFilters | None = None,
         verify: bool | HighlightVerifier | None = None,
+        weighting: Weighting | None = None,
     ) -> HighlightPipeline:
         """The retrieval-based summarizer (:class:`~opinio_agents.pipeline.HighlightPipeline`) for these settings."""
         from opinio_agents.pipeline import HighlightPipeline
@@ -483,6 +507,7 @@ class OpinioRAG:
             top_k=top_k or self.top_k,
             filters=filters,
             verifier=self.verifier(verify) or False,
+            weighting=weighting,
         )
 
     def query_mode(
@@ -533,8 +558,15 @@ class OpinioRAG:
         filters: MetadataFilters | None = None,
         query_free: QueryFree = False,
         verify: bool | HighlightVerifier | None = None,
+        since: dt.date | None = None,
+        until: dt.date | None = None,
+        half_life_days: float | None = None,
+        weight_helpful: bool = False,
     ) -> HighlightSet:
         """PROS/CONS highlights of one entity, with alerts; ``result.meta.mode`` says which mode ran.
+
+        Every highlight carries the ``trend`` of its aspect over time (mention share and
+        stance per year or quarter, with an improving / worsening / stable label).
 
         Args:
             entity_id: An indexed entity.
@@ -549,11 +581,24 @@ class OpinioRAG:
                 callers should tell the user when ``result.meta.mode == "query-free"`` (or ask
                 :meth:`query_mode` first).
             verify: Verify each highlight against its own evidence (default: the façade's ``verify``).
+            since: Count support (and take evidence and trends) only from reviews published
+                on or after this date.
+            until: ... on or before this date.
+            half_life_days: Weight each review's support by recency, halving every this many
+                days back from the newest review (``Support.weighting`` says so).
+            weight_helpful: Weight each review's support by ``1 + helpful_votes``.
 
         Raises:
-            ConfigError: When there are no queries to answer, or on incompatible settings.
+            ConfigError: When there are no queries to answer, or on incompatible settings
+                (a window or weights with query-free or long-context highlights; dates asked
+                of an entity whose reviews carry none).
             StoreError: When the entity is not indexed (or query-free mode finds no HIRO hierarchy).
+
+        Example:
+            >>> rag.highlights("101", ["wi-fi"], half_life_days=365).cons[0].support.weighting  # doctest: +SKIP
+            'recency half-life 365 d'
         """
+        weighting = Weighting(since=since, until=until, half_life_days=half_life_days, helpful=weight_helpful)
         key, summarizer = self._choose(
             entity_id,
             queries,
@@ -563,6 +608,7 @@ class OpinioRAG:
             synthesizer=synthesizer,
             filters=filters,
             verify=verify,
+            weighting=None if weighting.is_default else weighting,
         )
         return summarizer.summarize(key, queries)
 

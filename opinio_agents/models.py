@@ -41,6 +41,8 @@ __all__ = [
     "SENTIMENT_NAMES",
     "Evidence",
     "Support",
+    "TrendPoint",
+    "Trend",
     "QueryEvidence",
     "Verification",
     "Highlight",
@@ -315,14 +317,31 @@ class Support(BaseModel):
     """How many of the entity's reviews discuss a query, and with which sentiment.
 
     Counted over the whole entity (every review that mentions the query), not
-    only over the top-K evidence.
+    only over the top-K evidence. By default the numbers are plain review counts
+    (``weighting == "count"``); a run may count only the reviews published within
+    ``since``/``until`` and may weight each review by recency or by helpful votes,
+    and then the numbers are sums of those weights and ``weighting`` says which
+    (``"recency half-life 365 d"``, ``"helpful votes"``, or both joined by ``" x "``).
+
+    Example:
+        >>> Support(reviews=4, positive=3, negative=1, total_reviews=10).describe()
+        'mentioned in 4 of 10 reviews, 75% positive'
+        >>> Support(reviews=2.5, positive=2.0, negative=0.5, total_reviews=6.25,
+        ...         weighting="recency half-life 365 d").describe()
+        'mentioned in 2.5 of 6.2 reviews (weighted by recency half-life 365 d), 80% positive'
     """
 
-    reviews: int = 0
-    positive: int = 0
-    negative: int = 0
-    neutral: int = 0
-    total_reviews: int = 0
+    reviews: int | float = 0
+    positive: int | float = 0
+    negative: int | float = 0
+    neutral: int | float = 0
+    total_reviews: int | float = 0
+    weighting: str = Field(
+        default="count",
+        description='What the numbers mean: "count" (reviews), or the weights summed ("recency half-life 365 d").',
+    )
+    since: dt.date | None = Field(default=None, description="Only reviews published on or after this date count.")
+    until: dt.date | None = Field(default=None, description="Only reviews published on or before this date count.")
 
     @property
     def share_positive(self) -> float:
@@ -334,11 +353,26 @@ class Support(BaseModel):
         """Fraction of the mentioning reviews that are negative (0 when none mention it)."""
         return self.negative / self.reviews if self.reviews else 0.0
 
+    def window(self) -> str:
+        """The publication window in words (``"since 2022-01-01"``), or ``""`` for all reviews."""
+        if self.since and self.until:
+            return f"from {self.since.isoformat()} to {self.until.isoformat()}"
+        if self.since:
+            return f"since {self.since.isoformat()}"
+        if self.until:
+            return f"until {self.until.isoformat()}"
+        return ""
+
     def describe(self) -> str:
-        """Human summary, e.g. ``'mentioned in 143 of 1500 reviews, 81% negative'``."""
+        """Human summary, e.g. ``'mentioned in 143 of 1500 reviews, 81% negative'``.
+
+        It names the window and the weighting when they are not the defaults.
+        """
+        window = self.window()
+        where = f" {window}" if window else ""
         if not self.reviews:
-            return "not mentioned in any review"
-        of_total = f" of {self.total_reviews}" if self.total_reviews else ""
+            return f"not mentioned in any review{where}"
+        of_total = f" of {_number(self.total_reviews)}" if self.total_reviews else ""
         if self.positive == self.negative == 0:
             lean = "no clear sentiment"
         elif self.negative > self.positive:
@@ -346,7 +380,66 @@ class Support(BaseModel):
         else:
             lean = f"{round(100 * self.share_positive)}% positive"
         noun = "review" if (self.total_reviews or self.reviews) == 1 else "reviews"
-        return f"mentioned in {self.reviews}{of_total} {noun}, {lean}"
+        weighted = f" (weighted by {self.weighting})" if self.weighting != "count" else ""
+        return f"mentioned in {_number(self.reviews)}{of_total} {noun}{where}{weighted}, {lean}"
+
+
+def _number(value: int | float) -> str:
+    """A count as written: ``12``, or a weighted sum with one decimal (``12.4``)."""
+    if isinstance(value, int) or float(value).is_integer():
+        return str(int(value))
+    return f"{value:.1f}"
+
+
+class TrendPoint(BaseModel):
+    """One period of a :class:`Trend`: how often an aspect came up, and how.
+
+    Attributes:
+        period: ``"2019"`` (year) or ``"2019-Q3"`` (quarter).
+        mentions: Reviews of the period that mention the aspect.
+        share: ``mentions`` over all reviews of the period (0 when the period has none).
+        positive: Mentioning reviews with a positive stance.
+        negative: Mentioning reviews with a negative stance.
+    """
+
+    period: str
+    mentions: int
+    share: float
+    positive: int
+    negative: int
+
+
+class Trend(BaseModel):
+    """How what reviewers say about a highlight's aspect changed over time.
+
+    Computed from the publication dates of every review that mentions the aspect
+    (not only the cited evidence); see :mod:`opinio_agents.trends`.
+
+    Attributes:
+        granularity: ``"year"``, or ``"quarter"`` when there are enough dated mentions.
+        points: One point per period, oldest first.
+        label: ``improving`` / ``worsening`` (a significant change in the stance of the
+            mentions), ``stable`` (none), or ``insufficient`` (too few dated mentions to tell).
+        test: The test that gave the label, with its statistic (e.g. ``"Mann-Kendall tau=-0.41, n=57"``).
+        p_value: Its two-sided p-value (None when no test ran).
+        summary: One readable sentence, e.g. "complaints about wi-fi fell from 40% of
+            mentions in 2015-2019 to 8% in 2020-2024".
+        change_period: Where the change happened (Pettitt's change point): the first
+            period of the new regime; None unless the label is improving or worsening.
+
+    Example:
+        >>> Trend(granularity="year", points=[], label="insufficient", test="none",
+        ...       summary="too few dated mentions of wi-fi to tell a trend").label
+        'insufficient'
+    """
+
+    granularity: Literal["year", "quarter"]
+    points: list[TrendPoint] = Field(default_factory=list)
+    label: Literal["improving", "worsening", "stable", "insufficient"]
+    test: str
+    p_value: float | None = None
+    summary: str
+    change_period: str | None = None
 
 
 @dataclass
@@ -447,6 +540,9 @@ class Highlight(BaseModel):
     notes: list[str] = Field(default_factory=list)
     verification: Verification | None = Field(
         default=None, description="AR/SF/OF against its own evidence and the verdict; None when not verified."
+    )
+    trend: Trend | None = Field(
+        default=None, description="Mention share and stance of the aspect per period, with a trend label."
     )
 
     @property

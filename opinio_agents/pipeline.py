@@ -46,8 +46,9 @@ from opinio_agents.synthesis.alerts import CriticalComplaintCheck
 from opinio_agents.synthesis.base import SynthesisOutcome, Synthesizer
 from opinio_agents.synthesis.selection import support_pool
 from opinio_agents.synthesis.summarizer import Draft, QueryMode, Summarizer, usage_delta
-from opinio_agents.synthesis.support import count_support
+from opinio_agents.synthesis.support import mention_indices, support_of
 from opinio_agents.text.injection import injection_reasons
+from opinio_agents.trends import Weighting, in_window
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -106,6 +107,10 @@ class HighlightPipeline(Summarizer):
             drop highlights that rest on them only (reported in ``meta.flagged``).
         verifier: Verify each highlight against its own evidence (see
             :class:`~opinio_agents.synthesis.summarizer.Summarizer`).
+        weighting: Count support only over a window of publication dates and/or weight
+            reviews by recency or helpful votes (:class:`~opinio_agents.trends.Weighting`;
+            default: every review once). With a window, the evidence and the support
+            pool come from that window too, and so do the trends.
 
     Example:
         >>> pipeline = HighlightPipeline(factory, retriever="bm25", top_k=5)   # doctest: +SKIP
@@ -124,8 +129,11 @@ class HighlightPipeline(Summarizer):
         checks: CriticalComplaintCheck | None = None,
         screen_injection: bool = True,
         verifier: HighlightVerifier | bool | None = None,
+        weighting: Weighting | None = None,
     ) -> None:
         super().__init__(retrievers.store, checks=checks, verifier=verifier)
+        if weighting is not None:
+            self.weighting = weighting
         self.screen_injection = screen_injection
         if top_k < 1:
             raise ConfigError(f"top_k={top_k} must be >= 1")
@@ -147,9 +155,17 @@ class HighlightPipeline(Summarizer):
 
     # -- retrieval -------------------------------------------------------------------
     def _retrieve(self, key: str, query: str, top_k: int, vector: np.ndarray) -> list[ScoredSentence]:
-        return self.retrievers.retrieve(
-            key, query, retriever=self.retriever, top_k=top_k, filters=self.filters, query_embedding=vector
+        window = self.weighting
+        if not window.windowed:
+            return self.retrievers.retrieve(
+                key, query, retriever=self.retriever, top_k=top_k, filters=self.filters, query_embedding=vector
+            )
+        # Only sentences of reviews published in the window: fetch deeper, keep the first top_k inside it.
+        hits = self.retrievers.retrieve(
+            key, query, retriever=self.retriever, top_k=top_k * 5, filters=self.filters, query_embedding=vector
         )
+        inside = [h for h in hits if in_window(h.sentence.publication_date, window.since, window.until)]
+        return inside[:top_k]
 
     def _screen(
         self,
@@ -194,12 +210,18 @@ class HighlightPipeline(Summarizer):
         return reasons
 
     def evidence(
-        self, entity_id: str | int, queries: Sequence[str], *, flagged: list[FlaggedSentence] | None = None
+        self,
+        entity_id: str | int,
+        queries: Sequence[str],
+        *,
+        flagged: list[FlaggedSentence] | None = None,
+        mentions: dict[str, np.ndarray] | None = None,
     ) -> list[QueryEvidence]:
         """Retrieve the top-K evidence and the entity-wide support of each query.
 
         Instruction-like sentences are left out of ``evidence`` and ``pool`` (unless
         ``screen_injection`` is off) and appended to ``flagged`` when it is given.
+        ``mentions``, when given, receives each query's mentioning sentence indices.
         """
         info = self.store.entity_record(entity_id)
         key = info.key
@@ -212,14 +234,12 @@ class HighlightPipeline(Summarizer):
         items = []
         for query, query_vector in zip(queries, query_vectors):
             hits = self._retrieve(key, query, self.top_k, query_vector)
-            support = count_support(
-                query,
-                stored,
-                total_reviews=total_reviews,
-                embeddings=embeddings,
-                query_embedding=query_vector,
-                encoder=self.retrievers.encoder,
+            mentioning = mention_indices(
+                query, stored, embeddings=embeddings, query_embedding=query_vector, encoder=self.retrievers.encoder
             )
+            if mentions is not None:
+                mentions[query] = mentioning
+            support = support_of(stored, mentioning, total_reviews=total_reviews, weighting=self.weighting)
             hits = self._screen(
                 query, self._with_majority_side(key, query, hits, support, query_vector), flagged, screen
             )
@@ -229,6 +249,11 @@ class HighlightPipeline(Summarizer):
             ]
             rows = [position[h.sentence.sentence_id] for h in hits]
             pool_rows = support_pool(query, stored, embeddings, query_vector)
+            if self.weighting.windowed and len(pool_rows):
+                since, until = self.weighting.since, self.weighting.until
+                pool_rows = pool_rows[
+                    np.array([in_window(stored[int(i)].sentence.publication_date, since, until) for i in pool_rows])
+                ]
             if self.screen_injection and len(pool_rows):
                 keep = np.array(
                     [not screen(stored[int(i)].sentence.review_id, stored[int(i)].sentence.text) for i in pool_rows],
@@ -282,7 +307,8 @@ class HighlightPipeline(Summarizer):
         asked = resolve_queries(self.store, entity_key, queries)
         started = time.perf_counter()
         flagged: list[FlaggedSentence] = []
-        items = self.evidence(entity_key, asked, flagged=flagged)
+        mentions: dict[str, np.ndarray] = {}
+        items = self.evidence(entity_key, asked, flagged=flagged, mentions=mentions)
         meta = RunMeta(
             mode=query_mode(self.store, entity_key, queries),
             retriever=self.retriever,
@@ -307,6 +333,7 @@ class HighlightPipeline(Summarizer):
             queries=asked,
             outcomes=outcomes(),
             meta=meta,
+            mentions=mentions,
         )
 
     def _drop_instruction_only(self, outcome: SynthesisOutcome, flagged: list[FlaggedSentence]) -> SynthesisOutcome:

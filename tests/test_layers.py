@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "opinio_agents"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
     ("models",),
-    ("embeddings", "prompts", "io", "datasets"),
+    ("embeddings", "prompts", "io", "datasets", "trends"),
     ("text",),
     ("stores", "llm"),
     ("indexing", "triplets"),

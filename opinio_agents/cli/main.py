@@ -25,6 +25,7 @@ import importlib
 import os
 import sys
 import traceback
+from datetime import datetime
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -254,11 +255,28 @@ def highlight_cmd(
             "path it costs more than 20% of the synthesis time (benchmarks/verification.py).",
         ),
     ] = None,
+    since: Annotated[
+        datetime | None,
+        typer.Option(formats=["%Y-%m-%d"], help="Count support (and take evidence) from reviews on or after this date."),
+    ] = None,
+    until: Annotated[
+        datetime | None,
+        typer.Option(formats=["%Y-%m-%d"], help="... and on or before this date."),
+    ] = None,
+    half_life: Annotated[
+        float | None,
+        typer.Option("--half-life", min=0.001, metavar="DAYS", help="Weight support by recency (half-life in days)."),
+    ] = None,
+    weight_helpful: Annotated[
+        bool, typer.Option("--weight-helpful", help="Weight support by helpful votes (1 + votes per review).")
+    ] = False,
 ) -> None:
-    """PROS and CONS of one entity for the queries asked, each with its evidence and support.
+    """PROS and CONS of one entity for the queries asked, each with its evidence, support and trend.
 
     Without --query and without an expert review there is no query: highlight then runs
     HIRO's query-free mode and says so on stderr (or pass --query-free to ask for it).
+    Support is a plain count of reviews unless --since/--until, --half-life or
+    --weight-helpful say otherwise; the support column then names the weighting.
 
     Examples:
       opinio highlight sample.json --entity 101 --query wi-fi --query "breakfast buffet"
@@ -266,6 +284,7 @@ def highlight_cmd(
       opinio highlight sample.json --entity 101 --llm openai:gpt-4o-mini
       opinio highlight sample.json --entity 101 --llm openai:qwen2.5 --base-url http://localhost:8000/v1
       opinio highlight sample.json --entity 101 --verify
+      opinio highlight sample.json --entity 101 --since 2022-01-01 --half-life 365
     """
     from opinio_agents.api import OpinioRAG, QueryFree
     from opinio_agents.cli.render import to_json, to_markdown, to_rich
@@ -303,7 +322,15 @@ def highlight_cmd(
             ),
             highlight=False,
         )
-    result = rag.highlights(record.key, query or None, query_free=mode)
+    result = rag.highlights(
+        record.key,
+        query or None,
+        query_free=mode,
+        since=since.date() if since else None,
+        until=until.date() if until else None,
+        half_life_days=half_life,
+        weight_helpful=weight_helpful,
+    )
     if fmt is Format.json:
         text = to_json(result)
     elif fmt is Format.markdown:

@@ -45,8 +45,11 @@ from opinio_agents.models import HighlightSet, RunMeta, TokenUsage
 from opinio_agents.synthesis.alerts import CriticalComplaintCheck
 from opinio_agents.synthesis.base import SynthesisOutcome
 from opinio_agents.synthesis.verification import VERIFY_BY_DEFAULT, HighlightVerifier, verify_outcome
+from opinio_agents.trends import Weighting
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from opinio_agents.stores.sentence_store import SentenceStore
     from opinio_agents.synthesis.selection import SummaryLayout
 
@@ -84,6 +87,9 @@ class Draft:
             highlights (:func:`~opinio_agents.synthesis.selection.summary_of`).
         summary_layout: Aspect order and weights of that paragraph
             (:class:`~opinio_agents.synthesis.selection.SummaryLayout`); None: by mentions.
+        mentions: ``{query: indices into the entity's stored sentences}``: the sentences
+            that mention each query (what its support counted), for the trends; a query
+            missing here gets its lexical mentions.
     """
 
     entity_id: str | int
@@ -93,6 +99,7 @@ class Draft:
     meta: RunMeta = field(default_factory=RunMeta)
     summary_words: int | None = None
     summary_layout: SummaryLayout | None = None
+    mentions: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def usage_delta(before: TokenUsage, after: TokenUsage) -> TokenUsage:
@@ -138,6 +145,10 @@ class Summarizer(ABC):
 
     #: Short name recorded in ``HighlightSet.meta.synthesizer``.
     name: str = "summarizer"
+    #: The publication window and weights of support counts (and the window of the trends).
+    weighting: Weighting = Weighting()
+    #: Whether each highlight gets the trend of its aspect (:mod:`opinio_agents.synthesis.timeline`).
+    trends: bool = True
 
     def __init__(
         self,
@@ -204,6 +215,13 @@ class Summarizer(ABC):
         stored = self.store.sentences(key)
         result.alerts = self.checks.alerts([s.sentence for s in stored], [s.sentiment for s in stored])
         alerts = time.perf_counter() - t0
+        trends = None
+        if self.trends and result.highlights:
+            from opinio_agents.synthesis.timeline import attach_trends
+
+            t0 = time.perf_counter()
+            attach_trends(result.highlights, stored, draft.mentions, weighting=self.weighting)
+            trends = time.perf_counter() - t0
 
         meta = draft.meta
         timings = dict(meta.timings)
@@ -212,6 +230,8 @@ class Summarizer(ABC):
         if verifier is not None:
             timings["verification"] = verifying
         timings["alerts"] = alerts
+        if trends is not None:
+            timings["trends"] = trends
         timings["total"] = time.perf_counter() - started
         meta.timings = {k: round(v, 4) for k, v in timings.items()}
         if not meta.queries:

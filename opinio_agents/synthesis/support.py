@@ -11,6 +11,11 @@ each generic word of the query ("room"), so "the room was spotless" does not.
 A review mentions the query when any of its sentences does; its stance is the
 mean sentiment of those sentences (positive > 0.05, negative < -0.05).
 
+A :class:`~opinio_agents.trends.Weighting` restricts the count to the reviews
+published in a window and/or weights each review by recency or helpful votes;
+the :class:`~opinio_agents.models.Support` then says which (``weighting``,
+``since``, ``until``). The default is the plain count.
+
 Example:
     >>> support = count_support("wi-fi", stored_sentences)     # doctest: +SKIP
     >>> support.describe()                                      # doctest: +SKIP
@@ -19,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -29,11 +35,15 @@ from opinio_agents.embeddings import Encoder
 from opinio_agents.models import SENTIMENT_THRESHOLD, Support
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.text.preprocess import tokenize_for_bm25
+from opinio_agents.trends import Weighting, review_weights
 
 __all__ = [
     "mention_mask",
     "count_support",
     "support_of",
+    "mention_indices",
+    "review_stances",
+    "dated_mentions",
     "generic_terms",
     "DEFAULT_COVERAGE",
     "DEFAULT_DENSE_THRESHOLD",
@@ -119,12 +129,41 @@ def count_support(
     encoder: Encoder | None = None,
     coverage: float = DEFAULT_COVERAGE,
     dense_threshold: float = DEFAULT_DENSE_THRESHOLD,
+    weighting: Weighting | None = None,
 ) -> Support:
     """Count the reviews that mention ``query`` and their positive / negative / neutral stance.
 
     With ``embeddings`` and ``query_embedding`` paraphrases count too; pass the
     ``encoder`` as well so that generic query words are embedded and guarded
-    against (see :func:`mention_mask`).
+    against (see :func:`mention_mask`). ``weighting`` counts only a window of
+    publication dates and/or weights reviews (see :func:`support_of`).
+    """
+    indices = mention_indices(
+        query,
+        sentences,
+        embeddings=embeddings,
+        query_embedding=query_embedding,
+        encoder=encoder,
+        coverage=coverage,
+        dense_threshold=dense_threshold,
+    )
+    return support_of(sentences, indices, total_reviews=total_reviews, weighting=weighting)
+
+
+def mention_indices(
+    query: str,
+    sentences: Sequence[StoredSentence],
+    *,
+    embeddings: np.ndarray | None = None,
+    query_embedding: np.ndarray | None = None,
+    encoder: Encoder | None = None,
+    coverage: float = DEFAULT_COVERAGE,
+    dense_threshold: float = DEFAULT_DENSE_THRESHOLD,
+) -> np.ndarray:
+    """Indices of the sentences that mention ``query`` (what :func:`count_support` counts).
+
+    With ``encoder``, the query's generic words are embedded and guarded against
+    (see :func:`mention_mask`).
     """
     generic = None
     if encoder is not None and embeddings is not None and query_embedding is not None:
@@ -139,31 +178,98 @@ def count_support(
         coverage=coverage,
         dense_threshold=dense_threshold,
     )
-    return support_of(sentences, np.flatnonzero(mask), total_reviews=total_reviews)
+    return np.flatnonzero(mask)
 
 
-def support_of(
-    sentences: Sequence[StoredSentence], indices: Iterable[int], *, total_reviews: int | None = None
-) -> Support:
-    """Review-level stance counts over the sentences at ``indices`` (the ones that mention something).
+def review_stances(sentences: Sequence[StoredSentence], indices: Iterable[int]) -> dict[str, int]:
+    """``{review_id: stance}`` over the sentences at ``indices``: 1, 0 or -1 by their mean sentiment.
 
-    A review counts once; its stance is the mean sentiment of its listed sentences.
+    Example:
+        >>> review_stances(stored, [0, 3])        # doctest: +SKIP
+        {'r1': 1, 'r7': -1}
     """
     per_review: dict[str, list[float]] = defaultdict(list)
     for i in indices:
         stored = sentences[int(i)]
         per_review[stored.sentence.review_id].append(stored.sentiment)
-    positive = negative = neutral = 0
-    for scores in per_review.values():
+    stances: dict[str, int] = {}
+    for review_id, scores in per_review.items():
         mean = sum(scores) / len(scores)
-        if mean > SENTIMENT_THRESHOLD:
-            positive += 1
-        elif mean < -SENTIMENT_THRESHOLD:
-            negative += 1
-        else:
-            neutral += 1
-    if total_reviews is None:
-        total_reviews = len({s.sentence.review_id for s in sentences})
+        stances[review_id] = 1 if mean > SENTIMENT_THRESHOLD else -1 if mean < -SENTIMENT_THRESHOLD else 0
+    return stances
+
+
+def dated_mentions(
+    sentences: Sequence[StoredSentence], indices: Iterable[int]
+) -> tuple[list[tuple[dt.date | None, int]], list[dt.date | None]]:
+    """The mentions at ``indices`` as ``(publication date, stance)`` per review, and every review's date.
+
+    The input of :func:`~opinio_agents.trends.compute_trend`.
+    """
+    dates = _review_meta(sentences)
+    stances = review_stances(sentences, indices)
+    return [(dates[r][0], stance) for r, stance in stances.items()], [d for d, _ in dates.values()]
+
+
+def _review_meta(sentences: Sequence[StoredSentence]) -> dict[str, tuple[dt.date | None, int | None]]:
+    """``{review_id: (publication_date, helpful_votes)}`` from the sentences (every sentence carries them)."""
+    meta: dict[str, tuple[dt.date | None, int | None]] = {}
+    for stored in sentences:
+        sentence = stored.sentence
+        if sentence.review_id not in meta:
+            meta[sentence.review_id] = (sentence.publication_date, sentence.helpful_votes)
+    return meta
+
+
+def support_of(
+    sentences: Sequence[StoredSentence],
+    indices: Iterable[int],
+    *,
+    total_reviews: int | None = None,
+    weighting: Weighting | None = None,
+) -> Support:
+    """Review-level stance counts over the sentences at ``indices`` (the ones that mention something).
+
+    A review counts once; its stance is the mean sentiment of its listed sentences.
+    With a ``weighting`` only the reviews in its window count (``total_reviews`` is
+    then the entity's reviews in the window, and the given one is ignored) and each
+    review adds its weight (recency, helpful votes) instead of 1.
+
+    Raises:
+        ConfigError: When the weighting needs publication dates and no review has one.
+    """
+    stances = review_stances(sentences, indices)
+    if weighting is None or weighting.is_default:
+        counts = Counter(stances.values())
+        if total_reviews is None:
+            total_reviews = len({s.sentence.review_id for s in sentences})
+        return Support(
+            reviews=len(stances),
+            positive=counts[1],
+            negative=counts[-1],
+            neutral=counts[0],
+            total_reviews=total_reviews,
+        )
+    meta = _review_meta(sentences)
+    ids = list(meta)
+    weights = review_weights([meta[r][0] for r in ids], [meta[r][1] for r in ids], weighting)
+    weight_of = dict(zip(ids, weights.tolist()))
+    sums = {1: 0.0, 0: 0.0, -1: 0.0}
+    for review_id, stance in stances.items():
+        sums[stance] += weight_of[review_id]
+    mentioned = sum(sums.values())
+    total = float(weights.sum())
+
+    def value(x: float) -> int | float:
+        return round(x, 3) if weighting.weighted else int(round(x))
+
     return Support(
-        reviews=len(per_review), positive=positive, negative=negative, neutral=neutral, total_reviews=total_reviews
+        reviews=value(mentioned),
+        positive=value(sums[1]),
+        negative=value(sums[-1]),
+        neutral=value(sums[0]),
+        total_reviews=value(total),
+        weighting=weighting.label,
+        since=weighting.since,
+        until=weighting.until,
     )
