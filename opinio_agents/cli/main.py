@@ -366,14 +366,36 @@ def synth_cmd(
     entities: Annotated[int, typer.Option("--entities", min=1, help="Number of entities.")] = 3,
     reviews_per_entity: Annotated[int, typer.Option(min=1, help="Reviews per entity.")] = 200,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    trend: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--trend",
+            metavar="ASPECT:DATE[:DIRECTION]",
+            help="Plant a change of opinion in every entity, e.g. 'wi-fi:2020-01-01:improving' "
+            "(negative before the date, positive after; 'worsening' is the reverse). Repeatable.",
+        ),
+    ] = None,
+    trends: Annotated[
+        int, typer.Option("--trends", min=0, help="Plant this many trends per entity, on random aspects and dates.")
+    ] = 0,
 ) -> None:
     """Write a synthetic dataset with planted opinions, and its ground truth to PATH.truth.json.
 
-    Example: opinio synth synth.json --entities 1 --reviews-per-entity 1500 --seed 7
+    Planted trends are listed in the truth under "trends" (aspect, change date, direction).
+
+    Examples:
+      opinio synth synth.json --entities 1 --reviews-per-entity 1500 --seed 7
+      opinio synth trend.json --entities 1 --reviews-per-entity 400 --trend wi-fi:2020-01-01:improving
     """
     from opinio_agents.datasets import write_synthetic
+    from opinio_agents.datasets.synthetic import PlantedTrend, parse_trend
 
-    data_path, truth = write_synthetic(path, n_entities=entities, reviews_per_entity=reviews_per_entity, seed=seed)
+    if trend and trends:
+        raise fail("pass either --trend (named trends) or --trends N (random ones), not both")
+    planted: list[PlantedTrend] | int = [parse_trend(spec) for spec in trend] if trend else trends
+    data_path, truth = write_synthetic(
+        path, n_entities=entities, reviews_per_entity=reviews_per_entity, seed=seed, trends=planted
+    )
     err.print(plain(f"wrote {data_path} and {truth}"), highlight=False)
 
 

@@ -8,6 +8,12 @@ neutral sentiment, plus narrative filler. The planted aspects are the ground
 truth a highlight system should recover, and they are the entity's expert
 review queries, so ``opinio highlight`` runs on the data without ``--query``.
 
+A planted aspect can also carry a *trend* (:class:`PlantedTrend`): its mentions
+lean one way in reviews published before a change date and the other way after
+it (``improving``: negative, then positive). The truth then lists it under
+``"trends"``, so a trend detector can be checked for the aspect, the side and the
+date. Entities without a planted trend are generated exactly as before.
+
 Generation is deterministic for a seed, and each entity depends only on
 ``(seed, entity index)``, so :func:`write_synthetic` streams entity by entity
 and writes exactly what :func:`generate_dataset` returns.
@@ -24,11 +30,12 @@ Example:
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import random
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -40,6 +47,8 @@ from opinio_agents.models import Entity, Sentiment
 
 __all__ = [
     "PlantedOpinion",
+    "PlantedTrend",
+    "parse_trend",
     "SyntheticDataset",
     "generate_entity",
     "iter_synthetic",
@@ -76,19 +85,76 @@ class PlantedOpinion:
     agreeing: int = 0
 
 
+@dataclass(frozen=True)
+class PlantedTrend:
+    """A change of opinion planted at a date: the aspect's mentions turn from one side to the other.
+
+    Attributes:
+        aspect: An aspect of the phrase bank (it becomes a planted aspect of the entity).
+        change: The date of the change: reviews published before it lean the old way,
+            reviews on or after it the new way.
+        direction: ``"improving"`` (negative, then positive) or ``"worsening"`` (the reverse).
+
+    Example:
+        >>> PlantedTrend("wi-fi", dt.date(2020, 1, 1)).to_dict()
+        {'aspect': 'wi-fi', 'change': '2020-01-01', 'direction': 'improving'}
+    """
+
+    aspect: str
+    change: dt.date
+    direction: Literal["improving", "worsening"] = "improving"
+
+    def __post_init__(self) -> None:
+        bank.aspect(self.aspect)  # raises on an unknown aspect, naming the known ones
+        if self.direction not in ("improving", "worsening"):
+            raise ConfigError(f"direction={self.direction!r} must be 'improving' or 'worsening'")
+
+    def to_dict(self) -> dict[str, str]:
+        """The truth-file form."""
+        return {"aspect": self.aspect, "change": self.change.isoformat(), "direction": self.direction}
+
+
+def parse_trend(spec: str) -> PlantedTrend:
+    """A :class:`PlantedTrend` from ``"ASPECT:YYYY-MM-DD[:improving|worsening]"`` (the ``opinio synth --trend`` form).
+
+    Raises:
+        ConfigError: On a malformed spec, an unknown aspect or a bad date.
+
+    Example:
+        >>> parse_trend("wi-fi:2019-07-01:worsening").direction
+        'worsening'
+    """
+    parts = [part.strip() for part in spec.split(":")]
+    if len(parts) not in (2, 3) or not parts[0]:
+        raise ConfigError(
+            f"trend {spec!r} is not ASPECT:DATE[:DIRECTION]; e.g. --trend 'wi-fi:2020-01-01:improving'"
+        )
+    try:
+        change = dt.date.fromisoformat(parts[1])
+    except ValueError:
+        raise ConfigError(f"trend {spec!r}: {parts[1]!r} is not a date (YYYY-MM-DD)") from None
+    direction = parts[2] if len(parts) == 3 else "improving"
+    if direction not in ("improving", "worsening"):
+        raise ConfigError(f"trend {spec!r}: direction {direction!r} must be 'improving' or 'worsening'")
+    return PlantedTrend(parts[0], change, direction)  # type: ignore[arg-type]
+
+
 @dataclass
 class SyntheticDataset:
     """Generated entities plus their ground truth.
 
     Attributes:
         entities: The entities, validated by the data model.
-        truth: ``{entity_id: {"pros": [aspect, ...], "cons": [aspect, ...]}}``.
+        truth: ``{entity_id: {"pros": [aspect, ...], "cons": [aspect, ...]}}``, plus
+            ``"trends": [{"aspect", "change", "direction"}, ...]`` for an entity with planted trends.
         planted: ``{entity_id: [PlantedOpinion, ...]}`` with prevalence and strength.
+        trends: ``{entity_id: [PlantedTrend, ...]}`` (entities with planted trends only).
     """
 
     entities: list[Entity] = field(default_factory=list)
-    truth: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    truth: dict[str, dict[str, Any]] = field(default_factory=dict)
     planted: dict[str, list[PlantedOpinion]] = field(default_factory=dict)
+    trends: dict[str, list[PlantedTrend]] = field(default_factory=dict)
 
 
 def _check_range(name: str, value: tuple[float, float], low: float, high: float) -> None:
@@ -96,11 +162,32 @@ def _check_range(name: str, value: tuple[float, float], low: float, high: float)
         raise ConfigError(f"{name}={value!r} is invalid; give (min, max) with {low} <= min <= max <= {high}")
 
 
-def _truth_of(planted: list[PlantedOpinion]) -> dict[str, list[str]]:
-    return {
+def _truth_of(planted: list[PlantedOpinion], trends: Sequence[PlantedTrend] = ()) -> dict[str, Any]:
+    truth: dict[str, Any] = {
         "pros": [p.aspect for p in planted if p.polarity == "pros"],
         "cons": [p.aspect for p in planted if p.polarity == "cons"],
     }
+    if trends:
+        truth["trends"] = [t.to_dict() for t in trends]
+    return truth
+
+
+#: Publication dates of synthetic reviews (the composer's default range).
+DATE_RANGE: tuple[dt.date, dt.date] = (dt.date(2015, 1, 1), dt.date(2024, 12, 31))
+
+
+def _random_trends(
+    rng: random.Random, aspects: Sequence[str], count: int, date_range: tuple[dt.date, dt.date]
+) -> list[PlantedTrend]:
+    """``count`` trends on distinct aspects, each changing at a date in the middle 60% of the range."""
+    if count > len(aspects):
+        raise ConfigError(f"trends={count} is more than the {len(aspects)} planted aspects of the entity")
+    days = (date_range[1] - date_range[0]).days
+    out = []
+    for name in rng.sample(list(aspects), count):
+        change = date_range[0] + dt.timedelta(days=rng.randint(round(0.2 * days), round(0.8 * days)))
+        out.append(PlantedTrend(name, change, rng.choice(("improving", "worsening"))))
+    return out
 
 
 def generate_entity(
@@ -114,10 +201,13 @@ def generate_entity(
     prevalence: tuple[float, float] = (0.1, 0.5),
     strength: tuple[float, float] = (0.75, 0.9),
     noise_mentions: tuple[int, int] = (0, 2),
+    trends: Sequence[PlantedTrend] | int = (),
+    planted_trends: list[PlantedTrend] | None = None,
 ) -> tuple[dict[str, Any], list[PlantedOpinion]]:
     """Generate one entity as an OpinioBank record, with its planted opinions.
 
     The result depends only on ``seed`` and ``index`` (and the other arguments).
+    Without ``trends`` it is exactly what it was before trends existed.
 
     Args:
         index: 0-based position of the entity; its ``entity_id`` is ``index + 1``.
@@ -129,6 +219,10 @@ def generate_entity(
         prevalence: ``(min, max)`` share of reviews mentioning a planted aspect.
         strength: ``(min, max)`` share of mentions on the planted side.
         noise_mentions: ``(min, max)`` background mentions of unplanted aspects per review.
+        trends: Trends to plant (:class:`PlantedTrend`; an aspect not drawn is added to
+            the planted ones), or a number of trends to plant on randomly chosen planted
+            aspects at random dates in the middle 60% of the date range.
+        planted_trends: When given, receives the trends actually planted.
 
     Returns:
         ``(entity_record, planted)``; the record is a plain dict in OpinioBank form.
@@ -154,7 +248,23 @@ def generate_entity(
     rng = random.Random(f"opinio-synthetic:{seed}:{index}")
     names = sorted(bank.ASPECTS)
     chosen = rng.sample(names, rng.randint(*aspects_per_entity))
+    # Trends draw from their own random source, so an entity without one is unchanged.
+    trend_rng = random.Random(f"opinio-synthetic-trends:{seed}:{index}")
+    if isinstance(trends, int):
+        if trends < 0:
+            raise ConfigError(f"trends={trends!r} must be >= 0")
+        planted_now = _random_trends(trend_rng, chosen, trends, DATE_RANGE)
+    else:
+        planted_now = list(trends)
+        if len({t.aspect for t in planted_now}) != len(planted_now):
+            raise ConfigError("two trends name the same aspect; plant at most one trend per aspect")
+    trend_of = {t.aspect: t for t in planted_now}
+    chosen += [name for name in trend_of if name not in chosen]
     unplanted = [name for name in names if name not in chosen]
+    dates: list[dt.date] | None = None
+    if trend_of:
+        span = (DATE_RANGE[1] - DATE_RANGE[0]).days
+        dates = [DATE_RANGE[0] + dt.timedelta(days=trend_rng.randint(0, span)) for _ in range(reviews_per_entity)]
 
     # Exact, shuffled assignment: prevalence and strength are realised precisely.
     per_review: list[list[Mention]] = [[] for _ in range(reviews_per_entity)]
@@ -167,9 +277,24 @@ def generate_entity(
         n_agree = round(agree * n_mention)
         majority: Sentiment = 1 if side == "pros" else -1
         minority: Sentiment = -1 if side == "pros" else 1
-        for k, review in enumerate(rng.sample(range(reviews_per_entity), n_mention)):
-            per_review[review].append(Mention(name, majority if k < n_agree else minority))
-        planted.append(PlantedOpinion(name, side, share, agree, n_mention, n_agree))
+        trend = trend_of.get(name)
+        if trend is None or dates is None:
+            for k, review in enumerate(rng.sample(range(reviews_per_entity), n_mention)):
+                per_review[review].append(Mention(name, majority if k < n_agree else minority))
+            planted.append(PlantedOpinion(name, side, share, agree, n_mention, n_agree))
+            continue
+        # A trend: the side flips at the change date; each regime agrees with its side at `agree`.
+        old: Sentiment = -1 if trend.direction == "improving" else 1
+        sentiments: list[Sentiment] = []
+        for review in rng.sample(range(reviews_per_entity), n_mention):
+            lean: Sentiment = old if dates[review] < trend.change else -old  # type: ignore[assignment]
+            said: Sentiment = lean if trend_rng.random() < agree else -lean  # type: ignore[assignment]
+            per_review[review].append(Mention(name, said))
+            sentiments.append(said)
+        positive = sum(v == 1 for v in sentiments)
+        side = "pros" if positive * 2 >= len(sentiments) else "cons"
+        agreeing = positive if side == "pros" else len(sentiments) - positive
+        planted.append(PlantedOpinion(name, side, share, agree, n_mention, agreeing))
 
     composer = ReviewComposer(
         rng, sentences_per_review=sentences_per_review, mean_sentences=mean_sentences
@@ -179,7 +304,12 @@ def generate_entity(
         for _ in range(rng.randint(*noise_mentions)):
             sentiment: Sentiment = rng.choices((1, -1, 0), (0.4, 0.4, 0.2))[0]
             mentions.append(Mention(rng.choice(unplanted), sentiment))
-        reviews.append(composer.compose(number, mentions))
+        review = composer.compose(number, mentions)
+        if dates is not None:
+            review["publication_date"] = dates[number - 1].isoformat()
+        reviews.append(review)
+    if planted_trends is not None:
+        planted_trends.extend(planted_now)
 
     expert = {
         "pros": {p.aspect: bank.ASPECTS[p.aspect].expert_pro for p in planted if p.polarity == "pros"},
@@ -235,19 +365,26 @@ def generate_dataset(
         >>> [e.entity_id for e in data.entities]
         [1, 2]
     """
+    if n_entities < 1:
+        raise ConfigError(f"n_entities={n_entities!r} must be at least 1")
     data = SyntheticDataset()
-    for record, planted in iter_synthetic(
-        n_entities,
-        reviews_per_entity,
-        seed=seed,
-        sentences_per_review=sentences_per_review,
-        aspects_per_entity=aspects_per_entity,
-        **options,
-    ):
+    for index in range(n_entities):
+        trends: list[PlantedTrend] = []
+        record, planted = generate_entity(
+            index,
+            reviews_per_entity,
+            seed=seed,
+            sentences_per_review=sentences_per_review,
+            aspects_per_entity=aspects_per_entity,
+            planted_trends=trends,
+            **options,
+        )
         entity = Entity.model_validate(record)
         data.entities.append(entity)
-        data.truth[entity.key] = _truth_of(planted)
+        data.truth[entity.key] = _truth_of(planted, trends)
         data.planted[entity.key] = planted
+        if trends:
+            data.trends[entity.key] = trends
     return data
 
 
@@ -301,18 +438,22 @@ def write_synthetic(
     """
     target = Path(path)
     truth_target = truth_path(target)
-    truth: dict[str, dict[str, list[str]]] = {}
+    truth: dict[str, dict[str, Any]] = {}
+    if n_entities < 1:
+        raise ConfigError(f"n_entities={n_entities!r} must be at least 1")
     handle, tmp = _atomic_writer(target)
     try:
         with handle:
             handle.write("[\n")
-            for index, (record, planted) in enumerate(
-                iter_synthetic(n_entities, reviews_per_entity, seed=seed, **options)
-            ):
+            for index in range(n_entities):
+                trends: list[PlantedTrend] = []
+                record, planted = generate_entity(
+                    index, reviews_per_entity, seed=seed, planted_trends=trends, **options
+                )
                 if index:
                     handle.write(",\n")
                 handle.write(json.dumps(record, ensure_ascii=False))
-                truth[str(record["entity_id"])] = _truth_of(planted)
+                truth[str(record["entity_id"])] = _truth_of(planted, trends)
             handle.write("\n]\n")
         os.replace(tmp, target)
     except BaseException:
