@@ -64,7 +64,9 @@ def main() -> None:
                 got = by_query.get(trend.aspect)
                 if got is None:
                     no_highlight += 1
-                    rows.append(f"| {entity.key} | {trend.aspect} | {trend.direction} {trend.change} | no highlight | |")
+                    rows.append(
+                        f"| {entity.key} | {trend.aspect} | {trend.direction} {trend.change} | no highlight | |"
+                    )
                     continue
                 labels[got.label] = labels.get(got.label, 0) + 1
                 timely = ""

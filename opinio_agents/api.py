@@ -20,10 +20,10 @@ Example:
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import threading
 import time
-import datetime as dt
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -320,16 +320,22 @@ class OpinioRAG:
         key = self.store.require_entity(entity_id)
         return discover_aspects(self._require_hiro(), key, top_k=top_k, alpha=alpha)
 
-    def compare(self, entity_id: str | int, *, top_k: int = 8, alpha: float = 6.0) -> EntityComparison:
+    def compare(
+        self, entity_id: str | int, *, top_k: int = 8, alpha: float = 6.0, since: dt.date | None = None
+    ) -> EntityComparison:
         """What sets the entity apart from the store's other entities (HIRO aspects and their lift).
+
+        With ``since``, each aspect also says where the entity ranks against the others
+        over the reviews since that date and over the year before it.
 
         Raises:
             StoreError: When the entity is not indexed or the store has no HIRO hierarchy.
+            ConfigError: When ``since`` is given and no review carries a publication date.
         """
         from opinio_agents.hiro.compare import compare_entity
 
         key = self.store.require_entity(entity_id)
-        return compare_entity(self._require_hiro(), key, top_k=top_k, alpha=alpha)
+        return compare_entity(self._require_hiro(), key, top_k=top_k, alpha=alpha, since=since)
 
     # -- retrieval ---------------------------------------------------------------
     def retrieve(

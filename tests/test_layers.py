@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("pipeline", "hiro"),
     ("summarizers",),
     ("api",),
-    ("evaluation", "agents", "scale"),
+    ("evaluation", "agents", "scale", "report"),
     ("serve",),
     ("cli",),
     ("__main__",),

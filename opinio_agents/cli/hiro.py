@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -23,7 +24,10 @@ from opinio_agents.errors import OpinioError
 from opinio_agents.io.outputs import terminal_safe
 
 if TYPE_CHECKING:
+    from rich.table import Table
     from rich.text import Text
+
+    from opinio_agents.hiro.compare import EntityComparison, Standing
 
 __all__ = ["register", "OutputFormat"]
 
@@ -123,10 +127,25 @@ def compare_command(
     output: FormatOpt = OutputFormat.table,
     top: TopOpt = 8,
     alpha: AlphaOpt = 6.0,
+    since: Annotated[
+        datetime | None,
+        typer.Option(
+            formats=["%Y-%m-%d"],
+            help="Also rank the entity against the others per aspect: reviews since this date vs the year before.",
+        ),
+    ] = None,
 ) -> None:
-    """Show what sets the entity apart from the other entities in the store."""
+    """Show what sets the entity apart from the other entities in the store.
+
+    With --since, each aspect also shows where the entity stands against the others now
+    (reviews since the date) versus a year earlier (the year before it).
+
+    Example: opinio compare sample.json --entity 101 --since 2024-01-01
+    """
     try:
-        report = _open_rag(dataset, entity, store).compare(entity, top_k=top, alpha=alpha)
+        report = _open_rag(dataset, entity, store).compare(
+            entity, top_k=top, alpha=alpha, since=since.date() if since else None
+        )
     except OpinioError as error:
         _fail(error)
         return
@@ -136,6 +155,9 @@ def compare_command(
     from rich.console import Console
     from rich.table import Table
 
+    if report.since is not None:
+        Console().print(_standing_table(report))
+        return
     table = Table(title=_t(f"{report.entity_name or report.entity_id} vs {report.compared_with} other entities"))
     for column in ("aspect", "here", "elsewhere", "lift", "positive here", "positive elsewhere"):
         table.add_column(column)
@@ -149,6 +171,41 @@ def compare_command(
             _t(f"{item.positive_others:.0%}"),
         )
     Console().print(table)
+
+
+def _standing_table(report: EntityComparison) -> Table:
+    """Per aspect: the positive share here vs elsewhere and the rank, now and a year earlier."""
+    from rich.table import Table
+
+    first = next((i for i in report.items if i.now is not None), None)
+    now_label = first.now.window if first and first.now else "now"
+    before_label = first.year_before.window if first and first.year_before else "a year earlier"
+    table = Table(
+        title=_t(f"{report.entity_name or report.entity_id} vs {report.compared_with} other entities, in time"),
+        caption=_t(
+            "% positive of the mentions here vs elsewhere, and rank here among the entities "
+            "with 3+ mentions (1st = most positive)"
+        ),
+    )
+    table.add_column("aspect", overflow="fold")
+    table.add_column(_t(f"now\n{now_label}"), overflow="fold")
+    table.add_column(_t(f"a year earlier\n{before_label}"), overflow="fold")
+    table.add_column("change", overflow="fold")
+    for item in report.items:
+        now, before = item.now, item.year_before
+        if now is None or before is None:
+            continue
+        table.add_row(_t(item.aspect), _t(now.cell()), _t(before.cell()), _t(_change(now, before)))
+    return table
+
+
+def _change(now: Standing, before: Standing) -> str:
+    if now.rank is None or before.rank is None:
+        return "-"
+    points = round(100 * (now.positive_here - before.positive_here))
+    moved = before.rank - now.rank
+    where = "same rank" if moved == 0 else (f"up {moved}" if moved > 0 else f"down {-moved}")
+    return f"{points:+d} pts, {where}"
 
 
 def register(app: typer.Typer) -> None:

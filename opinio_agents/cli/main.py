@@ -257,7 +257,7 @@ def highlight_cmd(
     ] = None,
     since: Annotated[
         datetime | None,
-        typer.Option(formats=["%Y-%m-%d"], help="Count support (and take evidence) from reviews on or after this date."),
+        typer.Option(formats=["%Y-%m-%d"], help="Count support (and take evidence) from reviews from this date on."),
     ] = None,
     until: Annotated[
         datetime | None,
@@ -406,6 +406,7 @@ _COMMAND_MODULES = (
     "opinio_agents.cli.evaluate",
     "opinio_agents.cli.agents",
     "opinio_agents.cli.serve",
+    "opinio_agents.cli.report",
 )
 
 

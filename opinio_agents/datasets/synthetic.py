@@ -304,10 +304,10 @@ def generate_entity(
         for _ in range(rng.randint(*noise_mentions)):
             sentiment: Sentiment = rng.choices((1, -1, 0), (0.4, 0.4, 0.2))[0]
             mentions.append(Mention(rng.choice(unplanted), sentiment))
-        review = composer.compose(number, mentions)
+        composed = composer.compose(number, mentions)
         if dates is not None:
-            review["publication_date"] = dates[number - 1].isoformat()
-        reviews.append(review)
+            composed["publication_date"] = dates[number - 1].isoformat()
+        reviews.append(composed)
     if planted_trends is not None:
         planted_trends.extend(planted_now)
 

@@ -178,7 +178,7 @@ def aspects_from_clusters(
         lexical = np.flatnonzero(lexical_mask).tolist()
         mentioned = sorted(set(indices) | set(lexical))
         stance = support_of(stored, mentioned)
-        n, pos, neg, neu = stance.reviews, stance.positive, stance.negative, stance.neutral
+        n, pos, neg, neu = int(stance.reviews), int(stance.positive), int(stance.negative), int(stance.neutral)
         named = set(lexical)
         focus = [i for i in indices if i in named] or indices
         order = central_order([texts[i] for i in focus])

@@ -6,6 +6,13 @@ every other indexed entity (lexical mentions of the aspect name, so the other
 entities' vectors are never loaded). Aspects are ranked by *lift*, the
 smoothed ratio of the share here to the mean share elsewhere.
 
+With ``since``, each aspect also gets its standing in time: over the reviews
+published since that date (*now*) and over the year before it (*a year
+earlier*), the positive share of the mentions here and elsewhere, and the
+entity's rank among the entities with at least ``MIN_STANDING_MENTIONS``
+mentions of the aspect in that window (1 = the most positive), so a reader sees
+"wi-fi: 2nd of 6 now, 5th of 6 a year earlier".
+
 Example:
     >>> report = compare_entity(index, "101")                        # doctest: +SKIP
     >>> report.items[0].describe()                                   # doctest: +SKIP
@@ -14,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -26,10 +34,57 @@ from opinio_agents.hiro.store import HiroIndex, as_hiro_index
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.synthesis.support import count_support
+from opinio_agents.trends import in_window
 
-__all__ = ["ComparisonItem", "EntityComparison", "compare_entity"]
+__all__ = ["ComparisonItem", "EntityComparison", "Standing", "compare_entity", "MIN_STANDING_MENTIONS"]
 
 _SMOOTH = 0.01
+#: Mentions an entity needs in a window to be ranked on an aspect.
+MIN_STANDING_MENTIONS = 3
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where the entity stands on one aspect within a window of publication dates.
+
+    Attributes:
+        window: The window in words (``"since 2024-01-01"``, ``"2023-01-01 to 2023-12-31"``).
+        mentions: Reviews of the entity in the window that mention the aspect.
+        positive_here: Positive share of those mentions.
+        positive_others: Positive share of the other entities' mentions in the window (pooled).
+        mentions_others: The other entities' reviews in the window that mention the aspect.
+        rank: The entity's rank by positive share among the entities with at least
+            :data:`MIN_STANDING_MENTIONS` mentions in the window (1 = most positive);
+            None when the entity itself has fewer.
+        ranked: How many entities were ranked.
+    """
+
+    window: str
+    mentions: int
+    positive_here: float
+    positive_others: float
+    mentions_others: int
+    rank: int | None
+    ranked: int
+
+    def describe(self) -> str:
+        """E.g. ``'62% positive vs 48% elsewhere, 2nd of 6'``."""
+        if self.rank is None:
+            return f"{self.mentions} mention(s): too few to rank"
+        elsewhere = f"{self.positive_others:.0%} elsewhere" if self.mentions_others else "no mention elsewhere"
+        return f"{self.positive_here:.0%} positive vs {elsewhere}, {_ordinal(self.rank)} of {self.ranked}"
+
+    def cell(self) -> str:
+        """A short table cell, e.g. ``'62% vs 48%, 2nd/6'``."""
+        if self.rank is None:
+            return f"{self.mentions} mention(s), too few"
+        elsewhere = f"{self.positive_others:.0%}" if self.mentions_others else "-"
+        return f"{self.positive_here:.0%} vs {elsewhere}, {_ordinal(self.rank)}/{self.ranked}"
 
 
 @dataclass(frozen=True)
@@ -43,13 +98,18 @@ class ComparisonItem:
     positive_others: float
     lift: float
     example_sentence_ids: tuple[str, ...] = ()
+    now: Standing | None = None
+    year_before: Standing | None = None
 
     def describe(self) -> str:
         """One human-readable line."""
-        return (
+        line = (
             f"{self.aspect}: {self.share_here:.0%} of reviews here vs {self.share_others:.0%} elsewhere "
             f"(x{self.lift:.1f}); {self.positive_here:.0%} positive here vs {self.positive_others:.0%} elsewhere"
         )
+        if self.now is not None and self.year_before is not None:
+            line += f"; now {self.now.describe()}, a year earlier {self.year_before.describe()}"
+        return line
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (JSON-ready)."""
@@ -66,6 +126,7 @@ class EntityComparison:
     entity_name: str
     compared_with: int
     items: list[ComparisonItem] = field(default_factory=list)
+    since: dt.date | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (JSON-ready)."""
@@ -73,6 +134,7 @@ class EntityComparison:
             "entity_id": self.entity_id,
             "entity_name": self.entity_name,
             "compared_with": self.compared_with,
+            "since": self.since.isoformat() if self.since else None,
             "items": [item.to_dict() for item in self.items],
         }
 
@@ -85,17 +147,64 @@ def _share(aspect: str, stored: list[StoredSentence]) -> tuple[float, float]:
     return support.reviews / support.total_reviews, support.share_positive
 
 
+def _year_before(day: dt.date) -> dt.date:
+    """The same day a year earlier (28 February for 29 February)."""
+    return day.replace(year=day.year - 1, day=28) if (day.month, day.day) == (2, 29) else day.replace(year=day.year - 1)
+
+
+def _window(stored: list[StoredSentence], since: dt.date | None, until: dt.date | None) -> list[StoredSentence]:
+    return [s for s in stored if in_window(s.sentence.publication_date, since, until)]
+
+
+def _standing(
+    aspect: str,
+    here: list[StoredSentence],
+    others: dict[str, list[StoredSentence]],
+    label: str,
+) -> Standing:
+    """The entity's standing on ``aspect`` among all entities, over sentences already cut to one window."""
+    support_here = count_support(aspect, here)
+    stances = {"": support_here}
+    stances.update({key: count_support(aspect, stored) for key, stored in others.items()})
+    ranked = sorted(
+        (key for key, sup in stances.items() if sup.reviews >= MIN_STANDING_MENTIONS),
+        key=lambda key: (-stances[key].share_positive, key),
+    )
+    pooled = [sup for key, sup in stances.items() if key]
+    mentions_others = sum(float(s.reviews) for s in pooled)
+    positive_others = sum(float(s.positive) for s in pooled) / mentions_others if mentions_others else 0.0
+    rank = ranked.index("") + 1 if "" in ranked else None
+    return Standing(
+        window=label,
+        mentions=int(support_here.reviews),
+        positive_here=round(support_here.share_positive, 4),
+        positive_others=round(positive_others, 4),
+        mentions_others=int(mentions_others),
+        rank=rank,
+        ranked=len(ranked),
+    )
+
+
 def compare_entity(
     index: SentenceStore | HiroIndex,
     entity_id: str | int,
     *,
     top_k: int = 8,
     alpha: float = DEFAULT_ALPHA,
+    since: dt.date | None = None,
 ) -> EntityComparison:
     """What distinguishes ``entity_id`` from the other indexed entities.
 
+    Args:
+        index: The store (or its HIRO index).
+        entity_id: The entity.
+        top_k: How many aspects.
+        alpha: HIRO's smoothing constant.
+        since: Also rank the entity against the others on each aspect over the reviews
+            published since this date (``now``) and over the year before it (``year_before``).
+
     Raises:
-        ConfigError: When ``top_k < 1``.
+        ConfigError: When ``top_k < 1``, or ``since`` is given and no review has a publication date.
         StoreError: When the entity is not indexed.
     """
     if top_k < 1:
@@ -105,6 +214,21 @@ def compare_entity(
     others = [k for k in hiro.index.entity_keys() if k != key and hiro.index.is_complete(k)]  # not mid-write
     stored_here = hiro.index.sentences(key)
     stored_others = {k: hiro.index.sentences(k) for k in others}
+    windows: list[tuple[str, list[StoredSentence], dict[str, list[StoredSentence]]]] = []
+    if since is not None:
+        if not any(s.sentence.publication_date for s in stored_here) and not any(
+            s.sentence.publication_date for stored in stored_others.values() for s in stored
+        ):
+            raise ConfigError(
+                "--since needs dated reviews, and no review in this store has a publication_date; drop --since"
+            )
+        start = _year_before(since)
+        end = since - dt.timedelta(days=1)
+        for label, low, high in ((f"since {since.isoformat()}", since, None),
+                                 (f"{start.isoformat()} to {end.isoformat()}", start, end)):  # fmt: skip
+            windows.append(
+                (label, _window(stored_here, low, high), {k: _window(v, low, high) for k, v in stored_others.items()})
+            )
     items: list[ComparisonItem] = []
     for aspect in discover_aspects(hiro, key, top_k=top_k, alpha=alpha):
         here, pos_here = _share(aspect.aspect, stored_here)
@@ -112,6 +236,7 @@ def compare_entity(
         there = float(np.mean([s for s, _ in shares])) if shares else 0.0
         weights = [s for s, _ in shares]
         pos_there = float(np.average([p for _, p in shares], weights=weights)) if sum(weights) > 0 else 0.0
+        standings = [_standing(aspect.aspect, w_here, w_others, label) for label, w_here, w_others in windows]
         items.append(
             ComparisonItem(
                 aspect=aspect.aspect,
@@ -121,7 +246,9 @@ def compare_entity(
                 positive_others=round(pos_there, 4),
                 lift=round((here + _SMOOTH) / (there + _SMOOTH), 3),
                 example_sentence_ids=tuple(aspect.example_sentence_ids),
+                now=standings[0] if standings else None,
+                year_before=standings[1] if standings else None,
             )
         )
     items.sort(key=lambda item: (-item.lift, item.aspect))
-    return EntityComparison(key, hiro.index.entity_record(key).entity_name, len(others), items)
+    return EntityComparison(key, hiro.index.entity_record(key).entity_name, len(others), items, since=since)
