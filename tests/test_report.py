@@ -172,3 +172,37 @@ def test_report_in_headless_chromium(tmp_path: Path, browser: Browser) -> None:
     if keep:  # e.g. to refresh docs/images/report.png by hand
         shutil.copyfile(shot, keep)
     assert browser.console_errors() == []
+
+
+@pytest.mark.slow
+def test_cli_synth_trend_highlight_window_and_report(tmp_path: Path, monkeypatch, capsys) -> None:
+    import json
+
+    import opinio_agents.api as api
+    from opinio_agents.cli.main import main
+    from tests.fake_encoder import HashEncoder
+
+    encoder = HashEncoder()
+    monkeypatch.setattr(api, "get_encoder", lambda model_path=None: encoder)
+    data = tmp_path / "trend.json"
+    assert main(["synth", str(data), "--entities", "1", "--reviews-per-entity", "80",
+                 "--trend", "wi-fi:2020-01-01:improving", "--seed", "3"]) == 0  # fmt: skip
+    truth = json.loads((tmp_path / "trend.json.truth.json").read_text())
+    assert truth["1"]["trends"] == [{"aspect": "wi-fi", "change": "2020-01-01", "direction": "improving"}]
+    store = str(tmp_path / "store")
+    capsys.readouterr()
+    code = main(["highlight", str(data), "-e", "1", "-q", "wi-fi", "--store", store, "--quiet", "-f", "json",
+                 "--since", "2021-01-01", "--half-life", "365", "--weight-helpful"])  # fmt: skip
+    assert code == 0
+    result = json.loads(capsys.readouterr().out)
+    support = result["pros"][0]["support"] if result["pros"] else result["cons"][0]["support"]
+    assert support["weighting"] == "recency half-life 365 d x helpful votes" and support["since"] == "2021-01-01"
+    assert (result["pros"] or result["cons"])[0]["trend"]["points"][0]["period"] == "2021"
+    assert main(["highlight", str(data), "-e", "1", "--store", store, "--since", "2022-01-01",
+                 "--until", "2021-01-01"]) == 2  # fmt: skip
+    assert "before it starts" in capsys.readouterr().err
+    page = tmp_path / "out" / "report.html"
+    assert main(["report", str(data), "-e", "1", "--store", store, "-o", str(page), "--quiet"]) == 0
+    assert f"wrote {page}" in capsys.readouterr().err
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>") and 'class="chart trend-chart" data-aspect="wi-fi"' in text

@@ -58,7 +58,7 @@ def report_command(
     data = build_report(rag, record.key, query or None, weighting=weighting)
     write_text_atomic(output, render_report(data))
     counts = f"{len(data.result.pros)} pros, {len(data.result.cons)} cons, {len(data.result.alerts)} alerts"
-    err.print(plain(f"wrote {output} ({counts})"), highlight=False)
+    err.print(plain(f"wrote {output} ({counts})"), highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
