@@ -27,6 +27,8 @@ __all__ = [
     "HighlightSet",
     "Evidence",
     "Support",
+    "Trend",
+    "Weighting",
     "Alert",
     "Polarity",
     "OpinioError",
@@ -67,6 +69,8 @@ _LAZY = {
     "load_sample": "opinio_agents.datasets.sample",
     "sample_path": "opinio_agents.datasets.sample",
     "generate_dataset": "opinio_agents.datasets.synthetic",
+    "Weighting": "opinio_agents.trends",
+    "Trend": "opinio_agents.models",
     **{name: "opinio_agents.models" for name in (
         "Entity", "Review", "ExpertReview", "Sentence", "Highlight", "HighlightSet", "Evidence", "Support",
         "Alert", "Polarity",
