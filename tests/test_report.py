@@ -10,7 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from opinio_agents.models import Alert, Evidence, Highlight, HighlightSet, Polarity, Support, Trend, TrendPoint
+from opinio_agents.models import (
+    Alert,
+    Evidence,
+    Highlight,
+    HighlightSet,
+    Polarity,
+    Support,
+    Trend,
+    TrendPoint,
+    Verification,
+)
 from tests.browser_support import Browser, browser_fixture  # noqa: F401  (provides `browser`)
 
 pytest.importorskip("matplotlib", reason="the report's charts need matplotlib (pip install 'opinio-agents[report]')")
@@ -66,6 +76,10 @@ def _result() -> HighlightSet:
             ],
             support=Support(reviews=22, positive=12, negative=9, neutral=1, total_reviews=40),
             trend=trend,
+            verification=Verification(
+                aspect_relevance=1.0, sentiment_factuality=0.5, opinion_faithfulness=0.61, verdict="weak",
+                reason=f"PRO, but 1 of 2 cited sentences is negative about {HOSTILE}",
+            ),
         )
     )
     result.add(
@@ -106,6 +120,7 @@ def test_report_escapes_review_text_and_loads_nothing() -> None:
     assert parsed.links and all(link.startswith("#") and link[1:] in parsed.ids for link in parsed.links)
     assert len(parsed.links) == 5 and len({link for link in parsed.links}) == 4
     assert 'data-sentence-id="e:r&quot;2:1"' in page
+    assert '<span class="badge weak">weak</span>' in page and "sentiment factuality 0.50" in page
 
 
 @pytest.mark.slow
@@ -157,6 +172,8 @@ def test_report_in_headless_chromium(tmp_path: Path, browser: Browser) -> None:
     assert {source for source, _ in links} == cited
     assert all(source == target for source, target in links)
     assert report.result.alerts and run("return document.querySelectorAll('#alerts .alert a.evidence-link').length") > 0
+    verdicts = run("return document.querySelectorAll('#highlights article .verdict .badge').length")
+    assert verdicts == len(report.result.highlights) > 0  # the report verifies every highlight
     # Self-contained: nothing was fetched, no script runs, the hostile review is text.
     assert run("return performance.getEntriesByType('resource').length") == 0
     assert run("return document.scripts.length + document.images.length") == 0
@@ -202,7 +219,7 @@ def test_cli_synth_trend_highlight_window_and_report(tmp_path: Path, monkeypatch
                  "--until", "2021-01-01"]) == 2  # fmt: skip
     assert "before it starts" in capsys.readouterr().err
     page = tmp_path / "out" / "report.html"
-    assert main(["report", str(data), "-e", "1", "--store", store, "-o", str(page), "--quiet"]) == 0
+    assert main(["report", str(data), "-e", "1", "--store", store, "-o", str(page), "--quiet", "--no-verify"]) == 0
     assert f"wrote {page}" in capsys.readouterr().err
     text = page.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>") and 'class="chart trend-chart" data-aspect="wi-fi"' in text

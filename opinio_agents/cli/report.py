@@ -33,6 +33,10 @@ def report_command(
     until: Annotated[
         datetime | None, typer.Option(formats=["%Y-%m-%d"], help="Only reviews up to this date.")
     ] = None,
+    verify: Annotated[
+        bool,
+        typer.Option("--verify/--no-verify", help="Verify each highlight against its evidence (a verdict each)."),
+    ] = True,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
 ) -> None:
     """Write one self-contained HTML report (no network): aspect sentiment bars, trends per aspect,
@@ -55,7 +59,7 @@ def report_command(
     record = load_entity(dataset, entity)
     rag = OpinioRAG(store, top_k=top_k)
     rag.index(record, show_progress=not quiet)
-    data = build_report(rag, record.key, query or None, weighting=weighting)
+    data = build_report(rag, record.key, query or None, weighting=weighting, verify=verify)
     write_text_atomic(output, render_report(data))
     counts = f"{len(data.result.pros)} pros, {len(data.result.cons)} cons, {len(data.result.alerts)} alerts"
     err.print(plain(f"wrote {output} ({counts})"), highlight=False, soft_wrap=True)

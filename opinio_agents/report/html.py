@@ -65,6 +65,7 @@ def build_report(
     *,
     query_free: QueryFree = "auto",
     weighting: Weighting | None = None,
+    verify: bool = True,
 ) -> ReportData:
     """Run the highlights of one entity and collect what the report needs.
 
@@ -74,6 +75,8 @@ def build_report(
         queries: The queries; None takes the expert queries (or HIRO's aspects when there are none).
         query_free: As for :meth:`~opinio_agents.api.OpinioRAG.highlights` (default ``"auto"``).
         weighting: Support window and weights (the retrieval pipeline only).
+        verify: Verify every highlight against its own evidence, so the page shows a
+            verdict for each (on by default here: a report is read more often than made).
 
     Raises:
         StoreError: When the entity is not indexed.
@@ -88,7 +91,9 @@ def build_report(
             "half_life_days": weighting.half_life_days,
             "weight_helpful": weighting.helpful,
         }
-    result = rag.highlights(key, list(queries) if queries else None, query_free=query_free, **options)
+    result = rag.highlights(
+        key, list(queries) if queries else None, query_free=query_free, verify=verify, **options
+    )
     stored = rag.store.sentences(key)
     cited = {e.sentence_id for h in result.highlights for e in h.evidence}
     cited |= {e.sentence_id for a in result.alerts for e in a.evidence}

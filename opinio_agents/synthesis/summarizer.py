@@ -50,6 +50,7 @@ from opinio_agents.trends import Weighting
 if TYPE_CHECKING:
     import numpy as np
 
+    from opinio_agents.stores.catalog import StoredSentence
     from opinio_agents.stores.sentence_store import SentenceStore
     from opinio_agents.synthesis.selection import SummaryLayout
 
@@ -184,6 +185,8 @@ class Summarizer(ABC):
         verifier = self.verifier
         verifying = 0.0
         dropped = []
+        stored: list[StoredSentence] | None = None
+        trends = 0.0
         for raw in draft.outcomes:
             outcome = self.checks.guard(raw)
             if verifier is not None:
@@ -191,9 +194,16 @@ class Summarizer(ABC):
                 outcome, lost = verify_outcome(verifier, self.checks, outcome)
                 dropped += lost
                 verifying += time.perf_counter() - v0
+            if self.trends and outcome.highlights:  # each streamed outcome already carries its trends
+                from opinio_agents.synthesis.timeline import attach_trends
+
+                r0 = time.perf_counter()
+                stored = stored if stored is not None else self.store.sentences(key)
+                attach_trends(outcome.highlights, stored, draft.mentions, weighting=self.weighting)
+                trends += time.perf_counter() - r0
             by_query.setdefault(outcome.item.query, []).append(outcome)
             yield outcome
-        synthesis = time.perf_counter() - t0 - verifying
+        synthesis = time.perf_counter() - t0 - verifying - trends
 
         result = HighlightSet(entity_id=draft.entity_id, entity_name=draft.entity_name)
         order = list(dict.fromkeys([*draft.queries, *by_query]))  # asked order, then any extra ones
@@ -212,16 +222,9 @@ class Summarizer(ABC):
                 result.highlights, budget_words=draft.summary_words, layout=draft.summary_layout
             )
         t0 = time.perf_counter()
-        stored = self.store.sentences(key)
+        stored = stored if stored is not None else self.store.sentences(key)
         result.alerts = self.checks.alerts([s.sentence for s in stored], [s.sentiment for s in stored])
         alerts = time.perf_counter() - t0
-        trends = None
-        if self.trends and result.highlights:
-            from opinio_agents.synthesis.timeline import attach_trends
-
-            t0 = time.perf_counter()
-            attach_trends(result.highlights, stored, draft.mentions, weighting=self.weighting)
-            trends = time.perf_counter() - t0
 
         meta = draft.meta
         timings = dict(meta.timings)
@@ -230,7 +233,7 @@ class Summarizer(ABC):
         if verifier is not None:
             timings["verification"] = verifying
         timings["alerts"] = alerts
-        if trends is not None:
+        if self.trends:
             timings["trends"] = trends
         timings["total"] = time.perf_counter() - started
         meta.timings = {k: round(v, 4) for k, v in timings.items()}
