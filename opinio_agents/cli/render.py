@@ -32,7 +32,16 @@ from rich.text import Text
 from opinio_agents.io.outputs import markdown_safe, terminal_safe
 from opinio_agents.models import Highlight, HighlightSet, Polarity, Verification
 
-__all__ = ["to_markdown", "to_rich", "to_json", "support_line", "verdict_line", "table_layout", "TableLayout"]
+__all__ = [
+    "to_markdown",
+    "to_rich",
+    "to_json",
+    "support_line",
+    "verdict_line",
+    "trend_line",
+    "table_layout",
+    "TableLayout",
+]
 
 #: From this terminal width on, the table shows the evidence sentences in a column of their own.
 WIDE_TABLE = 120
@@ -134,7 +143,31 @@ def _highlight_cell(h: Highlight) -> Text:
     if h.verification is not None:
         cell.append("\n")
         cell.append_text(_t(f"verdict: {verdict_line(h.verification)}", _VERDICT_STYLE[h.verification.verdict]))
+    trend = trend_line(h)
+    if trend:
+        cell.append("\n")
+        cell.append_text(_t(trend, _TREND_STYLE.get(h.trend.label if h.trend else "", "")))
     return cell
+
+
+_TREND_STYLE = {"improving": "green", "worsening": "red"}
+
+
+def trend_line(highlight: Highlight) -> str:
+    """The highlight's trend in one line when it changed over time ('' when stable, insufficient or absent).
+
+    Example:
+        >>> from opinio_agents.models import Trend
+        >>> h = Highlight(query="wi-fi", polarity=Polarity.CONS, text="Slow wi-fi.", trend=Trend(
+        ...     granularity="year", label="improving", test="Mann-Kendall", p_value=0.001,
+        ...     summary="complaints about wi-fi fell from 40% of mentions in 2019 to 8% in 2024"))
+        >>> trend_line(h)
+        'trend: improving, complaints about wi-fi fell from 40% of mentions in 2019 to 8% in 2024'
+    """
+    trend = highlight.trend
+    if trend is None or trend.label not in ("improving", "worsening"):
+        return ""
+    return f"trend: {trend.label}, {trend.summary}"
 
 
 def _t(text: object, style: str = "") -> Text:
@@ -155,6 +188,8 @@ def to_markdown(result: HighlightSet, *, evidence: int = 3) -> str:
             lines.append(f"- **{md(h.query)}**: {md(h.text)} _({md(support_line(h))})_")
             if h.verification is not None:
                 lines.append(f"  - _verification: {md(verdict_line(h.verification))}_")
+            if h.trend is not None and h.trend.label != "insufficient":
+                lines.append(f"  - _trend: {md(h.trend.label)}, {md(h.trend.summary)}_")
             for ev in h.evidence[:evidence]:
                 lines.append(f"  - [{md(ev.sentence_id)}] {md(ev.text)}")
             if h.polarity_agrees is False:

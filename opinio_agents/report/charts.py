@@ -94,15 +94,15 @@ def trend_chart(aspect: str, trend: Trend, *, salt: str = "trend") -> str:
 
     The change point (when the trend is improving or worsening) is a dashed vertical line.
     """
-    figure = _figure(4.4, 2.5)
+    figure = _figure(3.9, 2.5)
     ax = figure.add_subplot(1, 1, 1)
     periods = [p.period for p in trend.points]
     x = list(range(len(periods)))
     counts = [p.mentions for p in trend.points]
     bars = ax.twinx()
     bars.bar(x, counts, color=MENTIONS, alpha=0.35, width=0.7, label="mentions")
-    bars.set_ylabel("mentions", fontsize=7, color="#546e7a")
-    bars.tick_params(axis="y", labelsize=7, colors="#546e7a")
+    bars.set_ylabel("mentions", fontsize=8, color="#546e7a")
+    bars.tick_params(axis="y", labelsize=8, colors="#546e7a")
     ax.set_zorder(bars.get_zorder() + 1)
     ax.patch.set_visible(False)
     kept = [i for i, p in enumerate(trend.points) if p.mentions]
@@ -111,16 +111,16 @@ def trend_chart(aspect: str, trend: Trend, *, salt: str = "trend") -> str:
     ax.plot(kept, pos, marker="o", markersize=3, color=POSITIVE, label="positive %")
     ax.plot(kept, neg, marker="o", markersize=3, color=NEGATIVE, label="negative %")
     ax.set_ylim(0, 100)
-    ax.set_ylabel("% of mentions", fontsize=7)
+    ax.set_ylabel("% of mentions", fontsize=8)
     if trend.change_period in periods:
         ax.axvline(periods.index(trend.change_period) - 0.5, color="#37474f", linestyle="--", linewidth=1)
-    step = max(1, len(periods) // 8)
+    step = max(1, (len(periods) + 5) // 6)
     ax.set_xticks(x[::step])
-    ax.set_xticklabels(periods[::step], fontsize=7, rotation=0 if trend.granularity == "year" else 30)
-    ax.tick_params(axis="y", labelsize=7)
-    title = ax.set_title(f"{_plain(aspect, 32)}: {trend.label}", fontsize=9, loc="left")
+    ax.set_xticklabels(periods[::step], fontsize=8, rotation=0 if trend.granularity == "year" else 30)
+    ax.tick_params(axis="y", labelsize=8)
+    title = ax.set_title(f"{_plain(aspect, 32)}: {trend.label}", fontsize=10, loc="left")
     title.set_parse_math(False)
-    ax.legend(loc="upper left", fontsize=6, frameon=False, ncol=2)
+    ax.legend(loc="upper left", fontsize=7, frameon=False, ncol=2)
     for side in ("top",):
         ax.spines[side].set_visible(False)
         bars.spines[side].set_visible(False)
