@@ -248,6 +248,13 @@ def main() -> int:
                     planted.update({f"{entity.key}\x00{q}": kind for q, kind in fake.planted.items()})
                     fake.planted.clear()
                 results.append((entity.key, result))
+                t = result.meta.timings
+                print(
+                    f"  {name}/{path} entity {entity.key}: {len(result.highlights)} shown, "
+                    f"{len(result.meta.dropped)} dropped, verification {t.get('verification', 0):.2f} s, "
+                    f"synthesis {t.get('synthesis', 0):.2f} s",
+                    flush=True,
+                )
             row = _counts(results, planted if fake else None)
             figures["sets"][f"{name}/{path}"] = row
             print(f"\n{name} / {path}: {row['entities']} entities")

@@ -491,3 +491,23 @@ def test_cli_table_at_80_columns_keeps_every_field_whole(tmp_path, encoder) -> N
     assert "front desk staff" in cells and "verdict: " in cells
     assert re.search(r"mentioned in \d+ of 20 reviews, \d+% (positive|negative)", cells)
     assert re.search(r"\[101:\d+:\d+\]", cells) and "verified=yes" in out
+
+
+def test_any_summarizer_gets_verification_from_the_base_seam(wrong_side_run) -> None:
+    """A Summarizer that is not the retrieval pipeline (as the long-context and HIRO ones) is verified too."""
+    from opinio_agents.synthesis.summarizer import Draft, Summarizer
+
+    class OneShot(Summarizer):
+        name = "one-shot"
+
+        def draft(self, entity_key, queries):
+            item = QueryEvidence(query="wifi", evidence=NEG_WIFI)
+            wrong = Highlight(query="wifi", polarity=PROS, text="Great wifi everywhere.", evidence=NEG_WIFI)
+            return Draft(entity_id=entity_key, entity_name="", queries=["wifi"],
+                         outcomes=[SynthesisOutcome(item=item, highlights=[wrong])])
+
+    store = wrong_side_run.store
+    verified = OneShot(store, verifier=HighlightVerifier(LexiconExtractor(), similarity=no_similarity)).summarize("v1")
+    assert [h.polarity for h in verified.highlights] == [CONS]
+    assert verified.highlights[0].verification.action == "rewritten"  # type: ignore[union-attr]
+    assert OneShot(store, verifier=False).summarize("v1").pros[0].text == "Great wifi everywhere."
