@@ -373,7 +373,8 @@ def test_table_layout_at_80_columns() -> None:
     assert layout.ids == len("[101:1010042:11]") and not layout.evidence_text
     assert layout.query + layout.ids + 30 <= 80
     assert table_layout(160).evidence_text and table_layout(40).query >= 8
-    assert table_layout(80, ["x" * 60]).ids == 22  # very long ids fold in a capped column
+    assert table_layout(80, ["x" * 60]).ids == 26  # very long ids fold in a capped column (a third)
+    assert table_layout(80, ["100585:100585-r017:11"]).ids == len("[100585:100585-r017:11]")  # SPACE ids stay whole
 
 
 @pytest.mark.parametrize("width", [80, 100, 160])

@@ -118,7 +118,7 @@ def table_layout(width: int, ids: list[str] | None = None) -> TableLayout:
     """The column layout of the highlight table at ``width`` columns (never below 80's needs).
 
     The query column takes up to 16 characters (a sixth of the width at most), the id
-    column fits the longest evidence id (folded when even that does not fit in 22), the
+    column fits the longest evidence id (folded only when that is over a third of the width), the
     highlight column takes the rest, and from :data:`WIDE_TABLE` columns on the evidence
     sentences get a column too.
 
@@ -131,7 +131,7 @@ def table_layout(width: int, ids: list[str] | None = None) -> TableLayout:
     return TableLayout(
         width=width,
         query=max(8, min(16, width // 6)),
-        ids=max(10, min(22, longest)),
+        ids=max(10, min(width // 3, longest)),
         evidence_text=width >= WIDE_TABLE,
     )
 
