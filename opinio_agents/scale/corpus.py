@@ -1,4 +1,4 @@
-"""Index a whole corpus in one resumable run whose memory does not grow with the number of entities.
+"""Index a whole corpus in one resumable run whose own memory does not grow with the number of entities.
 
 ``OpinioRAG.index`` over a file keeps what it built for every entity (the retriever
 factory's nodes and BM25 index, the store's sentence cache) and fits HIRO on all
@@ -6,7 +6,8 @@ vectors at once: right for a few entities, not for OpinioBank's 500 x 10.5K sent
 :func:`index_corpus` runs the same indexing one entity at a time under one writer lock,
 drops each entity's caches once it is stored (its BM25 index is on disk), fits HIRO on a
 bounded sample (``max_fit_points``) and encodes each entity's HIRO paths, again one
-entity at a time. Killed anywhere, the next run skips the entities already complete
+entity at a time. (The embedded Chroma engine keeps some memory per collection of its own;
+with a Chroma server, ``OpinioRAG(chroma_host=...)``, the indexing process stays flat.) Killed anywhere, the next run skips the entities already complete
 and finishes the interrupted one without re-encoding the vectors it had stored.
 
 Example:
