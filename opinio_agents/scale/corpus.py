@@ -7,7 +7,8 @@ vectors at once: right for a few entities, not for OpinioBank's 500 x 10.5K sent
 drops each entity's caches once it is stored (its BM25 index is on disk), fits HIRO on a
 bounded sample (``max_fit_points``) and encodes each entity's HIRO paths, again one
 entity at a time. (The embedded Chroma engine keeps some memory per collection of its own;
-with a Chroma server, ``OpinioRAG(chroma_host=...)``, the indexing process stays flat.) Killed anywhere, the next run skips the entities already complete
+with a Chroma server, ``OpinioRAG(chroma_host=...)``, the indexing process stays flat.)
+Killed anywhere, the next run skips the entities already complete
 and finishes the interrupted one without re-encoding the vectors it had stored.
 
 Example:
