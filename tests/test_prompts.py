@@ -103,5 +103,51 @@ def test_long_context_prompt_has_queries_counts_reviews_and_json_format() -> Non
     assert '"wi-fi"; "pool"' in text
     assert "exactly 2 PROS and 1 CONS" in text
     assert '{"review_id": "3", "date": "2024-01-02", "text": "Pool closed."}' in text
-    assert '{"pros": [{"query": "...", "text": "..."}]' in text
     assert text.index("<reviews>") < text.index("Pool closed.") < text.index("</reviews>")
+    system = LONG_CONTEXT_PROMPT.build_messages("SYSTEM", value)[0].content
+    assert '{"pros": [{"query": "...", "text": "..."}]' in system  # the format is static: in the system turn
+
+
+# -- one stable prefix for provider-side prompt caches ------------------------------------------
+def _flat(messages) -> str:  # type: ignore[no-untyped-def]
+    """The byte stream a provider sees: role and content of each turn, in order."""
+    return "".join(f"<{m.type}>{m.content}</{m.type}>" for m in messages)
+
+
+def _first_difference(a: str, b: str) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
+def test_two_queries_prompts_share_every_static_byte() -> None:
+    from langchain_core.language_models import FakeListChatModel
+
+    from opinio_agents.chains import HighlightChain
+    from opinio_agents.models import Evidence, QueryEvidence
+
+    chain = HighlightChain(FakeListChatModel(responses=["{}"]))
+    first = chain.build_messages(QueryEvidence(query="late checkout", entity_name="Harbor Inn", evidence=[
+        Evidence(sentence_id="1:1:0", text="The wifi was slow.", sentiment=-0.4)]))
+    second = chain.build_messages(QueryEvidence(query="breakfast buffet", entity_name="Palm Cove", evidence=[
+        Evidence(sentence_id="2:3:1", text="Great buffet.", sentiment=0.6),
+        Evidence(sentence_id="2:4:0", text="Eggs were cold.", sentiment=-0.3)]))
+    a, b = _flat(first), _flat(second)
+    cut = _first_difference(a, b)
+    static = _flat(first[:-1]) + "<human>"  # system turn, task, examples: everything but the last turn
+    assert cut >= len(static)  # the first differing byte is inside the last (dynamic) turn
+    assert a[len(static):cut] == 'Entity: "'  # ... right where the (quoted) entity name starts
+    for dynamic in ("late checkout", "Harbor Inn", "The wifi was slow."):
+        assert dynamic not in static
+    assert "Output JSON only" in static and "Examples of positive key-points" in static
+
+
+def test_long_context_prompts_of_two_entities_share_the_task_prefix() -> None:
+    from opinio_agents.prompts import LongContextInput, ReviewItem
+
+    prompts = default_prompts()
+    system = prompts.system.render()
+    one = prompts.long_context.build_messages(system, LongContextInput(
+        entity_name="A", queries=["pool"], reviews=[ReviewItem(review_id="1", text="Nice pool.")], n_pros=1, n_cons=0))
+    two = prompts.long_context.build_messages(system, LongContextInput(
+        entity_name="B", queries=["wi-fi"], reviews=[ReviewItem(review_id="9", text="No wifi.")], n_pros=0, n_cons=1))
+    a, b = _flat(one), _flat(two)
+    assert _first_difference(a, b) == len(_flat(one[:-1]) + '<human>Entity: "')

@@ -227,10 +227,16 @@ class HighlightChain(RunnableSerializable[Any, HighlightResult]):
         """Render the system message and bind the structured caller."""
         self._system_text = self.prompts.system.render()
         secret_text = " ".join(
-            [self.prompts.system.template, self.prompts.system.data_rules, self.prompts.highlight.instruction]
+            [
+                self.prompts.system.template,
+                self.prompts.system.data_rules,
+                self.prompts.highlight.static_instruction,
+                self.prompts.highlight.instruction,
+            ]
         )
         self._secret_shingles = _shingles(secret_text, 6)
-        self._redactor = Redactor([self._system_text, secret_text])
+        full_system = self.prompts.highlight.system_text(self._system_text)
+        self._redactor = Redactor([full_system, secret_text])
         self._structured = StructuredChat(
             self.model,
             self.prompts.highlight.output_model,
@@ -239,13 +245,13 @@ class HighlightChain(RunnableSerializable[Any, HighlightResult]):
             counter=self.counter,
             repair_instruction=HIGHLIGHT_REPAIR_INSTRUCTION,
             what="highlight",
-            protected=(self._system_text, secret_text),
+            protected=(full_system, secret_text),
         )
 
     @property
     def system_text(self) -> str:
-        """The rendered system message."""
-        return self._system_text
+        """The system turn as sent: the system message, then the highlight task (static for every query)."""
+        return self.prompts.highlight.system_text(self._system_text)
 
     @property
     def redactor(self) -> Redactor:

@@ -142,8 +142,8 @@ class LongContextChain(RunnableSerializable[LongContextInput, LongContextResult]
 
     @property
     def system_text(self) -> str:
-        """The rendered system message."""
-        return self._system_text
+        """The system turn as sent: the system message, then the long-context task (static for every entity)."""
+        return self.prompts.long_context.system_text(self._system_text)
 
     @property
     def mode(self) -> str:

@@ -3,7 +3,10 @@ few-shot examples written as model instances.
 
 A :class:`PromptTemplate` turns an input instance into chat messages; the output
 model is what the chain validates the answer against (and what providers with
-native structured output are asked to produce). Untrusted text (review
+native structured output are asked to produce). Every static part of a prompt
+(system message, task text, few-shot turns) comes before its first dynamic byte
+(query, entity, evidence), so consecutive calls share one stable prefix and a
+provider's prompt cache (OpenAI, Anthropic, vLLM prefix caching) reuses it. Untrusted text (review
 sentences) is placed in the prompt only through :func:`quote_untrusted`, which
 JSON-quotes it and neutralises angle brackets so it cannot close its delimiter.
 
@@ -60,10 +63,15 @@ class PromptTemplate(Generic[InT, OutT]):
         name: Short identifier (``"highlight"``, ``"long_context"``).
         input_model: Pydantic model of what the prompt is filled with.
         output_model: Pydantic model the answer must validate against.
-        instruction: The task text; ``str.format`` fields are filled from
-            ``render_fields(input)`` (untrusted text is already quoted there).
+        instruction: The per-call text (the dynamic part); ``str.format`` fields are filled
+            from ``render_fields(input)`` (untrusted text is already quoted there).
         render_fields: Maps an input instance to the instruction's format fields.
         examples: Few-shot demonstrations, shown as user/assistant turns.
+        static_instruction: Task text that is the same for every call (steps, output
+            format). It is appended to the system message, before the few-shot turns,
+            so that it belongs to the cached prefix and is sent once per call instead of
+            once per example; it is not formatted (write braces as they are). Empty: the
+            ``instruction`` carries the whole task.
 
     Example:
         >>> from opinio_agents.prompts import default_prompts
@@ -79,6 +87,7 @@ class PromptTemplate(Generic[InT, OutT]):
     instruction: str
     render_fields: Callable[[InT], dict[str, Any]]
     examples: Sequence[FewShotExample[InT, OutT]] = field(default_factory=tuple)
+    static_instruction: str = ""
 
     def with_overrides(self, **changes: Any) -> PromptTemplate[InT, OutT]:
         """A copy with some attributes replaced (instruction, examples, ...)."""
@@ -102,9 +111,16 @@ class PromptTemplate(Generic[InT, OutT]):
                 "provide; escape literal braces as '{{' and '}}'"
             ) from exc
 
+    def system_text(self, system: str) -> str:
+        """The system turn: ``system`` followed by :attr:`static_instruction` (when there is one)."""
+        return f"{system}\n\n{self.static_instruction}" if self.static_instruction else system
+
     def build_messages(self, system: str, value: InT) -> list[BaseMessage]:
-        """System turn, few-shot turns, then the user turn for ``value``."""
-        messages: list[BaseMessage] = [SystemMessage(content=system)]
+        """System turn (with the static task text), few-shot turns, then the user turn for ``value``.
+
+        Everything before the last turn is the same for every ``value``.
+        """
+        messages: list[BaseMessage] = [SystemMessage(content=self.system_text(system))]
         for example in self.examples:
             messages.append(HumanMessage(content=self.render_user(example.input)))
             messages.append(AIMessage(content=example.output.model_dump_json()))

@@ -2,8 +2,11 @@
 
 ``Highlight(Q) = LLM(Q, S_Q, C, E, P)``: the query ``Q``, its top-K evidence
 sentences ``S_Q`` (delimited, each with a short label ``S1``, ``S2``, ...), the
-style guidelines ``C`` and exemplars ``E`` (in the system message) and this
-instruction ``P``. The model answers with :class:`HighlightOutput` JSON.
+style guidelines ``C`` and exemplars ``E`` (in the system message) and the
+instruction ``P`` (:data:`HIGHLIGHT_TASK`, also in the system turn). Only the last
+turn (:data:`HIGHLIGHT_INSTRUCTION`: entity, query, evidence) differs between
+queries, so every call of an entity's run starts with the same cached prefix. The
+model answers with :class:`HighlightOutput` JSON.
 
 Example:
     >>> from opinio_agents.prompts.highlight import HIGHLIGHT_PROMPT, HighlightInput, EvidenceItem
@@ -27,6 +30,7 @@ __all__ = [
     "HighlightDraft",
     "HighlightOutput",
     "HIGHLIGHT_INSTRUCTION",
+    "HIGHLIGHT_TASK",
     "HIGHLIGHT_EXAMPLES",
     "HIGHLIGHT_PROMPT",
     "render_highlight_fields",
@@ -76,17 +80,20 @@ class HighlightOutput(BaseModel):
     )
 
 
-HIGHLIGHT_INSTRUCTION = """Task: write the opinion highlight for the user query {query} about {entity}, using only the retrieved review sentences in the evidence block as your source.
+#: The task, the same for every query: sent in the system turn, so that it is part of the cached prefix.
+HIGHLIGHT_TASK = """Task: write the opinion highlight for the user query about the entity named in the last message, using only the retrieved review sentences in that message's evidence block as your source.
 
 Instructions:
 1. Decide from the evidence whether reviewers are mostly positive (PROS) or negative (CONS) about the query. Only when the reviews genuinely split, give one PROS and one CONS highlight.
 2. Write each highlight as one concise key-point phrase of at most 20 words, in the style of the examples: no first person, no quotes, no hedging, no praise or blame the evidence does not state.
 3. Serious problems (safety, hygiene, bed bugs, food poisoning, theft, harassment, discrimination) reported in the evidence go into a CONS highlight; never soften them.
 4. In "sentence_ids" list the labels (S1, S2, ...) of the evidence sentences that support each highlight; use only labels present in the evidence block.
-5. If no evidence sentence is about the query, answer {{"highlights": []}}.
+5. If no evidence sentence is about the query, answer {"highlights": []}.
 6. Output JSON only, in exactly this format:
-{{"highlights": [{{"polarity": "PROS" or "CONS", "text": "...", "sentence_ids": ["S1", "..."]}}]}}
+{"highlights": [{"polarity": "PROS" or "CONS", "text": "...", "sentence_ids": ["S1", "..."]}]}"""
 
+#: The per-query part: entity, query and evidence, after every static byte of the prompt.
+HIGHLIGHT_INSTRUCTION = """Entity: {entity}
 Query: {query}
 <evidence>
 {evidence}
@@ -146,4 +153,5 @@ HIGHLIGHT_PROMPT: PromptTemplate[HighlightInput, HighlightOutput] = PromptTempla
     instruction=HIGHLIGHT_INSTRUCTION,
     render_fields=render_highlight_fields,
     examples=HIGHLIGHT_EXAMPLES,
+    static_instruction=HIGHLIGHT_TASK,
 )

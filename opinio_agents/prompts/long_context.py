@@ -27,6 +27,7 @@ __all__ = [
     "KeyPoint",
     "LongContextOutput",
     "LONG_CONTEXT_INSTRUCTION",
+    "LONG_CONTEXT_TASK",
     "LONG_CONTEXT_PROMPT",
     "render_long_context_fields",
 ]
@@ -64,18 +65,21 @@ class LongContextOutput(BaseModel):
     cons: list[KeyPoint]
 
 
-LONG_CONTEXT_INSTRUCTION = """Task: summarize the user reviews of {entity} below into opinion highlights divided into PROS and CONS, guided by the user queries.
-
-User queries: {queries}
+#: The task, the same for every entity: sent in the system turn (part of the cached prefix).
+LONG_CONTEXT_TASK = """Task: summarize the user reviews of the entity named in the last message into opinion highlights divided into PROS and CONS, guided by the user queries listed there.
 
 Instructions:
-1. Write exactly {n_pros} PROS and {n_cons} CONS.
+1. Write exactly as many PROS and CONS as the message asks for.
 2. Each highlight addresses one of the user queries (give its query exactly as listed) and states the reviewers' prevailing opinion about it.
 3. Write each highlight as one concise key-point phrase of at most 20 words, in the style of the examples.
 4. Serious problems (safety, hygiene, bed bugs, food poisoning, theft, harassment, discrimination) go into CONS; never soften them.
 5. Output JSON only, in exactly this format:
-{{"pros": [{{"query": "...", "text": "..."}}], "cons": [{{"query": "...", "text": "..."}}]}}
+{"pros": [{"query": "...", "text": "..."}], "cons": [{"query": "...", "text": "..."}]}"""
 
+#: The per-entity part: entity, queries, counts and reviews.
+LONG_CONTEXT_INSTRUCTION = """Entity: {entity}
+User queries: {queries}
+Write exactly {n_pros} PROS and {n_cons} CONS.
 <reviews>
 {reviews}
 </reviews>"""
@@ -104,4 +108,5 @@ LONG_CONTEXT_PROMPT: PromptTemplate[LongContextInput, LongContextOutput] = Promp
     instruction=LONG_CONTEXT_INSTRUCTION,
     render_fields=render_long_context_fields,
     examples=(),
+    static_instruction=LONG_CONTEXT_TASK,
 )
