@@ -1,6 +1,6 @@
-"""LangChain runnables: the per-query highlight chain and the long-context baseline chain.
+"""LangChain runnables: the per-query and per-entity highlight chains and the long-context baseline chain.
 
-Both are ``RunnableSerializable`` subclasses that ask their model through the one
+All are ``RunnableSerializable`` subclasses that ask their model through the one
 structured-output layer, :class:`opinio_agents.llm.StructuredChat`.
 """
 
@@ -11,11 +11,14 @@ from opinio_agents.chains.highlight import (
     evidence_polarity,
     label_for,
 )
+from opinio_agents.chains.highlight_batch import EntityHighlightChain, EntityHighlightResult
 from opinio_agents.chains.long_context import LongContextChain, LongContextResult, match_query
 
 __all__ = [
     "HighlightChain",
     "HighlightResult",
+    "EntityHighlightChain",
+    "EntityHighlightResult",
     "HIGHLIGHT_REPAIR_INSTRUCTION",
     "evidence_polarity",
     "label_for",

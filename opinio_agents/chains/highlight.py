@@ -137,16 +137,27 @@ def _coerce_item(value: Any) -> QueryEvidence:
 
 
 class _Context:
-    """Per-call state: label map and rejected ids."""
+    """Per-call state: label map and rejected ids.
 
-    def __init__(self, item: QueryEvidence) -> None:
+    ``labels`` gives the prompt label of each evidence sentence (default ``S1``, ``S2``, ...
+    in order; the per-entity prompt labels sentences over the whole entity).
+    """
+
+    def __init__(self, item: QueryEvidence, labels: list[str] | None = None) -> None:
         self.item = item
         self.by_label: dict[str, Evidence] = {}
         self.by_id: dict[str, Evidence] = {}
         for index, ev in enumerate(item.evidence):
-            self.by_label[label_for(index)] = ev
+            self.by_label[labels[index] if labels is not None else label_for(index)] = ev
             self.by_id[ev.sentence_id] = ev
         self.rejected: list[str] = []
+
+    def describe_labels(self) -> str:
+        """The valid labels, for error messages (``S1..S5``, or a list when they are not consecutive)."""
+        labels = list(self.by_label)
+        if labels == [label_for(i) for i in range(len(labels))]:
+            return f"S1..S{len(labels)}"
+        return ", ".join(labels[:12]) + (" ..." if len(labels) > 12 else "")
 
     def resolve(self, ref: str) -> Evidence | None:
         ref = str(ref).strip()
@@ -305,7 +316,7 @@ class HighlightChain(RunnableSerializable[Any, HighlightResult]):
                 cited_refs = ", ".join(escape_snippet(str(r), 20) for r in list(draft.sentence_ids)[:5])
                 raise OutputInvalid(
                     f"highlight {self._redactor.snippet(text, 60)} cites no sentence of the evidence block "
-                    f"(cited {cited_refs}; valid labels are S1..S{len(ctx.item.evidence)})"
+                    f"(cited {cited_refs}; valid labels are {ctx.describe_labels()})"
                 )
             if polarity in seen_sides:
                 extra_notes.append(

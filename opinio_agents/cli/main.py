@@ -93,6 +93,11 @@ class SynthesizerChoice(str, Enum):
     long_context = "long-context"
 
 
+class LLMCallsChoice(str, Enum):
+    per_query = "per-query"
+    per_entity = "per-entity"
+
+
 def plain(text: object, style: str = "") -> Text:
     """``text`` as rich ``Text`` (never parsed as markup), control and bidi characters escaped."""
     return Text(terminal_safe(str(text)), style=style)
@@ -243,6 +248,13 @@ def highlight_cmd(
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
     llm_timeout: LLMTimeoutOpt = None,
     llm_deadline: LLMDeadlineOpt = None,
+    llm_calls: Annotated[
+        LLMCallsChoice,
+        typer.Option(
+            "--llm-calls",
+            help="per-query: one LLM call per query (the paper); per-entity: all queries in one call (fewer tokens).",
+        ),
+    ] = LLMCallsChoice.per_query,
     wait: Annotated[bool, typer.Option("--wait", help="Wait while another process writes to the store.")] = False,
     max_review_chars: MaxReviewCharsOpt = DEFAULT_MAX_REVIEW_CHARS,
     max_file_mb: MaxFileMbOpt = DEFAULT_MAX_FILE_MB,
@@ -285,6 +297,7 @@ def highlight_cmd(
       opinio highlight sample.json --entity 101 --llm openai:qwen2.5 --base-url http://localhost:8000/v1
       opinio highlight sample.json --entity 101 --verify
       opinio highlight sample.json --entity 101 --since 2022-01-01 --half-life 365
+      opinio highlight sample.json --entity 101 --llm openai:gpt-4o-mini --llm-calls per-entity
     """
     from opinio_agents.api import OpinioRAG, QueryFree
     from opinio_agents.cli.render import to_json, to_markdown, to_rich
@@ -300,7 +313,10 @@ def highlight_cmd(
         llm=llm,
         base_url=base_url,
         synthesizer=synthesizer.value if synthesizer else None,
-        llm_options=llm_limits(llm_timeout, llm_deadline),
+        llm_options={
+            **llm_limits(llm_timeout, llm_deadline),
+            **({"llm_calls": llm_calls.value} if llm_calls is not LLMCallsChoice.per_query else {}),
+        },
         verify=verify,
     )
     if query_free and query:

@@ -1,4 +1,4 @@
-"""Prompts as typed contracts: system message, key-point style, highlight and long-context prompts."""
+"""Prompts as typed contracts: system message, key-point style, highlight (per query and per entity), long context."""
 
 from opinio_agents.prompts.contracts import FewShotExample, PromptTemplate, quote_untrusted
 from opinio_agents.prompts.highlight import (
@@ -9,6 +9,13 @@ from opinio_agents.prompts.highlight import (
     HighlightDraft,
     HighlightInput,
     HighlightOutput,
+)
+from opinio_agents.prompts.highlight_batch import (
+    HIGHLIGHT_BATCH_PROMPT,
+    BatchQuery,
+    HighlightBatchInput,
+    HighlightBatchOutput,
+    QueryHighlights,
 )
 from opinio_agents.prompts.long_context import (
     LONG_CONTEXT_INSTRUCTION,
@@ -39,6 +46,11 @@ __all__ = [
     "HIGHLIGHT_INSTRUCTION",
     "HIGHLIGHT_EXAMPLES",
     "HIGHLIGHT_PROMPT",
+    "BatchQuery",
+    "HighlightBatchInput",
+    "HighlightBatchOutput",
+    "QueryHighlights",
+    "HIGHLIGHT_BATCH_PROMPT",
     "ReviewItem",
     "LongContextInput",
     "KeyPoint",

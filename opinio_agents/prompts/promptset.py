@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from opinio_agents.errors import ConfigError
 from opinio_agents.prompts.contracts import PromptTemplate
 from opinio_agents.prompts.highlight import HIGHLIGHT_PROMPT, HighlightInput, HighlightOutput
+from opinio_agents.prompts.highlight_batch import HIGHLIGHT_BATCH_PROMPT, HighlightBatchInput, HighlightBatchOutput
 from opinio_agents.prompts.long_context import LONG_CONTEXT_PROMPT, LongContextInput, LongContextOutput
 from opinio_agents.prompts.system import SystemPrompt
 
@@ -25,17 +26,19 @@ __all__ = ["PromptSet", "default_prompts"]
 
 @dataclass(frozen=True)
 class PromptSet:
-    """System message, per-query highlight prompt and long-context baseline prompt."""
+    """System message, per-query and per-entity highlight prompts and the long-context baseline prompt."""
 
     system: SystemPrompt = field(default_factory=SystemPrompt)
     highlight: PromptTemplate[HighlightInput, HighlightOutput] = HIGHLIGHT_PROMPT
     long_context: PromptTemplate[LongContextInput, LongContextOutput] = LONG_CONTEXT_PROMPT
+    highlight_batch: PromptTemplate[HighlightBatchInput, HighlightBatchOutput] = HIGHLIGHT_BATCH_PROMPT
 
     def with_overrides(self, **changes: object) -> PromptSet:
-        """A copy with ``system``, ``highlight`` and/or ``long_context`` replaced."""
-        unknown = set(changes) - {"system", "highlight", "long_context"}
+        """A copy with ``system``, ``highlight``, ``long_context`` and/or ``highlight_batch`` replaced."""
+        accepted = {"system", "highlight", "long_context", "highlight_batch"}
+        unknown = set(changes) - accepted
         if unknown:
-            raise ConfigError(f"unknown prompt(s) {sorted(unknown)}; accepted: system, highlight, long_context")
+            raise ConfigError(f"unknown prompt(s) {sorted(unknown)}; accepted: {', '.join(sorted(accepted))}")
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
 

@@ -1,9 +1,15 @@
-"""LLM synthesizer: one highlight-chain call per query, bounded concurrency, cache, usage.
+"""LLM synthesizer: one highlight-chain call per query (or per entity), bounded concurrency, cache, usage.
 
 Concurrency is LangChain's own: :meth:`LLMSynthesizer.synthesize_many` runs the
 :class:`~opinio_agents.chains.highlight.HighlightChain` with ``batch_as_completed``
 (``abatch_as_completed`` for the async twin) and ``max_concurrency``; every call
 carries the synthesizer's run ``config`` (callbacks, tags, metadata).
+
+``llm_calls="per-entity"`` asks the model once for all the queries of an entity
+(:class:`~opinio_agents.chains.highlight_batch.EntityHighlightChain`): the system
+message, task and exemplars are sent once instead of once per query, and a sentence
+retrieved for several queries is sent once. Each query is validated as in the
+per-query mode; a query the answer leaves out or gets wrong is then asked on its own.
 
 Example:
     >>> from langchain_core.language_models import FakeListChatModel
@@ -23,14 +29,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import ensure_config
 
 from opinio_agents.chains.highlight import HighlightChain, HighlightResult
-from opinio_agents.errors import ConfigError, OpinioError
+from opinio_agents.chains.highlight_batch import EntityHighlightChain, EntityHighlightResult
+from opinio_agents.errors import ConfigError, LLMOutputError, OpinioError
 from opinio_agents.llm.cache import SQLiteResponseCache, attach_cache
 from opinio_agents.llm.providers import model_name_of, resolve_chat_model
 from opinio_agents.llm.retry import RetryPolicy
@@ -41,7 +48,19 @@ from opinio_agents.prompts.promptset import PromptSet, default_prompts
 from opinio_agents.synthesis.alerts import guard_highlights
 from opinio_agents.synthesis.base import SynthesisOutcome, Synthesizer
 
-__all__ = ["LLMSynthesizer", "prepare_model", "DEFAULT_DEADLINE", "DEFAULT_TIMEOUT", "retry_policy"]
+__all__ = [
+    "LLMSynthesizer",
+    "prepare_model",
+    "DEFAULT_DEADLINE",
+    "DEFAULT_TIMEOUT",
+    "retry_policy",
+    "LLM_CALLS",
+    "LLMCalls",
+]
+
+#: ``llm_calls=`` values: the paper's one call per query, or one call for all the queries of an entity.
+LLM_CALLS: tuple[str, ...] = ("per-query", "per-entity")
+LLMCalls = Literal["per-query", "per-entity"]
 
 #: Per-request timeout (seconds) of models built from a string.
 DEFAULT_TIMEOUT = 60.0
@@ -141,6 +160,10 @@ class LLMSynthesizer(Synthesizer):
             (the first GPU when there is one).
         config: LangChain run config given to every chain call (``callbacks``,
             ``tags``, ``metadata``, ``run_name``), e.g. a LangSmith tracer.
+        llm_calls: ``"per-query"`` (the paper: one call per query) or ``"per-entity"`` (one
+            call for all the queries of :meth:`synthesize_many`; CLI ``--llm-calls``). With
+            ``"per-entity"``, ``deadline`` bounds the one call, and queries the answer leaves
+            out or gets wrong are asked one by one afterwards.
     """
 
     name = "llm"
@@ -164,10 +187,14 @@ class LLMSynthesizer(Synthesizer):
         max_tokens: int = 256,
         device: str | int = "auto",
         config: RunnableConfig | None = None,
+        llm_calls: LLMCalls = "per-query",
     ) -> None:
         super().__init__()
         if max_concurrency < 1:
             raise ConfigError(f"max_concurrency={max_concurrency} must be >= 1")
+        if llm_calls not in LLM_CALLS:
+            raise ConfigError(f"llm_calls={llm_calls!r} is not one of {', '.join(LLM_CALLS)}")
+        self.llm_calls: LLMCalls = llm_calls
         self.model, self.cache = prepare_model(
             llm, base_url=base_url, max_tokens=max_tokens, timeout=timeout, cache_path=cache_path, device=device
         )
@@ -181,8 +208,22 @@ class LLMSynthesizer(Synthesizer):
             retry=retry_policy(retry, max_retries, deadline),
             max_evidence_chars=max_evidence_chars,
         )
+        self._entity_chain: EntityHighlightChain | None = None
         self._meter = UsageMeter()
         self.config: RunnableConfig = dict(config or {})  # type: ignore[assignment]
+
+    @property
+    def entity_chain(self) -> EntityHighlightChain:
+        """The per-entity chain (same model, prompts and policies as :attr:`chain`), built on first use."""
+        if self._entity_chain is None:
+            self._entity_chain = EntityHighlightChain(
+                self.model,
+                prompts=self.chain.prompts,
+                structured_output=self.chain.structured_output,  # type: ignore[arg-type]
+                retry=self.chain.retry,
+                max_evidence_chars=self.chain.max_evidence_chars,
+            )
+        return self._entity_chain
 
     def _config(self, **extra: Any) -> RunnableConfig:
         merged: dict[str, Any] = {**ensure_config(self.config), **extra}
@@ -260,20 +301,61 @@ class LLMSynthesizer(Synthesizer):
 
         Runs the chain's ``batch_as_completed``. A query that fails (after retries and
         one repair) yields an outcome with ``failure`` set; the other queries are
-        unaffected.
+        unaffected. With ``llm_calls="per-entity"`` the queries go in one call first
+        (outcomes then in query order), and only those it does not answer are asked alone.
         """
         items = list(items)
         if not items:
             return
+        rest = items
+        if self.llm_calls == "per-entity" and len(items) > 1:
+            try:
+                batch = self.entity_chain.invoke(items, self._config())
+            except LLMOutputError as exc:  # an unusable answer, even after the repair: ask each query alone
+                self._record_failed(exc)
+            except OpinioError as exc:  # the model failed (after its retries): every query fails with it
+                self._record_failed(exc)
+                for item in items:
+                    yield self._failure(item, exc)
+                return
+            else:
+                yield from self._batch_outcomes(items, batch)
+                rest = [item for item in items if item.query not in batch.results]
+        if not rest:
+            return
         config = self._config(max_concurrency=self.max_concurrency)
-        for index, result in self.chain.batch_as_completed(items, config, return_exceptions=True):
-            yield self._outcome(items[index], result)
+        for index, result in self.chain.batch_as_completed(rest, config, return_exceptions=True):
+            yield self._outcome(rest[index], result)
+
+    def _batch_outcomes(self, items: list[QueryEvidence], batch: EntityHighlightResult) -> Iterator[SynthesisOutcome]:
+        self._meter.add(batch.usage)  # the one call's tokens (each query's own result carries none)
+        for item in items:
+            answered = batch.results.get(item.query)
+            if answered is not None:
+                yield self._outcome(item, answered)
 
     async def asynthesize_many(self, items: Sequence[QueryEvidence]) -> AsyncIterator[SynthesisOutcome]:
         """Async twin of :meth:`synthesize_many` (the chain's ``abatch_as_completed``)."""
         items = list(items)
         if not items:
             return
+        rest = items
+        if self.llm_calls == "per-entity" and len(items) > 1:
+            try:
+                batch = await self.entity_chain.ainvoke(items, self._config())
+            except LLMOutputError as exc:
+                self._record_failed(exc)
+            except OpinioError as exc:
+                self._record_failed(exc)
+                for item in items:
+                    yield self._failure(item, exc)
+                return
+            else:
+                for outcome in self._batch_outcomes(items, batch):
+                    yield outcome
+                rest = [item for item in items if item.query not in batch.results]
+        if not rest:
+            return
         config = self._config(max_concurrency=self.max_concurrency)
-        async for index, result in self.chain.abatch_as_completed(items, config, return_exceptions=True):
-            yield self._outcome(items[index], result)
+        async for index, result in self.chain.abatch_as_completed(rest, config, return_exceptions=True):
+            yield self._outcome(rest[index], result)
