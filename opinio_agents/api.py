@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from opinio_agents.embeddings import Encoder, get_encoder
-from opinio_agents.errors import ConfigError, StoreError
+from opinio_agents.embeddings import DEFAULT_MODEL_NAME, ENCODER_BACKENDS, ENCODER_ENV, Encoder, get_encoder
+from opinio_agents.errors import ConfigError, OpinioError, StoreError
 from opinio_agents.indexing import Indexer, IndexStats
 from opinio_agents.models import Entity, HighlightSet, Support
 from opinio_agents.retrieval.factory import RetrieverFactory, RetrieverKind, ScoredSentence
@@ -83,7 +84,11 @@ class OpinioRAG:
         chroma_port: Port of that server.
         embedding_model: Path of a local sentence-transformers model (MiniLM by default). A store
             records the model that built it and refuses another one.
-        encoder: A sentence encoder object (instead of ``embedding_model``).
+        encoder: A sentence encoder object (instead of ``embedding_model``), or the backend that runs
+            the model: ``"torch"``, ``"onnx"``, ``"onnx-int8"`` or ``"auto"``. By default the backend
+            that built the store, else ``$OPINIO_ENCODER``'s, else ``onnx-int8`` for the shipped model
+            on CPU (see :func:`opinio_agents.embeddings.resolve_backend`). Queries may use any backend
+            of the store's model; writes only the store's own.
         hiro_options: Settings of a new HIRO fit (``n_codes``, ``depth``, ``seed``, ...;
             see :class:`~opinio_agents.hiro.store.HiroIndex`).
         verify: Verify every highlight against its own cited evidence (AR/SF/OF and a verdict in
@@ -117,7 +122,7 @@ class OpinioRAG:
         chroma_host: str | None = None,
         chroma_port: int | None = None,
         embedding_model: str | Path | None = None,
-        encoder: Encoder | None = None,
+        encoder: Encoder | str | None = None,
         hiro_options: dict[str, Any] | None = None,
         verify: bool | HighlightVerifier | None = None,
     ) -> None:
@@ -127,10 +132,14 @@ class OpinioRAG:
             raise ConfigError(f"synthesizer={synthesizer!r} is not one of {', '.join(SYNTHESIZERS)}")
         if synthesizer is not None and not isinstance(synthesizer, str):
             _check_synthesizer_object(synthesizer)
-        if encoder is not None and embedding_model is not None:
+        if encoder is not None and not isinstance(encoder, str) and embedding_model is not None:
             raise ConfigError("pass either encoder= or embedding_model=, not both")
         self.store = SentenceStore(store_dir, chroma_host=chroma_host, chroma_port=chroma_port)
-        self.encoder: Encoder = encoder if encoder is not None else get_encoder(embedding_model)
+        if encoder is None or isinstance(encoder, str):
+            backend = encoder or self._store_backend(embedding_model)
+            self.encoder: Encoder = get_encoder(embedding_model, backend=backend)
+        else:
+            self.encoder = encoder
         self.indexer = Indexer(self.store, self.encoder)
         self.retrievers = RetrieverFactory(self.store, self.encoder, tokenizer=self.indexer.tokenizer)
         self.retriever = retriever
@@ -176,6 +185,19 @@ class OpinioRAG:
             if self._verifier is None:
                 self._verifier = HighlightVerifier(encoder=self.encoder)
             return self._verifier
+
+    def _store_backend(self, embedding_model: str | Path | None) -> str | None:
+        """The backend that built the store, when it recorded one for this model and none is set otherwise."""
+        if os.environ.get(ENCODER_ENV):
+            return None
+        try:
+            recorded = self.store.models().embedding
+        except OpinioError:  # an unreadable store fails later, with its own message
+            return None
+        if recorded is None or recorded.backend not in ENCODER_BACKENDS:
+            return None
+        wanted = DEFAULT_MODEL_NAME if embedding_model is None else Path(embedding_model).name
+        return recorded.backend if recorded.name == wanted else None
 
     # -- indexing ---------------------------------------------------------------
     def index(

@@ -82,9 +82,24 @@ def _guard_transformers(module: Any) -> None:
     cls.from_pretrained = classmethod(from_pretrained)
 
 
+def _guard_onnxruntime(module: Any) -> None:
+    cls = getattr(module, "InferenceSession", None)
+    if cls is None or getattr(cls.__init__, "_opinio_guard", False):
+        return
+    original: Callable[..., None] = cls.__init__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        _model_load("onnxruntime.InferenceSession")
+        original(self, *args, **kwargs)
+
+    __init__._opinio_guard = True  # type: ignore[attr-defined]
+    cls.__init__ = __init__
+
+
 _GUARDS: dict[str, Callable[[Any], None]] = {
     "sentence_transformers": _guard_sentence_transformers,
     "transformers.modeling_utils": _guard_transformers,
+    "onnxruntime": _guard_onnxruntime,  # the ONNX encoder backends (opinio_agents.embeddings.onnx)
 }
 
 

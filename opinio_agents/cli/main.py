@@ -87,6 +87,24 @@ class RetrieverChoice(str, Enum):
     hybrid = "hybrid"
 
 
+class EncoderChoice(str, Enum):
+    auto = "auto"
+    torch = "torch"
+    onnx = "onnx"
+    onnx_int8 = "onnx-int8"
+
+
+EncoderOpt = Annotated[
+    EncoderChoice | None,
+    typer.Option(
+        "--encoder",
+        help="Encoder backend: torch (fp32 reference), onnx (fp32), onnx-int8 (default on CPU), auto. "
+        "Default: the store's, else $OPINIO_ENCODER, else auto.",
+        show_default=False,
+    ),
+]
+
+
 class SynthesizerChoice(str, Enum):
     extractive = "extractive"
     llm = "llm"
@@ -158,6 +176,7 @@ def index_cmd(
     ray_workers: Annotated[
         int | None, typer.Option("--ray-workers", min=1, help="Ray actors encoding (default: one per cluster CPU).")
     ] = None,
+    encoder: EncoderOpt = None,
 ) -> None:
     """Split reviews into sentences and index them (BM25 + Chroma vectors).
 
@@ -183,7 +202,9 @@ def index_cmd(
             skip_invalid=skip_invalid, max_review_chars=max_review_chars, max_file_bytes=max_file_mb << 20,
         )
         return
-    rag = OpinioRAG(store, chroma_host=chroma_host, chroma_port=chroma_port)
+    rag = OpinioRAG(
+        store, chroma_host=chroma_host, chroma_port=chroma_port, encoder=encoder.value if encoder else None
+    )
     report = LoadReport()
     entities = iter_valid_entities(
         dataset,
@@ -282,6 +303,7 @@ def highlight_cmd(
     weight_helpful: Annotated[
         bool, typer.Option("--weight-helpful", help="Weight support by helpful votes (1 + votes per review).")
     ] = False,
+    encoder: EncoderOpt = None,
 ) -> None:
     """PROS and CONS of one entity for the queries asked, each with its evidence, support and trend.
 
@@ -318,6 +340,7 @@ def highlight_cmd(
             **({"llm_calls": llm_calls.value} if llm_calls is not LLMCallsChoice.per_query else {}),
         },
         verify=verify,
+        encoder=encoder.value if encoder else None,
     )
     if query_free and query:
         raise fail("--query-free takes no --query; drop one of them")

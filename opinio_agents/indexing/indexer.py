@@ -6,6 +6,14 @@ ones are replaced, removed ones deleted, new ones added without a rebuild.
 Vectors carry their review's hash, so a run interrupted mid-way is completed
 by the next one without re-embedding what already reached Chroma.
 
+Each distinct text is encoded once per store: sentences are grouped by a digest
+of the encoder's identity and the text's spacing-collapsed (and, for an uncased
+model, lower-cased) form, and a text whose vector the store already keeps, from
+any entity, is not encoded again. The encoder runs on the calling thread; a
+bounded queue hands its output to one writer thread, which stores the new text
+vectors, writes one Chroma record per sentence and scores sentiment from the
+same vectors, so the write path overlaps with encoding.
+
 Before anything is written the indexer checks that its encoder, tokenizer and
 sentiment scorer are the ones that built the store, and that the sentiment
 scorer can read the encoder's vectors.
@@ -25,17 +33,17 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import queue
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from opinio_agents.embeddings import EmbeddingModelInfo, Encoder, describe_encoder, get_encoder
-from opinio_agents.errors import ConfigError
+from opinio_agents.embeddings import EmbeddingModelInfo, Encoder, describe_encoder, get_encoder, text_key
+from opinio_agents.errors import ConfigError, StoreError
 from opinio_agents.indexing.stages import (
     AppendixDTokenizer,
     Bm25Tokenizer,
@@ -66,8 +74,10 @@ class IndexStats:
     reviews_updated: int = 0
     reviews_removed: int = 0
     sentences_total: int = 0
-    sentences_embedded: int = 0
+    sentences_embedded: int = 0  # sentences that got a vector in this run (encoded or reused)
     sentences_resumed: int = 0
+    texts_encoded: int = 0
+    vectors_reused: int = 0
     vectors_removed: int = 0
     interrupted_before: bool = False
     seconds: float = 0.0
@@ -199,7 +209,9 @@ class Indexer:
         """
         model = self.embedding_model
         self.sentiment.check_encoder(model)
-        self.store.check_models(model, sentiment=self.sentiment.name, bm25_tokenizer=self.tokenizer.name)
+        self.store.check_models(
+            model, sentiment=self.sentiment.name, bm25_tokenizer=self.tokenizer.name, writing=True
+        )
 
     # -- indexing -----------------------------------------------------------------------
     def up_to_date(self, entity: Entity) -> bool:
@@ -316,7 +328,7 @@ class Indexer:
         )
         checkpoint("after-catalog")
 
-        # 3. Embed every sentence of a review not yet marked embedded.
+        # 3-4. Encode each distinct text once, write vectors and score sentiment in the same pass.
         t0 = time.perf_counter()
         pending_reviews = [*to_insert, *pending_old]
         new_ids = {s.sentence_id for item in prepared for s in item.sentences}
@@ -328,22 +340,14 @@ class Indexer:
         todo, resumed = store.split_embedded(key, pending, hashes)
         stats.sentences_resumed = resumed
         label = terminal_safe(entity.entity_name or key, keep_newlines=False)  # shown in the progress bar
-        vectors = self._embed_and_add(key, todo, hashes, show_progress=show_progress, label=label)
+        scores = self._encode_write_score(key, pending, todo, hashes, stats, show_progress=show_progress, label=label)
         stats.sentences_embedded = len(todo)
         stats.timings["embed"] = time.perf_counter() - t0
 
-        # 4. Score sentiment from text and vector (vectors of a resumed run come back from the store).
         t0 = time.perf_counter()
-        scores: list[tuple[str, float]] = []
-        if pending:
-            missing = [p.sentence.sentence_id for p in pending if p.sentence.sentence_id not in vectors]
-            vectors.update(store.vectors(key, missing))
-            matrix = np.vstack([vectors[p.sentence.sentence_id] for p in pending])
-            values = self.sentiment.score([p.sentence.text for p in pending], matrix)
-            scores = [(p.sentence.sentence_id, float(v)) for p, v in zip(pending, values)]
         store.finish_reviews(key, scores, pending_reviews)
         checkpoint("after-finish")
-        stats.timings["sentiment"] = time.perf_counter() - t0
+        stats.timings["finish"] = time.perf_counter() - t0
         stats.interrupted_before = was_interrupted
         if mark_complete:
             store.mark_complete(key)
@@ -351,51 +355,147 @@ class Indexer:
         stats.seconds = time.perf_counter() - started
         return stats
 
-    def _embed_and_add(
+    def text_keys(self, texts: Sequence[str]) -> list[str]:
+        """The reuse key of each text: a digest of the encoder identity and :func:`~opinio_agents.embeddings.text_key`.
+
+        Two texts with one key get one vector (they differ only in spacing, or in case
+        for an uncased encoder); keys of different encoders never meet.
+
+        Example:
+            >>> from opinio_agents.indexing.stages import LexiconSentiment
+            >>> class Ones:
+            ...     name, dimension, lowercase = "ones", 4, True
+            ...     def encode(self, texts, **_):
+            ...         return np.ones((len(texts), 4), dtype=np.float32) / 2
+            >>> indexer = Indexer(SentenceStore("/tmp/opinio-doc"), Ones(), sentiment=LexiconSentiment())
+            >>> a, b, c = indexer.text_keys(["Great  location.", "great location.", "Great view."])
+            >>> a == b != c
+            True
+        """
+        lowercase = bool(getattr(self.encoder, "lowercase", False))
+        prefix = self.embedding_model.identity.encode("utf-8") + b"\x00"
+        return [
+            hashlib.blake2b(prefix + text_key(text, lowercase=lowercase).encode("utf-8"), digest_size=16).hexdigest()
+            for text in texts
+        ]
+
+    def _encode_write_score(
         self,
         key: str,
+        pending: Sequence[StoredSentence],
         todo: Sequence[StoredSentence],
         hashes: dict[str, str],
+        stats: IndexStats,
         *,
         show_progress: bool,
         label: str,
-    ) -> dict[str, np.ndarray]:
-        """Embed ``todo`` in chunks, writing each chunk to the store; return the new vectors.
+    ) -> list[tuple[str, float]]:
+        """Vectors for ``todo`` and sentiment for every ``pending`` sentence; returns ``(sentence_id, score)``.
 
-        Sentences are ordered by length so each encoder batch pads little, and
-        writing a chunk overlaps with encoding the next one.
+        Each distinct text (:meth:`text_keys`) is encoded once, and not at all when the
+        store already holds its vector (from this entity or any other). The encoder runs
+        on this thread; a writer thread takes its output through a bounded queue and, per
+        chunk, stores the new text vectors, adds one Chroma record per sentence and scores
+        the chunk's sentiment from those vectors, so writing overlaps with encoding and
+        at most two chunks wait in memory.
         """
         from tqdm.auto import tqdm
 
-        out: dict[str, np.ndarray] = {}
-        if not todo:
-            return out
+        sentiment = self.sentiment
         expected = self.embedding_model.dimension
+        groups: dict[str, list[StoredSentence]] = {}
+        for item, text_hash in zip(todo, self.text_keys([s.sentence.text for s in todo])):
+            groups.setdefault(text_hash, []).append(item)
+        reused = self.store.stored_text_vectors(list(groups), expected)
+        fresh = sorted((k for k in groups if k not in reused), key=lambda k: len(groups[k][0].sentence.text))
+        stats.texts_encoded = len(fresh)
+        stats.vectors_reused = len(todo) - len(fresh)
 
-        def write(chunk: list[StoredSentence], vectors: np.ndarray) -> None:
-            self.store.add_vectors(key, [s.sentence for s in chunk], vectors, hashes)
+        scores: dict[str, float] = {}
+        errors: list[BaseException] = []
+        work: queue.Queue[tuple[list[str], np.ndarray, bool] | None] = queue.Queue(maxsize=2)
 
-        ordered = sorted(todo, key=lambda s: len(s.sentence.text))
-        pending_write: Future[None] | None = None
-        with (
-            ThreadPoolExecutor(max_workers=1, thread_name_prefix="opinio-chroma") as writer,
-            tqdm(total=len(todo), desc=f"embedding {label}"[:60], unit="sent", disable=not show_progress) as bar,
-        ):
-            for chunk in _chunks(ordered, self.embed_chunk):
-                vectors = np.asarray(self.encoder.encode([s.sentence.text for s in chunk]), dtype=np.float32)
-                if vectors.shape != (len(chunk), expected):
-                    raise ConfigError(
-                        f"encoder {self.embedding_model.name!r} returned shape {vectors.shape} for "
-                        f"{len(chunk)} texts; expected ({len(chunk)}, {expected})"
-                    )
-                if pending_write is not None:
-                    pending_write.result()  # surface errors; keep at most one write in flight
-                pending_write = writer.submit(write, chunk, vectors)
-                out.update((s.sentence.sentence_id, v) for s, v in zip(chunk, vectors))
-                bar.update(len(chunk))
-            if pending_write is not None:
-                pending_write.result()
-        return out
+        def write(chunk: list[str], vectors: np.ndarray, new: bool) -> None:
+            if new:
+                self.store.save_text_vectors(chunk, vectors)
+            members = [item for k in chunk for item in groups[k]]
+            rows = np.repeat(np.arange(len(chunk)), [len(groups[k]) for k in chunk])
+            matrix = vectors[rows]
+            self.store.add_vectors(key, [m.sentence for m in members], matrix, hashes)
+            scores.update(self._score(members, matrix, sentiment))
+
+        def consume() -> None:
+            while True:
+                item = work.get()
+                if item is None:
+                    return
+                if not errors:
+                    try:
+                        write(*item)
+                    except BaseException as exc:  # handed to the encoding thread, which re-raises it
+                        errors.append(exc)
+
+        def hand_over(item: tuple[list[str], np.ndarray, bool]) -> None:
+            while not errors:
+                try:
+                    work.put(item, timeout=0.5)
+                    return
+                except queue.Full:
+                    if not writer.is_alive():
+                        break
+            raise errors[0] if errors else StoreError("the vector writer stopped unexpectedly")
+
+        writer = threading.Thread(target=consume, name="opinio-vector-writer", daemon=True)
+        writer.start()
+        try:
+            with tqdm(
+                total=len(todo), desc=f"embedding {label}"[:60], unit="sent", disable=not show_progress
+            ) as bar:
+                known = list(reused)
+                for chunk in _chunks(known, self.embed_chunk * 4):
+                    hand_over((chunk, np.vstack([reused[k] for k in chunk]), False))
+                    bar.update(sum(len(groups[k]) for k in chunk))
+                for chunk in _chunks(fresh, self.embed_chunk):
+                    texts = [groups[k][0].sentence.text for k in chunk]
+                    vectors = np.asarray(self.encoder.encode(texts), dtype=np.float32)
+                    if vectors.shape != (len(chunk), expected):
+                        raise ConfigError(
+                            f"encoder {self.embedding_model.name!r} returned shape {vectors.shape} for "
+                            f"{len(chunk)} texts; expected ({len(chunk)}, {expected})"
+                        )
+                    hand_over((chunk, vectors, True))
+                    bar.update(sum(len(groups[k]) for k in chunk))
+        finally:
+            work.put(None)  # what was handed over is still written (a resumed run relies on it)
+            writer.join()
+        if errors:
+            raise errors[0]
+
+        # Sentences whose vectors a killed run already stored: read them back, then score.
+        rest = [p for p in pending if p.sentence.sentence_id not in scores]
+        if rest:
+            rest_keys = self.text_keys([p.sentence.text for p in rest])
+            by_key = self.store.stored_text_vectors(rest_keys, expected)
+            missing = [p.sentence.sentence_id for p, k in zip(rest, rest_keys) if k not in by_key]
+            from_chroma = self.store.vectors(key, missing) if missing else {}
+            matrix = np.vstack(
+                [by_key[k] if k in by_key else from_chroma[p.sentence.sentence_id] for p, k in zip(rest, rest_keys)]
+            )
+            scores.update(self._score(rest, matrix, sentiment))
+        return [(p.sentence.sentence_id, scores[p.sentence.sentence_id]) for p in pending]
+
+    @staticmethod
+    def _score(
+        members: Sequence[StoredSentence], matrix: np.ndarray, sentiment: SentimentStage
+    ) -> list[tuple[str, float]]:
+        """Sentiment of each sentence from its text and vector, each distinct text scored once."""
+        first: dict[str, int] = {}
+        for row, item in enumerate(members):
+            first.setdefault(item.sentence.text, row)
+        rows = list(first.values())
+        values = sentiment.score([members[r].sentence.text for r in rows], matrix[rows])
+        by_text = {members[r].sentence.text: float(v) for r, v in zip(rows, values)}
+        return [(m.sentence.sentence_id, by_text[m.sentence.text]) for m in members]
 
 
 def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:

@@ -66,7 +66,10 @@ CREATE TABLE IF NOT EXISTS sentences (
     sentiment REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS sentences_by_review ON sentences (entity_key, review_id, idx);
+CREATE TABLE IF NOT EXISTS text_vectors (text_key TEXT PRIMARY KEY, vector BLOB NOT NULL);
 """
+#: Host parameters per SQL statement (SQLite's historical limit is 999).
+_PARAMS = 900
 
 
 @dataclass(frozen=True)
@@ -363,6 +366,35 @@ class Catalog:
             )
             out.append(StoredSentence(sentence, tuple(tokens.split()) if tokens else (), float(senti)))
         return out
+
+    # -- vectors by text (encode each distinct text once) ----------------------
+    def text_vectors(self, text_keys: Sequence[str]) -> dict[str, bytes]:
+        """Stored vectors (raw float32 bytes) by text key; keys without one are absent."""
+        found: dict[str, bytes] = {}
+        keys = list(dict.fromkeys(text_keys))
+        with self._lock:
+            for i in range(0, len(keys), _PARAMS):
+                chunk = keys[i : i + _PARAMS]
+                marks = ",".join("?" * len(chunk))
+                found.update(
+                    (str(key), bytes(blob))
+                    for key, blob in self._conn.execute(
+                        f"SELECT text_key, vector FROM text_vectors WHERE text_key IN ({marks})", chunk
+                    )
+                )
+        return found
+
+    def put_text_vectors(self, items: Sequence[tuple[str, bytes]]) -> None:
+        """Store vectors by text key, in one transaction (an existing key keeps its vector)."""
+        if not items:
+            return
+        with self.transaction() as conn:
+            conn.executemany("INSERT OR IGNORE INTO text_vectors (text_key, vector) VALUES (?, ?)", items)
+
+    def count_text_vectors(self) -> int:
+        """Number of distinct texts whose vector is stored."""
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM text_vectors").fetchone()[0])
 
     def count_sentences(self, entity_key: str | None = None) -> int:
         """Number of stored sentences (of one entity, or all)."""

@@ -14,11 +14,13 @@ Example:
 
 from __future__ import annotations
 
+from typing import Any
+
 from llama_index.core.schema import TextNode
 
 from opinio_agents.models import Sentence
 
-__all__ = ["sentence_to_node", "publication_ordinal"]
+__all__ = ["sentence_to_node", "publication_ordinal", "vector_metadata"]
 
 
 def publication_ordinal(sentence: Sentence) -> int | None:
@@ -27,12 +29,26 @@ def publication_ordinal(sentence: Sentence) -> int | None:
     return None if date is None else date.year * 10000 + date.month * 100 + date.day
 
 
-def sentence_to_node(sentence: Sentence) -> TextNode:
-    """A TextNode whose id is the ``sentence_id`` and whose metadata is the review's."""
+def vector_metadata(sentence: Sentence) -> dict[str, Any]:
+    """The flat metadata stored with a sentence's vector (and on its node): the review's, plus ``publication_ordinal``.
+
+    Example:
+        >>> from opinio_agents.models import Sentence
+        >>> s = Sentence(sentence_id="1:7:0", entity_id="1", review_id="7", index=0, text="Ok.", start=0, end=3,
+        ...              publication_date="2021-03-02")
+        >>> vector_metadata(s)["publication_ordinal"]
+        20210302
+    """
     metadata = sentence.metadata()
     ordinal = publication_ordinal(sentence)
     if ordinal is not None:
         metadata["publication_ordinal"] = ordinal
+    return metadata
+
+
+def sentence_to_node(sentence: Sentence) -> TextNode:
+    """A TextNode whose id is the ``sentence_id`` and whose metadata is the review's."""
+    metadata = vector_metadata(sentence)
     keys = list(metadata)
     return TextNode(
         id_=sentence.sentence_id,

