@@ -16,6 +16,7 @@ set present it prints why and exits 0.
 Usage:
     python benchmarks/real_reviews.py                          # every set present
     python benchmarks/real_reviews.py --sets space_dev --entities 5
+    python benchmarks/real_reviews.py --sets space_dev --encoder torch       # fp32 reference backend
     OPINIO_REAL_REVIEWS=/path/to/real-reviews python benchmarks/real_reviews.py
 """
 
@@ -54,6 +55,10 @@ def main() -> int:
     )
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "opinio-real-reviews-out")
     parser.add_argument("--no-plots", action="store_true")
+    parser.add_argument(
+        "--encoder", choices=["torch", "onnx", "onnx-int8"], default=None,
+        help="Encoder backend (default: auto); each gets its own store and output folder (<set>-<encoder>).",
+    )
     args = parser.parse_args()
 
     folder = data_dir()
@@ -86,7 +91,8 @@ def main() -> int:
         entities = [e for e in iter_entities(folder / f"{name}.json") if e.key in refs]
         if args.entities:
             entities = entities[: args.entities]
-        rag = OpinioRAG(store_dir=args.store_root / name)
+        folder_name = f"{name}-{args.encoder}" if args.encoder else name
+        rag = OpinioRAG(store_dir=args.store_root / folder_name, encoder=args.encoder)
         rag.index(entities, show_progress=True)
         evaluator = HumanReferenceEvaluator(
             rag, refs, HumanEvalConfig(tasks=tasks, show_progress=True)  # type: ignore[arg-type]
@@ -94,7 +100,7 @@ def main() -> int:
         records = evaluator.run([e.key for e in entities])
         summary = write_human_tables(
             records,
-            args.out / name,
+            args.out / folder_name,
             label=name,
             plots=not args.no_plots,
             extra={"general_budget_words": evaluator.general_words, "entities": len(entities)},
@@ -102,7 +108,7 @@ def main() -> int:
         print(human_tables_markdown(summary["tables"], label=name) + "\n")
         for note in summary["notes"]:
             print(note, file=sys.stderr)
-        print(f"wrote {args.out / name}", file=sys.stderr)
+        print(f"wrote {args.out / folder_name}", file=sys.stderr)
         rag.close()
     return 0
 

@@ -228,7 +228,7 @@ def text_key(text: str, *, lowercase: bool = False) -> str:
     indexer encodes each distinct key once.
 
     Example:
-        >>> text_key("  Great   location.\n")
+        >>> text_key("  Great   location.\\n")
         'Great location.'
         >>> text_key("GREAT location.", lowercase=True)
         'great location.'
