@@ -185,7 +185,8 @@ def test_onnx_backend_refuses_models_it_cannot_export(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no tokenizer.json"):
         OnnxEncoder(tmp_path)
     (tmp_path / "tokenizer.json").write_text("{}")
-    (tmp_path / "modules.json").write_text(json.dumps([{"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]))
+    pooling = {"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}
+    (tmp_path / "modules.json").write_text(json.dumps([pooling]))
     (tmp_path / "1_Pooling").mkdir()
     (tmp_path / "1_Pooling" / "config.json").write_text(json.dumps({"pooling_mode_cls_token": True}))
     with pytest.raises(ConfigError, match="mean pooling"):
