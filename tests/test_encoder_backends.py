@@ -103,6 +103,14 @@ def test_a_case_sensitive_encoder_keeps_cases_apart(tmp_path: Path) -> None:
     assert encoder.encoded == 6  # "Great location." and "GREAT LOCATION." are two texts here
 
 
+def test_an_encoder_may_opt_out_of_encode_once(tmp_path: Path) -> None:
+    encoder = _uncased()
+    encoder.encode_once = False  # type: ignore[attr-defined]
+    stats = Indexer(SentenceStore(tmp_path), encoder, sentiment=LexiconSentiment()).index_entity(_entity(1, REPEATED))
+    assert encoder.encoded == stats.texts_encoded == 9 and stats.vectors_reused == 0
+    assert SentenceStore(tmp_path).catalog.count_text_vectors() == 0
+
+
 def test_a_failing_writer_stops_the_run_with_its_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = SentenceStore(tmp_path)
 

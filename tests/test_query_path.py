@@ -46,6 +46,8 @@ class JitterEncoder(HashEncoder):
     """The hashing encoder plus a small random component per row, so that no two sentences tie on
     cosine, not even repeated texts (exact search and Chroma's HNSW order exact ties differently)."""
 
+    encode_once = False  # repeated texts must get their own (jittered) vectors: the indexer encodes each
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.rng = np.random.default_rng(0)

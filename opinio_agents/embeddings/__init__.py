@@ -94,7 +94,8 @@ class Encoder(Protocol):
     L2-normalised float32 row per text. Encoders may also expose ``dimension``,
     ``path``, ``fingerprint`` and ``backend`` (see :func:`describe_encoder`), and
     ``lowercase = True`` when they ignore case (then texts differing only in case or
-    spacing are encoded once, see :func:`text_key`).
+    spacing are encoded once, see :func:`text_key`), and ``encode_once = False`` when a
+    vector is not a function of its text alone (then the indexer encodes every sentence).
 
     Example:
         >>> import numpy as np

@@ -397,16 +397,19 @@ class Indexer:
         on this thread; a writer thread takes its output through a bounded queue and, per
         chunk, stores the new text vectors, adds one Chroma record per sentence and scores
         the chunk's sentiment from those vectors, so writing overlaps with encoding and
-        at most two chunks wait in memory.
+        at most two chunks wait in memory. An encoder with ``encode_once = False`` (its
+        vectors are not a function of the text alone) gets every sentence, and nothing is reused.
         """
         from tqdm.auto import tqdm
 
         sentiment = self.sentiment
         expected = self.embedding_model.dimension
         groups: dict[str, list[StoredSentence]] = {}
-        for item, text_hash in zip(todo, self.text_keys([s.sentence.text for s in todo])):
+        once = bool(getattr(self.encoder, "encode_once", True))  # False: not a function of the text alone
+        keys = self.text_keys([s.sentence.text for s in todo]) if once else [s.sentence.sentence_id for s in todo]
+        for item, text_hash in zip(todo, keys):
             groups.setdefault(text_hash, []).append(item)
-        reused = self.store.stored_text_vectors(list(groups), expected)
+        reused = self.store.stored_text_vectors(list(groups), expected) if once else {}
         fresh = sorted((k for k in groups if k not in reused), key=lambda k: len(groups[k][0].sentence.text))
         stats.texts_encoded = len(fresh)
         stats.vectors_reused = len(todo) - len(fresh)
@@ -416,7 +419,7 @@ class Indexer:
         work: queue.Queue[tuple[list[str], np.ndarray, bool] | None] = queue.Queue(maxsize=2)
 
         def write(chunk: list[str], vectors: np.ndarray, new: bool) -> None:
-            if new:
+            if new and once:
                 self.store.save_text_vectors(chunk, vectors)
             members = [item for k in chunk for item in groups[k]]
             rows = np.repeat(np.arange(len(chunk)), [len(groups[k]) for k in chunk])
@@ -475,7 +478,7 @@ class Indexer:
         rest = [p for p in pending if p.sentence.sentence_id not in scores]
         if rest:
             rest_keys = self.text_keys([p.sentence.text for p in rest])
-            by_key = self.store.stored_text_vectors(rest_keys, expected)
+            by_key = self.store.stored_text_vectors(rest_keys, expected) if once else {}
             missing = [p.sentence.sentence_id for p, k in zip(rest, rest_keys) if k not in by_key]
             from_chroma = self.store.vectors(key, missing) if missing else {}
             matrix = np.vstack(
