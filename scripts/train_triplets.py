@@ -39,6 +39,11 @@ def main() -> None:
     parser.add_argument("--none-weight", type=float, default=1.0, help="loss weight of pair class none")
     parser.add_argument("--outside-weight", type=float, default=1.0, help="loss weight of tag O")
     parser.add_argument("--dropout", type=float, default=0.3)
+    parser.add_argument(
+        "--finetune-layers", type=int, default=0, help="top encoder layers trained with the head (0 = frozen)"
+    )
+    parser.add_argument("--encoder-lr", type=float, default=5e-5, help="peak lr of the fine-tuned layers")
+    parser.add_argument("--hidden", type=int, default=256, help="head width")
     parser.add_argument("--no-calibrate", action="store_true", help="skip the dev calibration")
     parser.add_argument("--dry-run", action="store_true", help="train and report but do not save")
     args = parser.parse_args()
@@ -51,12 +56,14 @@ def main() -> None:
         none_weight=args.none_weight,
         outside_weight=args.outside_weight,
         calibrate=not args.no_calibrate,
-        head=HeadConfig(lstm_layers=args.lstm_layers, dropout=args.dropout),
+        finetune_layers=args.finetune_layers,
+        encoder_lr=args.encoder_lr,
+        head=HeadConfig(lstm_layers=args.lstm_layers, dropout=args.dropout, hidden=args.hidden),
     )
     head, report = train_head(args.data_dir, config, cache_dir=args.cache_dir)
     n_params = sum(p.numel() for p in head.parameters())
     report["n_parameters"] = n_params
-    print(json.dumps({k: v for k, v in report.items() if k not in ("history", "train")}, indent=2))
+    print(json.dumps({k: v for k, v in report.items() if k not in ("history", "train", "encoder_top")}, indent=2))
     if not args.dry_run:
         save_head(head, report, args.out)
         print(f"saved to {args.out}")

@@ -573,3 +573,41 @@ def test_refit_killed_between_codebooks_and_metadata_keeps_the_old_hierarchy(tmp
     second.save(tmp_path)  # the rerun switches to the new fit and removes the old codebooks
     assert ResidualKMeansIndexer.load(tmp_path).fingerprint == second.fingerprint
     assert [p.name for p in tmp_path.glob("codebooks-*.npz")] == [f"codebooks-{second.fingerprint}.npz"]
+
+
+def test_noun_phrases_skip_verbs_after_modals_and_negations():
+    from opinio_agents.hiro.labels import noun_phrases
+
+    assert [s for _, s in noun_phrases("We would definitely repeat.")] == []
+    assert [s for _, s in noun_phrases("I couldn't sleep.")] == []
+    assert [s for _, s in noun_phrases("Would stay at the pool again.")] == ["pool"]
+
+
+def test_phrase_namer_leaves_proper_nouns_unnamed():
+    texts = [
+        "We loved our stay at Vintage Park.", "Thanks Vintage Park!", "Back to Vintage Park soon.",
+        "The lobby of Vintage Park is gorgeous.", "Lovely lobby.", "The lobby had a fire.",
+        "We chose Vintage Park again.", "Great room.",
+    ]
+    _, labels = _name(texts, [[0, 1, 2, 6], [3, 4, 5]])
+    assert labels[0] is None  # only the hotel's own name covers it
+    assert labels[1].text == "lobby"
+    # Lower-case, the same words are a common noun phrase and name the cluster.
+    lower = [t.replace("Vintage Park", "the vintage park") for t in texts]
+    assert _name(lower, [[0, 1, 2, 6]])[1][0].text == "vintage park"
+
+
+def test_phrase_namer_second_aspect_of_a_cluster():
+    texts = [
+        "The room was clean.", "Spotless room.", "Our room was small.", "The room was quiet at night.",
+        "Room had a view.", "Clean and big room.", "Nice room.", "Dirty carpet in the room.",
+        "Breakfast was good.", "The pool was cold.",
+    ]
+    namer, _ = _name(texts, [[0]])
+    from opinio_agents.text.preprocess import tokenize_for_bm25
+
+    names = namer.name_aspects([list(range(8))], [tokenize_for_bm25(t) for t in texts], texts)[0]
+    assert [label.text for label, _ in names][:2] == ["room", "cleanliness"]
+    assert names[0][1] == list(range(8))
+    assert names[1][1] == [0, 1, 5, 7]  # the sentences that say clean / spotless / dirty
+    assert names[1][0].coverage == 0.5

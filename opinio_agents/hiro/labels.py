@@ -16,7 +16,12 @@ Two namers share one interface (:class:`ClusterNamer`):
   ``merge_threshold``, or a :data:`SYNONYMS` entry: wifi / wi-fi / internet)
   are merged and their coverage pooled; the name is the group's most used
   phrase, extended to a compound when the compound covers at least half of
-  the head's uses ("front desk" rather than "desk").
+  the head's uses ("front desk" rather than "desk"). Proper nouns (words capitalized
+  in most of their mid-sentence uses across the entity: the hotel's own name, a chain,
+  a city) name a cluster only when no common noun does, and a cluster named by proper
+  nouns alone gets no name. A runner-up name covering :data:`SECONDARY_COVERAGE` of a
+  cluster and naming another aspect is returned as the cluster's second aspect
+  (:meth:`PhraseNamer.name_aspects`: "cleanliness" inside a "room" cluster).
 * :class:`CtfidfNamer`: the earlier c-TF-IDF token labels (kept for comparison).
 
 c-TF-IDF (:func:`label_cluster`): a candidate term is an aspect-like App. D token (noun-ish, no sentiment,
@@ -237,6 +242,20 @@ NAME_STOPWORDS: frozenset[str] = frozenset(
     "start beginning while euro euros dollar dollars buck bucks pound reason problem issue complaint downside".split()
 )
 _SUBJECTS = frozenset("i we you they he she it who which there everything everyone".split())
+#: Words after which a word with a verb reading is a verb ("would repeat", "can't sleep", "didn't check").
+_VERB_CONTEXT = frozenset(
+    """will would can could should must might may shall won't wouldn't can't cannot couldn't shouldn't
+    don't didn't doesn't never""".split()
+)
+#: A name whose words are capitalized in at least this share of their mid-sentence uses is a proper
+#: noun (a hotel, chain or city name: "Vintage Park", "Hilton", "Vancouver"), not an aspect.
+PROPER_SHARE = 0.6
+#: Score factor of a proper-noun name (kept as a fallback when no common noun names the cluster).
+PROPER_FACTOR = 0.4
+#: A cluster's runner-up name that covers at least this share of its sentences, and names another
+#: aspect, is a second aspect of the cluster (in a "room" cluster, the third of its sentences that
+#: say "clean" or "spotless" make a "cleanliness" aspect).
+SECONDARY_COVERAGE = 0.3
 _DETERMINERS = frozenset("a an the this that these those my our your his her their its some any no".split())
 
 
@@ -319,12 +338,16 @@ def noun_phrases(text: str, *, max_words: int = 3) -> list[tuple[tuple[str, ...]
             out.append((tuple(t for t, _ in tail), " ".join(w for _, w in tail)))
         run.clear()
 
-    previous = ""
+    previous = context = ""
     for word in _WORD.findall(text):
         lower = word.lower()
         token = _chunk_word(lower)
         if token is not None and previous in _SUBJECTS and _verb_reading(lower):
             token = None  # "we felt", "it makes": a verb after a subject pronoun
+        elif token is not None and context in _VERB_CONTEXT and _verb_reading(lower):
+            token = None  # "would (definitely) repeat", "can't sleep": a verb after a modal or a negation
+        if not lower.endswith("ly"):
+            context = lower
         if token is None:
             flush()
         else:
@@ -390,6 +413,17 @@ class _Phrases:
     keys: list[set[tuple[str, ...]]]
     doc_freq: Counter[tuple[str, ...]]
     surfaces: dict[tuple[str, ...], Counter[str]]
+    #: Mid-sentence uses of each lower-case word: capitalized, and in all.
+    capitalized: Counter[str]
+    mid_uses: Counter[str]
+
+    def proper(self, phrase: str) -> bool:
+        """Whether a word of ``phrase`` is mostly capitalized mid-sentence (a proper noun)."""
+        for word in phrase.split():
+            uses = self.mid_uses.get(word, 0)
+            if uses >= 2 and self.capitalized.get(word, 0) >= PROPER_SHARE * uses:
+                return True
+        return False
 
 
 class PhraseNamer(ClusterNamer):
@@ -422,7 +456,7 @@ class PhraseNamer(ClusterNamer):
         merge_threshold: float = 0.8,
         join_threshold: float = 0.8,
         min_coverage: float = 0.2,
-        max_target_sentences: int = 40,
+        max_target_sentences: int = 16,
     ) -> None:
         if not 0.0 < min_coverage <= 1.0:
             raise ConfigError(f"min_coverage={min_coverage!r} must be in (0, 1]")
@@ -482,6 +516,8 @@ class PhraseNamer(ClusterNamer):
         keys: list[set[tuple[str, ...]]] = []
         freq: Counter[tuple[str, ...]] = Counter()
         surfaces: dict[tuple[str, ...], Counter[str]] = {}
+        capitalized: Counter[str] = Counter()
+        mid_uses: Counter[str] = Counter()
         for text in texts:
             found = noun_phrases(text) + _attributes(text)
             mine = {k for k, _ in found}
@@ -489,7 +525,14 @@ class PhraseNamer(ClusterNamer):
                 surfaces.setdefault(key, Counter())[surface] += 1
             keys.append(mine)
             freq.update(mine)
-        return _Phrases(keys, freq, surfaces)
+            for match in _WORD.finditer(text):
+                before = text[: match.start()].rstrip()
+                word = match.group()
+                if not before or before[-1] in ".!?:;\"(" or word.isupper():
+                    continue  # sentence-initial, quoted or shouted: case says nothing
+                mid_uses[word.lower()] += 1
+                capitalized[word.lower()] += word[0].isupper()
+        return _Phrases(keys, freq, surfaces, capitalized, mid_uses)
 
     def _opinion_targets(self, texts: Sequence[str]) -> list[set[tuple[str, ...]]]:
         extractor = self._get_extractor()
@@ -526,6 +569,16 @@ class PhraseNamer(ClusterNamer):
         return (head,), base
 
     def _label(self, indices: Sequence[int], table: _Phrases, texts: Sequence[str]) -> AspectLabel | None:
+        """The best name of one cluster (None when none covers ``min_coverage``)."""
+        found = self._candidates(indices, table, texts)
+        return found[0][0] if found else None
+
+    def _candidates(
+        self, indices: Sequence[int], table: _Phrases, texts: Sequence[str]
+    ) -> list[tuple[AspectLabel, list[int]]]:
+        """Distinct names of one cluster covering ``min_coverage`` of it, best first, with the sentences
+        each covers. Proper nouns (:data:`PROPER_SHARE`) only name a cluster no common noun names;
+        a cluster named only by proper nouns ("Vintage Park", "Chicago") gets no name."""
         import math
 
         n_docs = len(texts)
@@ -536,27 +589,30 @@ class PhraseNamer(ClusterNamer):
             for key in table.keys[i]:
                 heads.setdefault(key[-1], set()).add(i)
         if not heads:
-            return None
+            return []
         sample = self._sample(list(indices), self.max_target_sentences)
         targets = self._opinion_targets([texts[i] for i in sample]) if sample else []
         target_share: Counter[str] = Counter()
         for found in targets:
             target_share.update({k[-1] for k in found})
 
+        ranked = sorted(heads, key=lambda h: (-len(heads[h]), h))[:30]
+        displays = {h: self._display(h, sorted(heads[h]), table) for h in ranked}
+        phrases = [self._surface_of(displays[h][0], table) for h in ranked]
+        proper = {h for h, phrase in zip(ranked, phrases, strict=True) if table.proper(phrase)}
+
         def score(head: str, covered: set[int]) -> float:
             df = max(table.doc_freq.get((head,), 1), 1)
             share = target_share.get(head, 0) / max(len(sample), 1)
             coverage = len(covered) / size
             boost = 1.0 + TARGET_BOOST * min(1.0, share / max(coverage, 1e-9)) if sample else 1.0
-            return coverage * math.log(1.0 + n_docs / df) ** IDF_POWER * boost
+            factor = PROPER_FACTOR if head in proper else 1.0
+            return coverage * math.log(1.0 + n_docs / df) ** IDF_POWER * boost * factor
 
-        ranked = sorted(heads, key=lambda h: (-len(heads[h]), h))[:30]
-        displays = {h: self._display(h, sorted(heads[h]), table) for h in ranked}
-        phrases = [self._surface_of(displays[h][0], table) for h in ranked]
         sim = self._similarity(phrases)
         scored = sorted(ranked, key=lambda h: (-score(h, heads[h]), h))
         used: set[str] = set()
-        best: AspectLabel | None = None
+        found: list[tuple[AspectLabel, list[int]]] = []
         for head in scored:
             if head in used:
                 continue
@@ -566,14 +622,19 @@ class PhraseNamer(ClusterNamer):
             covered = set().union(*(heads[h] for h in group))
             weight = score(head, covered)
             used.update(group)
-            if best is None or weight > best.weight:
-                main = max(group, key=lambda h: (displays[h][1] or len(heads[h]), len(heads[h]), h == head))
-                key = displays[main][0]
-                aliases = tuple(sorted({phrases[ranked.index(h)] for h in group if h != main}))
-                best = AspectLabel(key, self._surface_of(key, table), round(len(covered) / size, 3), weight, aliases)
-        if best is None or best.coverage < self.min_coverage:
-            return None
-        return AspectLabel(best.terms, best.text, best.coverage, round(best.weight, 4), best.aliases)
+            if len(covered) / size < self.min_coverage:
+                continue
+            main = max(group, key=lambda h: (displays[h][1] or len(heads[h]), len(heads[h]), h == head))
+            key = displays[main][0]
+            aliases = tuple(sorted({phrases[ranked.index(h)] for h in group if h != main}))
+            text = self._surface_of(key, table)
+            if main in proper or table.proper(text):
+                continue
+            found.append(
+                (AspectLabel(key, text, round(len(covered) / size, 3), round(weight, 4), aliases), sorted(covered))
+            )
+        found.sort(key=lambda item: -item[0].weight)
+        return found
 
     @staticmethod
     def _surface_of(key: tuple[str, ...], table: _Phrases) -> str:
@@ -584,10 +645,34 @@ class PhraseNamer(ClusterNamer):
         self, clusters: Sequence[Sequence[int]], tokens: Sequence[Sequence[str]], texts: Sequence[str]
     ) -> list[AspectLabel | None]:
         """Name each cluster (None when no phrase covers ``min_coverage`` of its sentences)."""
+        return [names[0][0] if names else None for names in self.name_aspects(clusters, tokens, texts)]
+
+    def name_aspects(
+        self, clusters: Sequence[Sequence[int]], tokens: Sequence[Sequence[str]], texts: Sequence[str]
+    ) -> list[list[tuple[AspectLabel, list[int]]]]:
+        """Per cluster, its name and any second aspect it holds, each with the sentences it covers.
+
+        The first entry is :meth:`name`'s label with the whole cluster; then come runner-up names that
+        cover at least :data:`SECONDARY_COVERAGE` of the cluster and name another aspect
+        (not :meth:`same_aspect` as any name before them), each with the cluster's sentences that use it.
+        """
         del tokens  # phrases are chunked from the text itself
         texts = list(texts)  # passed down, never kept on the namer: one namer serves every thread at once
         table = self._phrases(texts)
-        return [self._label(list(c), table, texts) if len(c) else None for c in clusters]
+        out: list[list[tuple[AspectLabel, list[int]]]] = []
+        for cluster in clusters:
+            found = self._candidates(list(cluster), table, texts) if len(cluster) else []
+            if not found:
+                out.append([])
+                continue
+            names = [(found[0][0], list(cluster))]
+            for label, covered in found[1:]:
+                if label.coverage >= SECONDARY_COVERAGE and not any(
+                    self.same_aspect(label, other) for other, _ in names
+                ):
+                    names.append((label, covered))
+            out.append(names)
+        return out
 
     def same_aspect(self, a: AspectLabel, b: AspectLabel) -> bool:
         """Same terms, a shared alias or synonym, or display phrases at cosine >= ``join_threshold``."""

