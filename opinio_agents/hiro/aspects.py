@@ -18,7 +18,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -103,8 +103,6 @@ def central_order(texts: Sequence[str]) -> list[int]:
 
 
 _NAMERS: dict[bool, ClusterNamer] = {}
-#: Score of a cluster's second aspect, as a share of the cluster's score.
-SECONDARY_SCORE = 0.8
 
 
 def default_namer(minilm: bool = True) -> ClusterNamer:
@@ -156,22 +154,11 @@ def aspects_from_clusters(
     tokens = [s.tokens for s in stored]
     texts = [s.sentence.text for s in stored]
     namer = namer or default_namer()
-    named: list[tuple[HiroCluster, AspectLabel]] = []
-    if isinstance(namer, PhraseNamer):
-        # A cluster may hold a second aspect (a runner-up name covering a good share of it): it
-        # becomes a part-cluster of the sentences using that name, ranked just below its cluster.
-        per_cluster = namer.name_aspects([c.indices for c in clusters], tokens, texts)
-        for cluster, names in zip(clusters, per_cluster, strict=True):
-            for rank, (label, members) in enumerate(names):
-                part = cluster if rank == 0 else replace(
-                    cluster, indices=members, score=cluster.score * SECONDARY_SCORE
-                )
-                named.append((part, label))
-    else:
-        labels = namer.name([c.indices for c in clusters], tokens, texts)
-        named = [(c, label) for c, label in zip(clusters, labels, strict=True) if label is not None]
+    labels = namer.name([c.indices for c in clusters], tokens, texts)
     grouped: list[tuple[AspectLabel, list[tuple[HiroCluster, AspectLabel]]]] = []
-    for cluster, label in named:
+    for cluster, label in zip(clusters, labels, strict=True):
+        if label is None:
+            continue
         for first, members in grouped:
             if namer.same_aspect(first, label):
                 members.append((cluster, label))

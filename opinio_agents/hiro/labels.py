@@ -19,9 +19,11 @@ Two namers share one interface (:class:`ClusterNamer`):
   the head's uses ("front desk" rather than "desk"). Proper nouns (words capitalized
   in most of their mid-sentence uses across the entity: the hotel's own name, a chain,
   a city) name a cluster only when no common noun does, and a cluster named by proper
-  nouns alone gets no name. A runner-up name covering :data:`SECONDARY_COVERAGE` of a
-  cluster and naming another aspect is returned as the cluster's second aspect
-  (:meth:`PhraseNamer.name_aspects`: "cleanliness" inside a "room" cluster).
+  nouns alone gets no name. :meth:`PhraseNamer.name_aspects` also returns a cluster's
+  second aspects: runner-up names covering :data:`SECONDARY_COVERAGE` of it that name
+  another aspect ("cleanliness" inside a "room" cluster), with the sentences using them.
+  Aspect discovery does not add them to its ranking (on the synthetic entities they
+  pushed planted aspects out of the top 10).
 * :class:`CtfidfNamer`: the earlier c-TF-IDF token labels (kept for comparison).
 
 c-TF-IDF (:func:`label_cluster`): a candidate term is an aspect-like App. D token (noun-ish, no sentiment,
