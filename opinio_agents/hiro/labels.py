@@ -647,7 +647,10 @@ class PhraseNamer(ClusterNamer):
         self, clusters: Sequence[Sequence[int]], tokens: Sequence[Sequence[str]], texts: Sequence[str]
     ) -> list[AspectLabel | None]:
         """Name each cluster (None when no phrase covers ``min_coverage`` of its sentences)."""
-        return [names[0][0] if names else None for names in self.name_aspects(clusters, tokens, texts)]
+        del tokens  # phrases are chunked from the text itself
+        texts = list(texts)  # passed down, never kept on the namer: one namer serves every thread at once
+        table = self._phrases(texts)
+        return [self._label(list(c), table, texts) if len(c) else None for c in clusters]
 
     def name_aspects(
         self, clusters: Sequence[Sequence[int]], tokens: Sequence[Sequence[str]], texts: Sequence[str]
