@@ -17,7 +17,7 @@ from tests.fake_encoder import HashEncoder
 _ENCODER = HashEncoder()
 
 
-def _get_encoder(model_path: object = None) -> HashEncoder:
+def _get_encoder(model_path: object = None, **_: object) -> HashEncoder:
     return _ENCODER
 
 

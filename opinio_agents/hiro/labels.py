@@ -595,8 +595,8 @@ class PhraseNamer(ClusterNamer):
         sample = self._sample(list(indices), self.max_target_sentences)
         targets = self._opinion_targets([texts[i] for i in sample]) if sample else []
         target_share: Counter[str] = Counter()
-        for found in targets:
-            target_share.update({k[-1] for k in found})
+        for target_keys in targets:
+            target_share.update({k[-1] for k in target_keys})
 
         ranked = sorted(heads, key=lambda h: (-len(heads[h]), h))[:30]
         displays = {h: self._display(h, sorted(heads[h]), table) for h in ranked}

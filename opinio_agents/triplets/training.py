@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -401,7 +402,7 @@ def train_head(
 
     _seed_all(config.seed)
     head = TripletHead(config.head)
-    groups = [{"params": list(head.parameters()), "lr": config.lr}]
+    groups: list[dict[str, Any]] = [{"params": list(head.parameters()), "lr": config.lr}]
     if top is not None:
         groups.append({"params": list(top.parameters()), "lr": config.encoder_lr})
     optimizer = torch.optim.AdamW(groups, lr=config.lr, weight_decay=config.weight_decay)
