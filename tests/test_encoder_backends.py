@@ -173,7 +173,7 @@ def test_facade_follows_the_store_backend(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_backend_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENCODER_ENV, raising=False)
-    assert resolve_backend() == "onnx-int8"  # onnxruntime and onnx are installed: the fast default on CPU
+    assert resolve_backend() == "onnx"  # onnxruntime and onnx are installed: fp32 ONNX, the same vectors as torch
     assert resolve_backend(None, "/models/mine") == "torch"  # another model: its own pooling, on torch
     assert resolve_backend("ONNX") == "onnx"
     monkeypatch.setenv(ENCODER_ENV, "torch")

@@ -200,7 +200,7 @@ def test_cli_synth_trend_highlight_window_and_report(tmp_path: Path, monkeypatch
     from tests.fake_encoder import HashEncoder
 
     encoder = HashEncoder()
-    monkeypatch.setattr(api, "get_encoder", lambda model_path=None: encoder)
+    monkeypatch.setattr(api, "get_encoder", lambda model_path=None, **_: encoder)
     data = tmp_path / "trend.json"
     assert main(["synth", str(data), "--entities", "1", "--reviews-per-entity", "80",
                  "--trend", "wi-fi:2020-01-01:improving", "--seed", "3"]) == 0  # fmt: skip

@@ -98,7 +98,7 @@ EncoderOpt = Annotated[
     EncoderChoice | None,
     typer.Option(
         "--encoder",
-        help="Encoder backend: torch (fp32 reference), onnx (fp32), onnx-int8 (default on CPU), auto. "
+        help="Encoder backend: torch (fp32 reference), onnx (fp32, default on CPU), onnx-int8 (fastest, opt-in), auto. "
         "Default: the store's, else $OPINIO_ENCODER, else auto.",
         show_default=False,
     ),

@@ -241,8 +241,10 @@ def text_key(text: str, *, lowercase: bool = False) -> str:
 def resolve_backend(backend: str | None = None, model_path: str | Path | None = None) -> str:
     """The backend to use: ``backend``, else ``$OPINIO_ENCODER``, else ``auto``.
 
-    ``auto`` is ``onnx-int8`` for the shipped model when ONNX Runtime is installed
-    (and the ``onnx`` package is, to export it at first use), otherwise ``torch``.
+    ``auto`` is ``onnx`` (fp32, the same vectors as torch) for the shipped model when ONNX
+    Runtime is installed (and the ``onnx`` package is, to export it at first use), otherwise
+    ``torch``. ``onnx-int8`` is faster but is opt-in: on SPACE dev its dense top-10 overlap with
+    fp32 is 0.887 (gate 0.9) and it lowers the query-free summary's ROUGE-L by about 1 point.
     A model given by path runs on ``torch`` unless a backend is named.
 
     Raises:
@@ -259,7 +261,7 @@ def resolve_backend(backend: str | None = None, model_path: str | Path | None = 
         if model_path is not None:
             return "torch"
         if importlib.util.find_spec("onnxruntime") is not None and importlib.util.find_spec("onnx") is not None:
-            return "onnx-int8"
+            return "onnx"
         return "torch"
     if choice not in ENCODER_BACKENDS:
         source = f"${ENCODER_ENV}" if backend is None else "encoder"
