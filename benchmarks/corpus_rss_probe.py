@@ -78,6 +78,10 @@ def main() -> None:
     server_per = (served[-1][2] - served[1][2]) / max(1, len(served) - 2)
     print(f"\ngrowth from entity 2 to the last: embedded {per[0]:+.1f} MiB/entity; with a server, opinio "
           f"{per[1]:+.1f} MiB/entity and the server {server_per:+.1f} MiB/entity")
+    half = len(embedded) // 2
+    late = [(rows[-1][1] - rows[half][1]) / max(1, len(rows) - 1 - half) for rows in (embedded, served)]
+    print(f"growth over the second half (entity {half + 1} to the last): embedded {late[0]:+.1f} MiB/entity; "
+          f"with a server, opinio {late[1]:+.1f} MiB/entity")
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ def test_corpus_run_keeps_no_entity_cached_and_fits_hiro(indexed, corpus) -> Non
     assert report.hiro_fit_info["fit_points"] == report.sentences_total
     assert all(s.rss_mib > 0 for s in steps)
     assert rag.retrievers._entries == {} and rag.store._cache == {}  # nothing kept per entity
+    assert rag.store._client is None  # the embedded Chroma client is released after every entity
     assert rag.store.entity_keys() == [e.key for e in corpus] and not rag.store.incomplete_entities()
     first = rag.store.sentences(corpus[2].key)[0].sentence
     assert rag.retrieve(corpus[2].key, first.text, retriever="bm25", top_k=3)[0].sentence == first
@@ -87,3 +88,17 @@ def test_sampled_hiro_fit_is_the_fit_on_all_vectors(tmp_path, indexed) -> None:
     assert fitted.info["fit_points"] == cap
     for mine, theirs in zip(fitted.codebooks, reference.codebooks):
         assert np.array_equal(mine, theirs)
+
+
+def test_release_vector_client_reopens_on_next_use(tmp_path, corpus) -> None:
+    rag = _rag(tmp_path, HashEncoder())
+    rag.index(corpus[0], fit_hiro=False)
+    key = corpus[0].key
+    before = rag.store.collection(key, create=False).count()
+    assert rag.store.release_vector_client() is True
+    assert rag.store.release_vector_client() is False  # nothing open any more
+    rag.retrievers.invalidate()
+    assert rag.store.collection(key, create=False).count() == before > 0
+    first = rag.store.sentences(key)[0].sentence
+    hits = rag.retrieve(key, first.text, retriever="dense", top_k=2)
+    assert len(hits) == 2

@@ -6,8 +6,9 @@ vectors at once: right for a few entities, not for OpinioBank's 500 x 10.5K sent
 :func:`index_corpus` runs the same indexing one entity at a time under one writer lock,
 drops each entity's caches once it is stored (its BM25 index is on disk), fits HIRO on a
 bounded sample (``max_fit_points``) and encodes each entity's HIRO paths, again one
-entity at a time. (The embedded Chroma engine keeps some memory per collection of its own;
-with a Chroma server, ``OpinioRAG(chroma_host=...)``, the indexing process stays flat.)
+entity at a time. The embedded Chroma engine keeps native memory for every collection its
+client has opened, so the client is closed and reopened after each entity (about 50 ms);
+with a Chroma server, ``OpinioRAG(chroma_host=...)``, that memory is the server's.
 Killed anywhere, the next run skips the entities already complete
 and finishes the interrupted one without re-encoding the vectors it had stored.
 
@@ -180,5 +181,6 @@ def index_corpus(
 
 def _release(rag: OpinioRAG, key: str) -> None:
     """Drop what the façade cached for one entity (its BM25 index and HIRO paths are on disk)."""
-    rag.retrievers.invalidate(key)
+    rag.retrievers.invalidate()  # every cached retriever: they hold collections of the old client
     rag.store.close()  # the sentence/vector cache; the catalog reopens on the next use
+    rag.store.release_vector_client()  # embedded Chroma's per-collection memory

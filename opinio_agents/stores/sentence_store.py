@@ -345,6 +345,34 @@ class SentenceStore:
         self.delete_vectors(key, extra)
         return len(extra)
 
+    def release_vector_client(self) -> bool:
+        """Close the embedded Chroma client, so that the next use opens a fresh one.
+
+        Chroma's embedded engine keeps about 4 MiB of native memory for every collection
+        a client has opened, for as long as the client lives; a corpus run opens one
+        collection per entity, so :func:`~opinio_agents.scale.corpus.index_corpus` calls
+        this after each entity to keep its memory flat. Collections obtained from the old
+        client stop working: drop whatever holds them (the retriever factory) first. A
+        Chroma server's client is left alone (the server holds that memory, not us).
+
+        Returns:
+            True when an embedded client was closed.
+
+        Example:
+            >>> store = SentenceStore("/tmp/opinio-doc-store")     # doctest: +SKIP
+            >>> store.release_vector_client()                       # doctest: +SKIP
+            False
+        """
+        with self._lock:
+            client, self._client = self._client, None
+            if client is None:
+                return False
+            if self.chroma_host:  # set when the client was made, recorded server included
+                self._client = client
+                return False
+        client.close()
+        return True
+
     def close(self) -> None:
         """Release the catalog connection and the caches."""
         with self._lock:
