@@ -3,9 +3,11 @@
 Usage:
     python scripts/train_triplets.py --seed 13 --epochs 10 --out opinio_agents/triplets/weights
 
-Trains on the union of the ASTE v2 train splits (14lap, 14res, 15res, 16res),
-keeps the epoch with the best exact-match triplet F1 on the union of the dev
-splits, and writes ``head.safetensors`` + ``config.json`` into ``--out``.
+Trains on the union of the ASTE v2 train splits (14lap, 14res, 15res, 16res)
+minus a held-out slice (``--holdout``, by sentence hash) on which the epoch is
+selected and the decoding calibrated; the dev splits are only scored. With
+``--seeds A B C`` one head per seed is trained and shipped as an ensemble
+(probabilities averaged). Writes the weights + ``config.json`` into ``--out``.
 Frozen encoder features are cached under ``--cache-dir`` (default: the system
 temp directory), never in the repository.
 """
@@ -17,7 +19,7 @@ import json
 from pathlib import Path
 
 from opinio_agents.triplets.head import HeadConfig
-from opinio_agents.triplets.training import TrainConfig, save_head, train_head
+from opinio_agents.triplets.training import TrainConfig, save_head, train_ensemble
 
 
 def main() -> None:
@@ -30,6 +32,18 @@ def main() -> None:
     )
     parser.add_argument("--out", type=Path, default=Path("opinio_agents/triplets/weights"))
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument(
+        "--seeds", type=int, nargs="+", default=None,
+        help="train one head per seed and ship them as an ensemble (overrides --seed)",
+    )
+    parser.add_argument(
+        "--holdout", type=float, default=0.1,
+        help="share of train sentences held out for epoch selection + calibration (0 = use dev)",
+    )
+    parser.add_argument(
+        "--extra-span-threshold", type=float, default=1.01,
+        help="near-miss spans of this marginal probability become pair negatives (>1 = off)",
+    )
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--lr", type=float, default=2e-3)
@@ -56,16 +70,22 @@ def main() -> None:
         none_weight=args.none_weight,
         outside_weight=args.outside_weight,
         calibrate=not args.no_calibrate,
+        holdout_fraction=args.holdout,
+        extra_span_threshold=args.extra_span_threshold,
         finetune_layers=args.finetune_layers,
         encoder_lr=args.encoder_lr,
         head=HeadConfig(lstm_layers=args.lstm_layers, dropout=args.dropout, hidden=args.hidden),
     )
-    head, report = train_head(args.data_dir, config, cache_dir=args.cache_dir)
-    n_params = sum(p.numel() for p in head.parameters())
+    seeds = args.seeds or [args.seed]
+    heads, report = train_ensemble(args.data_dir, config, seeds, cache_dir=args.cache_dir)
+    n_params = sum(p.numel() for h in heads for p in h.parameters())
     report["n_parameters"] = n_params
-    print(json.dumps({k: v for k, v in report.items() if k not in ("history", "train", "encoder_top")}, indent=2))
+    print(json.dumps(
+        {k: v for k, v in report.items() if k not in ("history", "train", "encoder_top", "members")},
+        indent=2,
+    ))
     if not args.dry_run:
-        save_head(head, report, args.out)
+        save_head(heads, report, args.out)
         print(f"saved to {args.out}")
 
 

@@ -1,11 +1,23 @@
 """Turn :class:`~opinio_agents.triplets.head.TripletHead` outputs into span triplets.
 
-Pipeline: BIO-decode aspect and opinion spans (with the head's calibrated
-span biases), classify every (aspect, opinion) pair, keep the pairs whose
-probability of "none" is below the head's ``pair_threshold`` (0.5 for
-uncalibrated heads) with their most likely sentiment; opinions left without
-an aspect become implicit-aspect triplets (aspect ``None``) whose sentiment
-comes from the opinion-polarity classifier.
+Pipeline:
+
+1. tag probabilities: each head's aspect and opinion BIO distributions
+   (averaged over the heads of an ensemble);
+2. candidate spans: the BIO decoding of the (biased) tags, plus, when
+   ``span_threshold`` <= 1, every other span of at most ``max_span_words``
+   words whose *marginal* probability ``P(B_i) * prod P(I_k) * (1 - P(I_{j+1}))``
+   reaches the threshold (overlapping alternatives the argmax missed);
+3. every (aspect, opinion) candidate pair is classified (probabilities averaged
+   over the heads); a pair is kept when its probability of "none" is below
+   ``pair_threshold``, with its most likely sentiment;
+4. overlap resolution: a kept pair whose aspect *and* opinion overlap those of a
+   more probable kept pair is dropped (two readings of the same triplet);
+5. opinions left without an aspect become implicit-aspect triplets (aspect
+   ``None``) whose sentiment comes from the opinion-polarity classifier.
+
+The decoding settings (:class:`DecodeSettings`) come from the head's config,
+where training stores them after calibrating on held-out training sentences.
 
 Example:
     >>> import torch
@@ -18,17 +30,82 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 
-from opinio_agents.triplets.head import PAIR_LABELS, TripletHead
-from opinio_agents.triplets.spans import decode_bio
+from opinio_agents.errors import ConfigError
+from opinio_agents.triplets.head import PAIR_LABELS, HeadConfig, TripletHead
+from opinio_agents.triplets.spans import B, I, decode_bio
 
-__all__ = ["SpanPrediction", "pad_features", "predict_spans"]
+__all__ = [
+    "SpanPrediction",
+    "DecodeSettings",
+    "BatchScores",
+    "as_heads",
+    "pad_features",
+    "marginal_spans",
+    "candidate_spans",
+    "resolve_overlaps",
+    "select_pairs",
+    "score_batch",
+    "pair_probabilities",
+    "predict_spans",
+]
 
 #: (aspect span or None when implicit, opinion span, sentiment)
 SpanPrediction = tuple[tuple[int, int] | None, tuple[int, int], int]
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class DecodeSettings:
+    """Decoding decisions (calibrated after training and stored in the head's config).
+
+    Attributes:
+        aspect_bias: Added to the B and I log-probabilities of the aspect tagger
+            (> 0 favours spans, i.e. recall).
+        opinion_bias: The same for the opinion tagger.
+        pair_threshold: A pair is kept when its probability of "none" is below this.
+        span_threshold: Extra candidate spans need this marginal probability
+            (values above 1 disable them: plain BIO decoding).
+        max_span_words: Longest extra candidate span, in words.
+
+    Example:
+        >>> DecodeSettings.from_config(HeadConfig()).pair_threshold
+        0.5
+    """
+
+    aspect_bias: float = 0.0
+    opinion_bias: float = 0.0
+    pair_threshold: float = 0.5
+    span_threshold: float = 1.01
+    max_span_words: int = 6
+
+    @classmethod
+    def from_config(cls, config: HeadConfig) -> DecodeSettings:
+        """The settings stored in a head's config."""
+        return cls(
+            aspect_bias=config.aspect_bias,
+            opinion_bias=config.opinion_bias,
+            pair_threshold=config.pair_threshold,
+            span_threshold=config.span_threshold,
+            max_span_words=config.max_span_words,
+        )
+
+
+def as_heads(head: TripletHead | Sequence[TripletHead]) -> list[TripletHead]:
+    """One head or an ensemble of heads, as a non-empty list.
+
+    Raises:
+        ConfigError: For an empty sequence.
+    """
+    heads = [head] if isinstance(head, TripletHead) else list(head)
+    if not heads:
+        raise ConfigError("an ensemble needs at least one triplet head")
+    return heads
 
 
 def pad_features(feats: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -43,69 +120,275 @@ def pad_features(feats: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Ten
     return batch, mask
 
 
-def _span_bias(bias: float) -> torch.Tensor:
-    """Added to (O, B, I) tag logits: ``bias`` > 0 favours spans (recall), < 0 precision."""
-    return torch.tensor([0.0, bias, bias])
+def marginal_spans(
+    log_probs: torch.Tensor, *, threshold: float, max_words: int = 6
+) -> list[tuple[Span, float]]:
+    """Spans whose marginal probability under independent BIO tags reaches ``threshold``.
+
+    The probability of span ``i..j`` is ``P(B_i) * P(I_{i+1}) ... P(I_j) *
+    (1 - P(I_{j+1}))`` (the next word does not continue it).
+
+    Args:
+        log_probs: ``(n_words, 3)`` log-probabilities over (O, B, I).
+        threshold: Minimum span probability (> 1 returns nothing).
+        max_words: Longest span considered.
+
+    Returns:
+        ``((first, last), probability)`` pairs, most probable first.
+
+    Example:
+        >>> lp = torch.tensor([[0.9, 0.05, 0.05], [0.1, 0.8, 0.1], [0.5, 0.1, 0.4]]).log()
+        >>> [(s, round(p, 2)) for s, p in marginal_spans(lp, threshold=0.3)]
+        [((1, 1), 0.48), ((1, 2), 0.32)]
+    """
+    n = log_probs.shape[0]
+    if threshold > 1.0 or n == 0 or max_words < 1:
+        return []
+    log_b = log_probs[:, B]
+    log_i = log_probs[:, I]
+    # log(1 - P(I)) of the word after each span end (1 for the sentence end).
+    not_i = torch.log1p(-log_i.exp().clamp(max=1.0 - 1e-6))
+    end = torch.cat([not_i[1:], not_i.new_zeros(1)])
+    cum_i = torch.cat([log_i.new_zeros(1), log_i.cumsum(0)])
+    floor = math.log(max(threshold, 1e-12))
+    found: list[tuple[Span, float]] = []
+    for length in range(1, min(max_words, n) + 1):
+        first = torch.arange(0, n - length + 1)
+        last = first + length - 1
+        score = log_b[first] + (cum_i[last + 1] - cum_i[first + 1]) + end[last]
+        for k in torch.nonzero(score >= floor).flatten().tolist():
+            found.append(((int(first[k]), int(last[k])), float(score[k].exp())))
+    found.sort(key=lambda item: (-item[1], item[0]))
+    return found
+
+
+def candidate_spans(
+    log_probs: torch.Tensor,
+    *,
+    bias: float = 0.0,
+    span_threshold: float = 1.01,
+    max_words: int = 6,
+    max_spans: int = 16,
+) -> list[Span]:
+    """Candidate spans of one sentence: the biased BIO decoding, then marginal extras.
+
+    Args:
+        log_probs: ``(n_words, 3)`` tag log-probabilities over (O, B, I).
+        bias: Added to the B and I log-probabilities before the argmax.
+        span_threshold: Marginal probability of an extra span (see :func:`marginal_spans`).
+        max_words: Longest extra span.
+        max_spans: At most this many spans (BIO spans first).
+
+    Example:
+        >>> lp = torch.tensor([[0.9, 0.05, 0.05], [0.1, 0.8, 0.1], [0.5, 0.1, 0.4]]).log()
+        >>> candidate_spans(lp), candidate_spans(lp, span_threshold=0.3)
+        ([(1, 1)], [(1, 1), (1, 2)])
+    """
+    tags = (log_probs + torch.tensor([0.0, bias, bias])).argmax(-1).tolist()
+    spans = decode_bio(tags)[:max_spans]
+    if span_threshold <= 1.0 and len(spans) < max_spans:
+        seen = set(spans)
+        for span, _ in marginal_spans(log_probs, threshold=span_threshold, max_words=max_words):
+            if span not in seen:
+                seen.add(span)
+                spans.append(span)
+                if len(spans) >= max_spans:
+                    break
+    return spans
+
+
+def _overlaps(x: Span, y: Span) -> bool:
+    return x[0] <= y[1] and y[0] <= x[1]
+
+
+def resolve_overlaps(
+    pairs: Sequence[tuple[Span, Span, int, float]],
+) -> list[tuple[Span, Span, int, float]]:
+    """Keep the most probable reading when kept pairs overlap in both aspect and opinion.
+
+    Args:
+        pairs: ``(aspect, opinion, sentiment, probability)`` of one sentence.
+
+    Returns:
+        The surviving pairs, most probable first.
+
+    Example:
+        >>> resolve_overlaps([((0, 0), (2, 2), 1, 0.6), ((0, 1), (2, 2), 1, 0.9), ((4, 4), (2, 2), 1, 0.7)])
+        [((0, 1), (2, 2), 1, 0.9), ((4, 4), (2, 2), 1, 0.7)]
+    """
+    kept: list[tuple[Span, Span, int, float]] = []
+    for pair in sorted(pairs, key=lambda p: (-p[3], p[0], p[1])):
+        if not any(_overlaps(pair[0], k[0]) and _overlaps(pair[1], k[1]) for k in kept):
+            kept.append(pair)
+    return kept
+
+
+@dataclass
+class BatchScores:
+    """What the heads say about one padded batch.
+
+    Attributes:
+        states: Per head, ``(B, T, hidden)`` word states.
+        aspect_log_probs: ``(B, T, 3)`` aspect tag log-probabilities (ensemble mean).
+        opinion_log_probs: ``(B, T, 3)`` opinion tag log-probabilities (ensemble mean).
+    """
+
+    states: list[torch.Tensor]
+    aspect_log_probs: torch.Tensor
+    opinion_log_probs: torch.Tensor
+
+
+def _mean_log_probs(logits: Sequence[torch.Tensor]) -> torch.Tensor:
+    if len(logits) == 1:
+        return logits[0].log_softmax(-1)
+    return torch.stack([x.softmax(-1) for x in logits]).mean(0).clamp(min=1e-12).log()
+
+
+def score_batch(heads: Sequence[TripletHead], feats: Sequence[torch.Tensor]) -> BatchScores:
+    """Word states and ensemble-mean tag log-probabilities of a batch of sentences."""
+    batch, mask = pad_features(feats)
+    states, a_logits, o_logits = [], [], []
+    for head in heads:
+        s = head.encode(batch, mask)
+        a, o = head.tag_logits(s)
+        states.append(s)
+        a_logits.append(a)
+        o_logits.append(o)
+    return BatchScores(states, _mean_log_probs(a_logits), _mean_log_probs(o_logits))
+
+
+def pair_probabilities(
+    heads: Sequence[TripletHead],
+    states: Sequence[torch.Tensor],
+    rows: list[int],
+    aspects: list[Span],
+    opinions: list[Span],
+) -> torch.Tensor:
+    """``(N, 4)`` pair-class probabilities (none, NEG, NEU, POS), averaged over the heads."""
+    probs = [
+        h.pair_logits(s, rows, aspects, opinions).softmax(-1)
+        for h, s in zip(heads, states, strict=True)
+    ]
+    return probs[0] if len(probs) == 1 else torch.stack(probs).mean(0)
+
+
+def _opinion_polarity(
+    heads: Sequence[TripletHead], states: Sequence[torch.Tensor], rows: list[int], opinions: list[Span]
+) -> torch.Tensor:
+    probs = [
+        h.opinion_polarity_logits(s, rows, opinions).softmax(-1)
+        for h, s in zip(heads, states, strict=True)
+    ]
+    return probs[0] if len(probs) == 1 else torch.stack(probs).mean(0)
+
+
+def select_pairs(
+    rows: Sequence[int],
+    aspects: Sequence[Span],
+    opinions: Sequence[Span],
+    probs: torch.Tensor,
+    n_sentences: int,
+    pair_threshold: float,
+) -> list[list[tuple[Span, Span, int, float]]]:
+    """Per sentence, the kept ``(aspect, opinion, sentiment, probability)`` pairs.
+
+    A pair is kept when ``P(none) < pair_threshold``; its sentiment is the most
+    likely of NEG/NEU/POS; overlapping readings are resolved with
+    :func:`resolve_overlaps`.
+
+    Example:
+        >>> p = torch.tensor([[0.2, 0.1, 0.1, 0.6], [0.7, 0.1, 0.1, 0.1]])
+        >>> select_pairs([0, 0], [(0, 0), (0, 0)], [(2, 2), (3, 3)], p, 1, 0.5)
+        [[((0, 0), (2, 2), 1, 0.8)]]
+    """
+    found: list[list[tuple[Span, Span, int, float]]] = [[] for _ in range(n_sentences)]
+    if not rows:
+        return found
+    none = probs[:, 0].tolist()
+    classes = (probs[:, 1:].argmax(-1) + 1).tolist()
+    for k, i in enumerate(rows):
+        label = PAIR_LABELS[classes[k]]
+        if none[k] < pair_threshold and label is not None:
+            found[i].append((aspects[k], opinions[k], label, round(1.0 - none[k], 6)))
+    return [resolve_overlaps(f) if len(f) > 1 else f for f in found]
 
 
 @torch.inference_mode()
 def predict_spans(
-    head: TripletHead,
+    head: TripletHead | Sequence[TripletHead],
     feats: Sequence[torch.Tensor],
     *,
     implicit_aspects: bool = True,
     max_spans: int = 16,
+    settings: DecodeSettings | None = None,
 ) -> list[list[SpanPrediction]]:
     """Predict span triplets for a batch of sentences.
 
     Args:
-        head: A trained head in eval mode.
+        head: A trained head in eval mode, or an ensemble of heads (probabilities
+            are averaged; the first head's config gives the settings).
         feats: Per-sentence ``(n_words, dim)`` features.
         implicit_aspects: Emit opinions that pair with no aspect as implicit triplets.
         max_spans: Keep at most this many aspect (and opinion) spans per sentence.
+        settings: Decoding settings; default: those stored in the (first) head's config.
 
     Returns:
         Per sentence, a list of ``(aspect_span | None, opinion_span, sentiment)``.
     """
     if not feats:
         return []
-    batch, mask = pad_features(feats)
-    states = head.encode(batch, mask)
-    a_logits, o_logits = head.tag_logits(states)
-    config = head.config
-    a_tags = (a_logits + _span_bias(config.aspect_bias)).argmax(-1)
-    o_tags = (o_logits + _span_bias(config.opinion_bias)).argmax(-1)
-    aspects, opinions = [], []
-    rows, pair_a, pair_o = [], [], []
+    heads = as_heads(head)
+    s = settings or DecodeSettings.from_config(heads[0].config)
+    scores = score_batch(heads, feats)
+    opinions: list[list[Span]] = []
+    rows: list[int] = []
+    pair_a: list[Span] = []
+    pair_o: list[Span] = []
     for i, f in enumerate(feats):
         n = f.shape[0]
-        asp = decode_bio(a_tags[i, :n].tolist())[:max_spans]
-        ops = decode_bio(o_tags[i, :n].tolist())[:max_spans]
-        aspects.append(asp)
+        asp = candidate_spans(
+            scores.aspect_log_probs[i, :n],
+            bias=s.aspect_bias,
+            span_threshold=s.span_threshold,
+            max_words=s.max_span_words,
+            max_spans=max_spans,
+        )
+        ops = candidate_spans(
+            scores.opinion_log_probs[i, :n],
+            bias=s.opinion_bias,
+            span_threshold=s.span_threshold,
+            max_words=s.max_span_words,
+            max_spans=max_spans,
+        )
         opinions.append(ops)
         for a in asp:
             for o in ops:
                 rows.append(i)
                 pair_a.append(a)
                 pair_o.append(o)
-    results: list[list[SpanPrediction]] = [[] for _ in feats]
-    paired: list[set[tuple[int, int]]] = [set() for _ in feats]
-    if rows:
-        probs = head.pair_logits(states, rows, pair_a, pair_o).softmax(-1)
-        keep = (probs[:, 0] < config.pair_threshold).tolist()
-        classes = (probs[:, 1:].argmax(-1) + 1).tolist()
-        for i, a, o, c, k in zip(rows, pair_a, pair_o, classes, keep, strict=True):
-            label = PAIR_LABELS[c]
-            if k and label is not None:
-                results[i].append((a, o, label))
-                paired[i].add(o)
+    probs = (
+        pair_probabilities(heads, scores.states, rows, pair_a, pair_o) if rows else torch.zeros(0, 4)
+    )
+    kept = select_pairs(rows, pair_a, pair_o, probs, len(feats), s.pair_threshold)
+    results: list[list[SpanPrediction]] = [[(a, o, c) for a, o, c, _ in k] for k in kept]
     if implicit_aspects:
-        lone = [(i, o) for i, ops in enumerate(opinions) for o in ops if o not in paired[i]]
-        if lone:
-            logits = head.opinion_polarity_logits(
-                states, [i for i, _ in lone], [o for _, o in lone]
+        lone = []
+        for i, ops in enumerate(opinions):
+            used = [o for _, o, _, _ in kept[i]]
+            # Extra (marginal) candidates only count when paired: alone they are
+            # alternative readings of BIO spans, not opinions of their own.
+            bio = set(
+                decode_bio(
+                    (scores.opinion_log_probs[i, : feats[i].shape[0]]
+                     + torch.tensor([0.0, s.opinion_bias, s.opinion_bias])).argmax(-1).tolist()
+                )
             )
-            for (i, o), c in zip(lone, logits.argmax(-1).tolist(), strict=True):
+            for o in ops:
+                if o in bio and not any(_overlaps(o, u) for u in used):
+                    lone.append((i, o))
+        if lone:
+            pol = _opinion_polarity(heads, scores.states, [i for i, _ in lone], [o for _, o in lone])
+            for (i, o), c in zip(lone, pol.argmax(-1).tolist(), strict=True):
                 results[i].append((None, o, c - 1))
     for r in results:
         r.sort(key=lambda t: (t[1][0], -1 if t[0] is None else t[0][0]))

@@ -31,7 +31,7 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.triplets.base import IMPLICIT_ASPECT, Triplet, TripletExtractor
 from opinio_agents.triplets.tokens import surface, tokenize_words
 
-__all__ = ["DEFAULT_WEIGHTS_DIR", "EmbeddedTripletExtractor", "load_head"]
+__all__ = ["DEFAULT_WEIGHTS_DIR", "EmbeddedTripletExtractor", "load_head", "load_heads"]
 
 #: Directory of the shipped head weights.
 DEFAULT_WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
@@ -40,37 +40,64 @@ _TUNED: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
 
-def load_head(weights_dir: str | Path | None = None) -> Any:
-    """Load (once per process) a trained :class:`~opinio_agents.triplets.head.TripletHead`.
+def load_heads(weights_dir: str | Path | None = None) -> list[Any]:
+    """Load (once per process) the trained head(s): one, or the members of an ensemble.
+
+    ``config.json`` lists the member weights files under ``"members"`` (heads saved
+    before ensembles existed have one ``head.safetensors``). All members share the
+    config's architecture and decoding settings.
 
     Args:
-        weights_dir: Directory with ``config.json`` and ``head.safetensors``.
+        weights_dir: Directory with ``config.json`` and the weights files.
 
     Raises:
-        ConfigError: When a file is missing.
+        ConfigError: When a file is missing, or an ensemble comes with fine-tuned encoder layers.
     """
     directory = Path(weights_dir) if weights_dir is not None else DEFAULT_WEIGHTS_DIR
     key = str(directory.resolve())
     with _LOCK:
         if key in _HEADS:
             return _HEADS[key]
-        config_path, weights_path = directory / "config.json", directory / "head.safetensors"
-        for needed in (config_path, weights_path):
-            if not needed.is_file():
+        config_path = directory / "config.json"
+        if not config_path.is_file():
+            raise ConfigError(
+                f"triplet head file {str(config_path)!r} not found; pass weights_dir= a directory "
+                "written by scripts/train_triplets.py"
+            )
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+        files = [str(f) for f in config.get("members") or ["head.safetensors"]]
+        for name in files:
+            if Path(name).name != name:
+                raise ConfigError(f"member file {name!r} in {str(config_path)!r} must be a plain file name")
+            if not (directory / name).is_file():
                 raise ConfigError(
-                    f"triplet head file {str(needed)!r} not found; pass weights_dir= a directory "
-                    "written by scripts/train_triplets.py"
+                    f"triplet head file {str(directory / name)!r} not found; pass weights_dir= a "
+                    "directory written by scripts/train_triplets.py"
                 )
         from safetensors.torch import load_file
 
         from opinio_agents.triplets.head import HeadConfig, TripletHead
 
-        config = json.loads(config_path.read_text(encoding="utf-8"))
-        head = TripletHead(HeadConfig.from_dict(config["head"]))
-        head.load_state_dict(load_file(str(weights_path)))
-        head.eval()
-        _HEADS[key] = head
-        return head
+        head_config = HeadConfig.from_dict(config["head"])
+        if head_config.finetuned_layers and len(files) > 1:
+            raise ConfigError("a head with fine-tuned encoder layers cannot be an ensemble")
+        heads = []
+        for name in files:
+            head = TripletHead(head_config)
+            head.load_state_dict(load_file(str(directory / name)))
+            head.eval()
+            heads.append(head)
+        _HEADS[key] = heads
+        return heads
+
+
+def load_head(weights_dir: str | Path | None = None) -> Any:
+    """The first (or only) head of :func:`load_heads`.
+
+    Raises:
+        ConfigError: When a file is missing.
+    """
+    return load_heads(weights_dir)[0]
 
 
 def _tuned_encoder(encoder: Any, weights_dir: str | Path | None, layers: tuple[int, ...]) -> Any:
@@ -124,11 +151,12 @@ class EmbeddedTripletExtractor(TripletExtractor):
     def _models(self) -> tuple[Any, Any]:
         from opinio_agents.triplets.features import load_encoder
 
-        head = load_head(self.weights_dir)
+        heads = load_heads(self.weights_dir)
         encoder = load_encoder(self.encoder_path)
-        if not head.config.finetuned_layers:
-            return encoder, head
-        return _tuned_encoder(encoder, self.weights_dir, head.config.finetuned_layers), head
+        layers = heads[0].config.finetuned_layers
+        if not layers:
+            return encoder, heads
+        return _tuned_encoder(encoder, self.weights_dir, layers), heads
 
     def extract_tokens(self, sentences: Sequence[Sequence[str]]) -> list[list[tuple]]:
         """Predict span triplets for pre-tokenized sentences (used for evaluation).
@@ -140,7 +168,7 @@ class EmbeddedTripletExtractor(TripletExtractor):
         from opinio_agents.triplets.decode import predict_spans
         from opinio_agents.triplets.features import encode_words
 
-        encoder, head = self._models()
+        encoder, heads = self._models()
         results: list[list[tuple]] = [[] for _ in sentences]
         # Batches of similar length (far less padding); results go back by index.
         todo = sorted((i for i, words in enumerate(sentences) if words), key=lambda i: len(sentences[i]))
@@ -149,11 +177,11 @@ class EmbeddedTripletExtractor(TripletExtractor):
             feats = encode_words(
                 encoder,
                 [sentences[i] for i in idx],
-                layers=head.config.encoder_layers,
+                layers=heads[0].config.encoder_layers,
                 max_words=self.max_words,
             )
             for i, pred in zip(
-                idx, predict_spans(head, feats, implicit_aspects=self.implicit_aspects), strict=True
+                idx, predict_spans(heads, feats, implicit_aspects=self.implicit_aspects), strict=True
             ):
                 results[i] = pred
         return results

@@ -64,11 +64,16 @@ class HeadConfig:
     #: fine-tuned with the head; their weights ship beside the head (``encoder_top.safetensors``).
     #: Empty for heads trained on a frozen encoder.
     finetuned_layers: tuple[int, ...] = ()
-    #: Decoding calibration (set on dev after training): added to the B and I logits of the
-    #: aspect / opinion taggers, and the pair probability of "none" below which a pair is kept.
+    #: Decoding calibration (set on held-out training sentences after training): added to the
+    #: B and I log-probabilities of the aspect / opinion taggers, and the pair probability of
+    #: "none" below which a pair is kept.
     aspect_bias: float = 0.0
     opinion_bias: float = 0.0
     pair_threshold: float = 0.5
+    #: Extra candidate spans of marginal probability >= this (> 1: plain BIO decoding),
+    #: of at most ``max_span_words`` words (see :mod:`opinio_agents.triplets.decode`).
+    span_threshold: float = 1.01
+    max_span_words: int = 6
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form."""

