@@ -58,6 +58,14 @@ def main() -> None:
     )
     parser.add_argument("--encoder-lr", type=float, default=5e-5, help="peak lr of the fine-tuned layers")
     parser.add_argument("--hidden", type=int, default=256, help="head width")
+    parser.add_argument(
+        "--epoch-selection", choices=("best", "last"), default="best",
+        help="keep the best epoch on the held-out slice, or the last one",
+    )
+    parser.add_argument(
+        "--extra-layers", type=int, nargs="*", default=[],
+        help="second group of encoder hidden states concatenated to layers 3-6 (e.g. 0)",
+    )
     parser.add_argument("--no-calibrate", action="store_true", help="skip the dev calibration")
     parser.add_argument("--dry-run", action="store_true", help="train and report but do not save")
     args = parser.parse_args()
@@ -72,9 +80,13 @@ def main() -> None:
         calibrate=not args.no_calibrate,
         holdout_fraction=args.holdout,
         extra_span_threshold=args.extra_span_threshold,
+        epoch_selection=args.epoch_selection,
         finetune_layers=args.finetune_layers,
         encoder_lr=args.encoder_lr,
-        head=HeadConfig(lstm_layers=args.lstm_layers, dropout=args.dropout, hidden=args.hidden),
+        head=HeadConfig(
+            lstm_layers=args.lstm_layers, dropout=args.dropout, hidden=args.hidden,
+            extra_layers=tuple(args.extra_layers),
+        ),
     )
     seeds = args.seeds or [args.seed]
     heads, report = train_ensemble(args.data_dir, config, seeds, cache_dir=args.cache_dir)

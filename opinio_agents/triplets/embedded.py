@@ -178,6 +178,7 @@ class EmbeddedTripletExtractor(TripletExtractor):
                 encoder,
                 [sentences[i] for i in idx],
                 layers=heads[0].config.encoder_layers,
+                extra_layers=heads[0].config.extra_layers,
                 max_words=self.max_words,
             )
             for i, pred in zip(

@@ -99,7 +99,10 @@ def load_encoder(path: str | None = None) -> HFEncoder:
 
 
 def _encode_chunks(
-    encoder: HFEncoder, chunks: Sequence[Sequence[str]], layers: Sequence[int]
+    encoder: HFEncoder,
+    chunks: Sequence[Sequence[str]],
+    layers: Sequence[int],
+    extra_layers: Sequence[int] = (),
 ) -> list[torch.Tensor]:
     import torch
 
@@ -119,6 +122,9 @@ def _encode_chunks(
             output_hidden_states=True,
         )
     hidden = torch.stack([out.hidden_states[i] for i in layers], dim=0).mean(0)  # (B, P, D)
+    if extra_layers:
+        extra = torch.stack([out.hidden_states[i] for i in extra_layers], dim=0).mean(0)
+        hidden = torch.cat([hidden, extra], dim=-1)  # (B, P, 2D)
     b, n_pieces, _ = hidden.shape
     max_words = max(len(c) for c in chunks)
     pool = torch.zeros(b, max_words, n_pieces)
@@ -137,6 +143,7 @@ def encode_words(
     *,
     layers: Sequence[int] = (3, 4, 5, 6),
     max_words: int = 200,
+    extra_layers: Sequence[int] = (),
 ) -> list[torch.Tensor]:
     """Encode pre-tokenized sentences into per-word features.
 
@@ -145,18 +152,22 @@ def encode_words(
         sentences: One list of words per sentence (each non-empty).
         layers: Hidden states to average (0 = embeddings).
         max_words: Longer sentences are encoded in chunks of this many words.
+        extra_layers: A second group of hidden states, averaged and concatenated
+            after the first (features of width ``2 * dim``); empty: one group.
 
     Returns:
-        One float tensor of shape ``(n_words, dim)`` per sentence.
+        One float tensor of shape ``(n_words, dim)`` (``2 * dim`` with
+        ``extra_layers``) per sentence.
     """
     import torch
 
     if max_words < 1:
         raise ConfigError(f"max_words must be >= 1, got {max_words}")
-    if not layers or any(not 0 <= i < encoder.n_layers for i in layers):
-        raise ConfigError(
-            f"layers must be indices in [0, {encoder.n_layers - 1}], got {tuple(layers)}"
-        )
+    for group in (layers, extra_layers or (0,)):
+        if not group or any(not 0 <= i < encoder.n_layers for i in group):
+            raise ConfigError(
+                f"layers must be indices in [0, {encoder.n_layers - 1}], got {tuple(group)}"
+            )
     chunks: list[Sequence[str]] = []
     owners: list[int] = []
     for index, words in enumerate(sentences):
@@ -165,7 +176,7 @@ def encode_words(
         for start in range(0, len(words), max_words):
             chunks.append(words[start : start + max_words])
             owners.append(index)
-    encoded = _encode_chunks(encoder, chunks, layers)
+    encoded = _encode_chunks(encoder, chunks, layers, extra_layers)
     parts: list[list[torch.Tensor]] = [[] for _ in sentences]
     for owner, feats in zip(owners, encoded, strict=True):
         parts[owner].append(feats)

@@ -52,6 +52,11 @@ class HeadConfig:
 
     encoder_layers: tuple[int, ...] = (3, 4, 5, 6)
     enc_dim: int = 384
+    #: A second group of encoder hidden states, averaged like ``encoder_layers`` and
+    #: concatenated to them (input width ``2 * enc_dim``); empty for one group. Lower
+    #: layers (0 = the word-piece embeddings) keep lexical identity that the top layers of a
+    #: sentence-similarity encoder blur (e.g. antonymous opinion words).
+    extra_layers: tuple[int, ...] = ()
     hidden: int = 256
     conv_layers: int = 2
     kernel_size: int = 3
@@ -84,7 +89,7 @@ class HeadConfig:
         """Build from :meth:`to_dict` output, ignoring unknown keys."""
         names = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in names}
-        for key in ("encoder_layers", "finetuned_layers"):
+        for key in ("encoder_layers", "extra_layers", "finetuned_layers"):
             if key in kwargs:
                 kwargs[key] = tuple(kwargs[key])
         return cls(**kwargs)
@@ -122,7 +127,7 @@ class TripletHead(nn.Module):
         self.config = config
         c = config
         hid = c.hidden
-        self.proj = nn.Linear(c.enc_dim, hid)
+        self.proj = nn.Linear(c.enc_dim * (2 if c.extra_layers else 1), hid)
         self.drop = nn.Dropout(c.dropout)
         self.convs = nn.ModuleList(
             _ConvBlock(hid, c.kernel_size, c.dropout) for _ in range(c.conv_layers)
@@ -152,7 +157,7 @@ class TripletHead(nn.Module):
         """Contextual word states.
 
         Args:
-            feats: ``(B, T, enc_dim)`` encoder features.
+            feats: ``(B, T, enc_dim)`` encoder features (``2 * enc_dim`` with ``extra_layers``).
             mask: ``(B, T)`` bool, True for real words.
 
         Returns:

@@ -103,6 +103,10 @@ class TrainConfig:
     #: Near-miss spans of marginal probability >= this are added as pair negatives once
     #: predicted negatives start (> 1: only the BIO-decoded spans).
     extra_span_threshold: float = 1.01
+    #: ``"best"``: keep the epoch with the best selection F1 (held-out slice, else dev);
+    #: ``"last"``: keep the final epoch (the one-cycle schedule ends annealed; a small
+    #: held-out slice makes the best epoch a noisy choice).
+    epoch_selection: str = "best"
     #: Top transformer layers of the encoder trained with the head (0 = frozen encoder).
     finetune_layers: int = 0
     #: Peak learning rate of the fine-tuned encoder layers.
@@ -360,7 +364,8 @@ def holdout_split(
     """
     if not 0.0 <= fraction < 1.0:
         raise ConfigError(f"holdout fraction must be in [0, 1), got {fraction}")
-    train, held = [], []
+    train: list[int] = []
+    held: list[int] = []
     for i, e in enumerate(examples):
         digest = hashlib.sha256(" ".join(e.tokens).encode("utf-8")).digest()
         (held if int.from_bytes(digest[:8], "big") / 2**64 < fraction else train).append(i)
@@ -478,6 +483,11 @@ def _load_data(
                 )
             else:
                 feats = cached_features(encoder, path, examples, config.head.encoder_layers, cache_dir)
+                if config.head.extra_layers:
+                    extra = cached_features(
+                        encoder, path, examples, config.head.extra_layers, cache_dir
+                    )
+                    feats = [torch.cat([f, x], dim=-1) for f, x in zip(feats, extra, strict=True)]
             if split == "train":
                 train_ex.extend(examples)
                 train_feats.extend(feats)
@@ -505,6 +515,8 @@ def _make_top(encoder: HFEncoder, config: TrainConfig) -> EncoderTop | None:
     if not config.finetune_layers:
         config.head.finetuned_layers = ()
         return None
+    if config.head.extra_layers:
+        raise ConfigError("extra_layers is not supported with fine-tuned encoder layers")
     trained = top_layer_indices(encoder.n_layers - 1, config.finetune_layers)
     config.head.finetuned_layers = trained
     return EncoderTop(encoder, trained, config.head.encoder_layers)
@@ -571,7 +583,7 @@ def _fit(
             msg += f"  (dev F1 {row['dev_f1']:.4f})"
         history.append(row)
         log(f"{msg}  ({time.perf_counter() - started:.0f}s)")
-        if sel.f1 > best_f1:
+        if sel.f1 > best_f1 or (config.epoch_selection == "last" and epoch == config.epochs):
             best_f1, best_epoch = sel.f1, epoch
             best_state = {k: v.detach().clone() for k, v in head.state_dict().items()}
             if top is not None:
@@ -684,6 +696,8 @@ def train_ensemble(
     """
     if config.epochs < 1:
         raise ConfigError(f"epochs must be >= 1, got {config.epochs}")
+    if config.epoch_selection not in ("best", "last"):
+        raise ConfigError(f"epoch_selection must be 'best' or 'last', got {config.epoch_selection!r}")
     if not seeds:
         raise ConfigError("give at least one seed")
     if config.finetune_layers and len(seeds) > 1:
