@@ -342,6 +342,39 @@ class OpinioRAG:
         key = self.store.require_entity(entity_id)
         return discover_aspects(self._require_hiro(), key, top_k=top_k, alpha=alpha)
 
+    def precompute_hiro(self, entity_ids: Sequence[str | int] | None = None) -> list[str]:
+        """Compute and store the default aspects and query-free highlights of entities now.
+
+        :meth:`aspects` and query-free :meth:`highlights` store their result with the HIRO
+        hierarchy on first use, so only the first call pays for naming the clusters (seconds
+        to tens of seconds on a paper-sized entity); this pays it ahead, e.g. right after
+        ``opinio index --aspects``. A stored result stays valid until an entity of the store
+        is re-indexed or added (the baseline changes) or the hierarchy is refitted.
+
+        Args:
+            entity_ids: The entities (default: every complete entity of the store).
+
+        Returns:
+            The keys of the entities prepared.
+
+        Raises:
+            StoreError: When the store has no HIRO hierarchy or an entity is not indexed.
+
+        Example:
+            >>> rag.precompute_hiro(["101"])                 # doctest: +SKIP
+            ['101']
+        """
+        from opinio_agents.hiro.highlights import query_free_result
+
+        hiro = self._require_hiro()
+        keys = [self.store.require_entity(e) for e in entity_ids] if entity_ids is not None else [
+            k for k in self.store.entity_keys() if self.store.is_complete(k)
+        ]
+        for key in keys:
+            self.aspects(key)
+            query_free_result(hiro, key, top_k=8)  # what highlights(query_free=True) drafts from
+        return keys
+
     def compare(
         self, entity_id: str | int, *, top_k: int = 8, alpha: float = 6.0, since: dt.date | None = None
     ) -> EntityComparison:

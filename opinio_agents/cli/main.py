@@ -177,6 +177,14 @@ def index_cmd(
         int | None, typer.Option("--ray-workers", min=1, help="Ray actors encoding (default: one per cluster CPU).")
     ] = None,
     encoder: EncoderOpt = None,
+    aspects: Annotated[
+        bool,
+        typer.Option(
+            "--aspects",
+            help="Also name every entity's HIRO aspects and query-free highlights now (stored with the hierarchy), "
+            "so `opinio aspects` and query-free highlights answer at once; otherwise their first call does it.",
+        ),
+    ] = False,
 ) -> None:
     """Split reviews into sentences and index them (BM25 + Chroma vectors).
 
@@ -214,6 +222,8 @@ def index_cmd(
         max_file_bytes=max_file_mb << 20,
     )
     stats = rag.index(entities, show_progress=not quiet, wait=wait)
+    if aspects and rag.hiro_fitted:
+        rag.precompute_hiro()
     table = Table(title=plain(f"Indexed into {store}"))
     for column in ("entity", "reviews", "added", "updated", "unchanged", "removed", "sentences", "embedded", "seconds"):
         table.add_column(column, justify="right" if column != "entity" else "left")

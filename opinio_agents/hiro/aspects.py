@@ -9,6 +9,13 @@ that mention it (a sentence in its clusters or a lexical mention of its name)
 and how many of those lean positive or negative. The names are usable as
 OpinioRAG queries as they are.
 
+Naming runs the triplet extractor and the phrase encoder over every cluster, which takes
+seconds to tens of seconds on a paper-sized entity, so :func:`discover_aspects` keeps its
+result with the HIRO hierarchy (:meth:`~opinio_agents.hiro.store.HiroIndex.save_result`):
+a later call, in this process or another one, reads it back in milliseconds until the
+entity, the baseline entities, the hierarchy or the code change. A call with a custom
+``namer`` is never cached.
+
 Example:
     >>> aspects = discover_aspects(index, "101", top_k=8)           # doctest: +SKIP
     >>> [(a.aspect, a.mentions, a.positive, a.negative) for a in aspects][:2]  # doctest: +SKIP
@@ -17,12 +24,14 @@ Example:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from opinio_agents.embeddings import ENCODER_ENV
 from opinio_agents.errors import ConfigError
 from opinio_agents.hiro.labels import AspectLabel, ClusterNamer, PhraseNamer
 from opinio_agents.hiro.lexical import mean_pairwise_rouge2, rouge_tokens
@@ -32,7 +41,15 @@ from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.synthesis.support import mention_mask, support_of
 
-__all__ = ["DiscoveredAspect", "discover_aspects", "aspects_from_clusters", "central_order", "default_namer"]
+__all__ = [
+    "DiscoveredAspect",
+    "discover_aspects",
+    "aspects_from_clusters",
+    "central_order",
+    "default_namer",
+    "aspect_record",
+    "aspect_from_record",
+]
 
 
 @dataclass
@@ -86,6 +103,71 @@ class DiscoveredAspect:
             "negative": self.negative,
             "example_sentence_ids": list(self.example_sentence_ids),
         }
+
+
+def aspect_record(aspect: DiscoveredAspect) -> dict[str, Any]:
+    """Every field of ``aspect`` (and of its clusters) as JSON-ready data; :func:`aspect_from_record` reverses it.
+
+    Example:
+        >>> a = DiscoveredAspect("pool", 3, 2, 1, 0, 10, 0.5, clusters=[HiroCluster([(1, 2)], [4, 7], 0.5)])
+        >>> aspect_from_record(aspect_record(a)) == a
+        True
+    """
+    return {
+        "aspect": aspect.aspect,
+        "mentions": aspect.mentions,
+        "positive": aspect.positive,
+        "negative": aspect.negative,
+        "neutral": aspect.neutral,
+        "total_reviews": aspect.total_reviews,
+        "score": aspect.score,
+        "example_sentence_ids": list(aspect.example_sentence_ids),
+        "sentence_indices": list(aspect.sentence_indices),
+        "mention_indices": list(aspect.mention_indices),
+        "term_indices": list(aspect.term_indices),
+        "clusters": [
+            {
+                "subpaths": [list(p) for p in c.subpaths],
+                "indices": list(c.indices),
+                "score": c.score,
+                "reviews": c.reviews,
+                "expected": c.expected,
+                "dropped": c.dropped,
+                "sentence_ids": list(c.sentence_ids),
+            }
+            for c in aspect.clusters
+        ],
+    }
+
+
+def aspect_from_record(record: dict[str, Any]) -> DiscoveredAspect:
+    """The :class:`DiscoveredAspect` of an :func:`aspect_record` (equal to the original)."""
+    clusters = [
+        HiroCluster(
+            subpaths=[tuple(int(x) for x in p) for p in c["subpaths"]],
+            indices=[int(i) for i in c["indices"]],
+            score=c["score"],
+            reviews=int(c["reviews"]),
+            expected=c["expected"],
+            dropped=int(c["dropped"]),
+            sentence_ids=[str(x) for x in c["sentence_ids"]],
+        )
+        for c in record["clusters"]
+    ]
+    return DiscoveredAspect(
+        aspect=str(record["aspect"]),
+        mentions=int(record["mentions"]),
+        positive=int(record["positive"]),
+        negative=int(record["negative"]),
+        neutral=int(record["neutral"]),
+        total_reviews=int(record["total_reviews"]),
+        score=record["score"],
+        example_sentence_ids=[str(x) for x in record["example_sentence_ids"]],
+        sentence_indices=[int(i) for i in record["sentence_indices"]],
+        mention_indices=[int(i) for i in record["mention_indices"]],
+        term_indices=[int(i) for i in record["term_indices"]],
+        clusters=clusters,
+    )
 
 
 def central_order(texts: Sequence[str]) -> list[int]:
@@ -211,6 +293,7 @@ def discover_aspects(
     clusters_per_aspect: float = 2.0,
     examples: int = 3,
     namer: ClusterNamer | None = None,
+    cache: bool = True,
 ) -> list[DiscoveredAspect]:
     """The entity's most discussed and most distinctive aspects, best first.
 
@@ -223,6 +306,8 @@ def discover_aspects(
             unnamed, some join under one name).
         examples: Example sentence ids per aspect.
         namer: Cluster namer (default: :func:`default_namer` for the store's embedding model).
+        cache: With the default namer, read the result stored with the hierarchy when it is
+            current, and store a computed one (see the module docstring); False always computes.
 
     Raises:
         ConfigError: When ``top_k < 1``.
@@ -232,9 +317,28 @@ def discover_aspects(
         raise ConfigError(f"top_k={top_k} must be >= 1")
     hiro = as_hiro_index(index)
     key = hiro.index.require_entity(entity_id)
+    params: dict[str, Any] | None = None
+    state = ""
+    if namer is None and cache:
+        minilm = _store_uses_minilm(hiro.index)
+        params = {
+            "top_k": top_k,
+            "alpha": float(alpha),
+            "clusters_per_aspect": float(clusters_per_aspect),
+            "examples": examples,
+            "namer": "phrase-minilm" if minilm else "phrase",
+            "encoder": os.environ.get(ENCODER_ENV, "") if minilm else "",
+        }
+        state = hiro.result_state(key)
+        stored_result = hiro.load_result(key, "aspects", params)
+        if isinstance(stored_result, list):
+            return [aspect_from_record(record) for record in stored_result]
     clusters = retrieve_clusters(hiro, key, top_k=max(8, int(round(top_k * clusters_per_aspect))), alpha=alpha)
     info = hiro.index.entity_record(key)
     stored = hiro.index.sentences(key)
     total = len({s.sentence.review_id for s in stored}) or info.n_reviews
     namer = namer or default_namer(_store_uses_minilm(hiro.index))
-    return aspects_from_clusters(clusters, stored, total_reviews=total, examples=examples, namer=namer)[:top_k]
+    found = aspects_from_clusters(clusters, stored, total_reviews=total, examples=examples, namer=namer)[:top_k]
+    if params is not None:
+        hiro.save_result(key, "aspects", params, [aspect_record(a) for a in found], state=state)
+    return found

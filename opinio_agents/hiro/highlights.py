@@ -19,6 +19,11 @@ aspects whose share of the paragraph lags their share of mentions, up to
 Every summary sentence is a highlight's text, so it cites that highlight's
 cluster and evidence.
 
+Like the aspects they come from, the highlights are kept with the HIRO hierarchy
+(:meth:`~opinio_agents.hiro.store.HiroIndex.save_result`), so a later call (in any
+process) reads them back until the entity, the baseline, the hierarchy or the code
+change; ``cache=False`` always computes.
+
 Example:
     >>> result = query_free_highlights(index, "101")                  # doctest: +SKIP
     >>> [(h.query, h.polarity.value, h.support.reviews) for h in result.highlights][:2]  # doctest: +SKIP
@@ -27,11 +32,14 @@ Example:
 
 from __future__ import annotations
 
+import os
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
+from opinio_agents.embeddings import ENCODER_ENV
 from opinio_agents.errors import ConfigError
 from opinio_agents.hiro.aspects import DiscoveredAspect, central_order, discover_aspects
 from opinio_agents.hiro.store import HiroIndex, as_hiro_index
@@ -235,6 +243,7 @@ def query_free_highlights(
     weights: SelectionWeights = QUERY_FREE_WEIGHTS,
     order_by_position: bool = True,
     name_weight: float = QUERY_FREE_NAME_WEIGHT,
+    cache: bool = True,
 ) -> HighlightSet:
     """PROS and CONS of an entity without any query, from its HIRO clusters, with a ``summary`` paragraph.
 
@@ -256,6 +265,7 @@ def query_free_highlights(
         weights=weights,
         order_by_position=order_by_position,
         name_weight=name_weight,
+        cache=cache,
     ).highlights
 
 
@@ -304,6 +314,7 @@ def query_free_result(
     weights: SelectionWeights = QUERY_FREE_WEIGHTS,
     order_by_position: bool = True,
     name_weight: float = QUERY_FREE_NAME_WEIGHT,
+    cache: bool = True,
 ) -> QueryFreeResult:
     """PROS and CONS of an entity without any query, from its HIRO clusters, and the summary's layout.
 
@@ -325,6 +336,8 @@ def query_free_result(
         name_weight: Factor on the mentions of aspects that are names
             (:func:`is_proper_name`: the city, the hotel) when the summary
             shares its budget out; 0 puts them after every real aspect.
+        cache: Read the result stored with the HIRO hierarchy when it is current, and store
+            a computed one (see the module docstring); False always computes.
 
     Raises:
         ConfigError: On a bad argument.
@@ -338,6 +351,77 @@ def query_free_result(
     hiro = as_hiro_index(index)
     key = hiro.index.require_entity(entity_id)
     alpha = QUERY_FREE_ALPHA if alpha is None else alpha
+    params: dict[str, Any] = {
+        "top_k": top_k,
+        "alpha": float(alpha),
+        "split_threshold": float(split_threshold),
+        "max_cited": max_cited,
+        "summary_words": summary_words,
+        "max_points": max_points,
+        "weights": asdict(weights),
+        "order_by_position": order_by_position,
+        "name_weight": float(name_weight),
+        "encoder": os.environ.get(ENCODER_ENV, ""),
+    }
+    state = hiro.result_state(key) if cache else ""
+    if cache:
+        found = _result_from_record(hiro.load_result(key, "query-free", params))
+        if found is not None:
+            found.highlights.meta.timings["hiro"] = round(time.perf_counter() - started, 3)
+            return found
+    computed = _compute_result(
+        hiro,
+        key,
+        top_k=top_k,
+        alpha=alpha,
+        split_threshold=split_threshold,
+        max_cited=max_cited,
+        summary_words=summary_words,
+        max_points=max_points,
+        weights=weights,
+        order_by_position=order_by_position,
+        name_weight=name_weight,
+    )
+    if cache:
+        hiro.save_result(key, "query-free", params, _result_record(computed), state=state)
+    computed.highlights.meta.timings["hiro"] = round(time.perf_counter() - started, 3)
+    return computed
+
+
+def _result_record(result: QueryFreeResult) -> dict[str, Any]:
+    layout = result.layout
+    return {
+        "highlights": result.highlights.model_dump(mode="json"),
+        "positions": None if layout.positions is None else dict(layout.positions),
+        "weights": None if layout.weights is None else dict(layout.weights),
+    }
+
+
+def _result_from_record(record: Any) -> QueryFreeResult | None:
+    if not isinstance(record, dict):
+        return None
+    try:
+        highlights = HighlightSet.model_validate(record["highlights"])
+        layout = SummaryLayout(positions=record["positions"], weights=record["weights"])
+    except (KeyError, TypeError, ValueError):  # written by another version: compute again
+        return None
+    return QueryFreeResult(highlights, layout)
+
+
+def _compute_result(
+    hiro: HiroIndex,
+    key: str,
+    *,
+    top_k: int,
+    alpha: float,
+    split_threshold: float,
+    max_cited: int,
+    summary_words: int,
+    max_points: int,
+    weights: SelectionWeights,
+    order_by_position: bool,
+    name_weight: float,
+) -> QueryFreeResult:
     aspects = discover_aspects(hiro, key, top_k=top_k, alpha=alpha)
     stored = hiro.index.sentences(key)
     info = hiro.index.entity_record(key)
@@ -361,5 +445,4 @@ def query_free_result(
             result.add(highlight)
     layout = summary_layout(aspects, stored, order_by_position=order_by_position, name_weight=name_weight)
     result.summary = summary_of(result.highlights, budget_words=summary_words, layout=layout)
-    result.meta.timings["hiro"] = round(time.perf_counter() - started, 3)
     return QueryFreeResult(result, layout)

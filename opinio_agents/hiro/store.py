@@ -4,6 +4,7 @@ Layout under ``<store>/hiro/``::
 
     codebooks-<fp>.npz, indexer.json  the fitted residual k-means hierarchy (indexer.json names the codebooks)
     paths/<collection>.npz         one entity's sentence paths + content fingerprint
+    results/<collection>/<kind>-<params>.json  derived results (aspects, query-free highlights), see below
 
 The hierarchy is fitted once over the sentences of all indexed entities and
 then reused: an entity indexed later is only *encoded*. Fitting is an explicit
@@ -12,6 +13,15 @@ step (:meth:`HiroIndex.fit`, run by :meth:`OpinioRAG.index
 never fits as a side effect of a query and says how to fit instead. An entity's paths are
 recomputed when its reviews change (the catalog's review hashes are the
 fingerprint) or when the hierarchy is refitted.
+
+Derived results that are expensive to compute but cheap to store -- the named aspects
+of :func:`~opinio_agents.hiro.aspects.discover_aspects` and the query-free highlights --
+are kept with the hierarchy (:meth:`HiroIndex.load_result` / :meth:`HiroIndex.save_result`).
+Each one records the :meth:`HiroIndex.result_state` it was computed under: the
+hierarchy's fingerprint, the generation of the entity and of every entity in the
+baseline, and a digest of the code that computes it (:func:`result_code_digest`).
+Re-indexing any entity, refitting the hierarchy or upgrading the package therefore
+makes it stale, and it is computed again on the next call.
 
 Example:
     >>> from opinio_agents.stores import SentenceStore
@@ -24,11 +34,13 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import threading
 import time
 import uuid
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +53,10 @@ from opinio_agents.stores.chroma import collection_name
 from opinio_agents.stores.lock import left_by_dead
 from opinio_agents.stores.sentence_store import SentenceStore
 
-__all__ = ["HiroIndex", "SubpathCounts", "BaselinePopularity", "as_hiro_index"]
+__all__ = ["HiroIndex", "SubpathCounts", "BaselinePopularity", "as_hiro_index", "result_code_digest"]
+
+#: Parts of the package whose code decides a derived result (hashed into its state).
+_RESULT_CODE = ("hiro", "triplets", "text", "synthesis", "embeddings", "models.py", "trends.py")
 
 
 @dataclass(frozen=True)
@@ -153,6 +168,7 @@ class HiroIndex:
         self._indexer: ResidualKMeansIndexer | None = None
         self._paths: dict[str, tuple[str, np.ndarray]] = {}
         self._baseline: BaselinePopularity | None = None
+        self._results: dict[tuple[str, str], tuple[str, Any]] = {}
         self._lock = threading.RLock()
 
     @property
@@ -218,6 +234,7 @@ class HiroIndex:
             self._indexer = fresh
             self._paths.clear()
             self._baseline = None
+            self._results.clear()
             return fresh
 
     def _fit_points(self, keys: list[str]) -> np.ndarray:
@@ -325,6 +342,117 @@ class HiroIndex:
             }:
                 self._baseline = BaselinePopularity.from_counts({k: self.popularity(k) for k in keys})
             return self._baseline
+
+    # -- derived results, persisted with the hierarchy --------------------------------------
+    def result_state(self, entity_id: str | int) -> str:
+        """Digest of what the entity's HIRO results depend on (changes whenever one of them may).
+
+        That is the hierarchy's fingerprint, the entity's generation, the generations of the
+        complete entities that make up the baseline, and :func:`result_code_digest`. Only
+        catalog counters are read (no paths, vectors or sentences), so checking a stored
+        result costs milliseconds.
+
+        Raises:
+            StoreError: When the entity is not indexed or no hierarchy is fitted (and ``auto_fit`` is off).
+        """
+        key = self.index.require_entity(entity_id)
+        indexer = self.indexer
+        digest = hashlib.sha1()
+        digest.update(f"{indexer.fingerprint}\x00{key}\x00{self.index.generation(key)}\x00".encode())
+        for other in self.index.entity_keys():
+            if self.index.is_complete(other):
+                digest.update(f"{other}:{self.index.generation(other)}\x01".encode())
+        digest.update(result_code_digest().encode())
+        return digest.hexdigest()[:24]
+
+    def _result_file(self, key: str, kind: str, params: dict[str, Any]) -> Path:
+        blob = json.dumps(params, sort_keys=True, default=str)
+        name = f"{kind}-{hashlib.sha1(blob.encode()).hexdigest()[:16]}.json"
+        return self.directory / "results" / collection_name(key) / name
+
+    def load_result(self, entity_id: str | int, kind: str, params: dict[str, Any]) -> Any | None:
+        """The stored ``kind`` result of the entity for ``params`` when it is current, else None.
+
+        Args:
+            entity_id: An indexed entity.
+            kind: The result's name (``"aspects"``, ``"query-free"``).
+            params: The arguments it was computed with (JSON-serialisable).
+
+        Example:
+            >>> hiro.load_result("101", "aspects", {"top_k": 10})        # doctest: +SKIP
+            [{'aspect': 'wi-fi', ...}, ...]
+        """
+        key = self.index.require_entity(entity_id)
+        state = self.result_state(key)
+        file = self._result_file(key, kind, params)
+        with self._lock:
+            cached = self._results.get((key, str(file)))
+            if cached is not None and cached[0] == state:
+                return cached[1]
+        try:
+            record = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(record, dict) or record.get("state") != state or "value" not in record:
+            return None
+        with self._lock:
+            self._results[(key, str(file))] = (state, record["value"])
+        return record["value"]
+
+    def save_result(
+        self, entity_id: str | int, kind: str, params: dict[str, Any], value: Any, *, state: str | None = None
+    ) -> bool:
+        """Persist a ``kind`` result (JSON) for :meth:`load_result`; False when the store is read-only.
+
+        Pass the :meth:`result_state` read *before* computing ``value`` as ``state``, so a
+        result computed while the store changed is never stored as current.
+        """
+        key = self.index.require_entity(entity_id)
+        state = state or self.result_state(key)
+        file = self._result_file(key, kind, params)
+        with self._lock:
+            self._results[(key, str(file))] = (state, value)
+        text = json.dumps({"state": state, "kind": kind, "params": params, "value": value}, separators=(",", ":"))
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = file.with_name(f".{file.stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+            try:
+                tmp.write_text(text, encoding="utf-8")
+                os.replace(tmp, file)
+            finally:
+                tmp.unlink(missing_ok=True)
+        except OSError:  # a read-only store: the result stays cached in this process only
+            return False
+        return True
+
+
+@lru_cache(maxsize=1)
+def result_code_digest() -> str:
+    """Digest of the package code that derived HIRO results depend on (read once per process).
+
+    The sources of :data:`_RESULT_CODE` and the names, sizes and modification times of
+    the bundled model files under them, so a stored result never outlives the code or
+    weights that computed it.
+
+    Example:
+        >>> len(result_code_digest())
+        16
+    """
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha1()
+    for part in _RESULT_CODE:
+        path = root / part
+        files = sorted(path.rglob("*")) if path.is_dir() else [path]
+        for file in files:
+            if not file.is_file() or "__pycache__" in file.parts:
+                continue
+            digest.update(str(file.relative_to(root)).encode() + b"\x00")
+            if file.suffix == ".py":
+                digest.update(file.read_bytes())
+            else:
+                stat = file.stat()
+                digest.update(f"{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()[:16]
 
 
 def _sweep_leftovers(file: Path) -> None:

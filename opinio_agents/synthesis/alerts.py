@@ -164,6 +164,10 @@ _CLAUSE_BREAK = re.compile(r"[.;:!?]|\bbut\b|\bhowever\b|\bthough\b|\balthough\b
 _WORD = re.compile(r"\S+")
 
 _COMPILED: list[tuple[CriticalCategory, list[re.Pattern[str]]]] = [(c, c.compiled()) for c in CRITICAL_CATEGORIES]
+# Every pattern in one alternation: a sentence it does not match (almost all of them) is done in one scan.
+_ANY_CRITICAL = re.compile(
+    r"\b(?:" + "|".join(f"(?:{p[2:]})" for c in CRITICAL_CATEGORIES for p in c.patterns) + ")", re.IGNORECASE
+)
 
 
 def _negated(text: str, start: int, end: int) -> bool:
@@ -179,6 +183,8 @@ def _negated(text: str, start: int, end: int) -> bool:
 
 def find_critical(text: str, categories: Sequence[CriticalCategory] | None = None) -> list[str]:
     """Names of the critical categories ``text`` reports (negated mentions excluded)."""
+    if categories is None and _ANY_CRITICAL.search(text) is None:
+        return []
     table = _COMPILED if categories is None else [(c, c.compiled()) for c in categories]
     found: list[str] = []
     for category, patterns in table:

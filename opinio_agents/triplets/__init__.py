@@ -17,16 +17,23 @@ Example:
      Triplet(aspect='room', opinion='dirty', sentiment=-1)]
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from opinio_agents.triplets.base import (
     IMPLICIT_ASPECT,
     SentenceTriplets,
     Triplet,
     TripletExtractor,
 )
-from opinio_agents.triplets.embedded import EmbeddedTripletExtractor
-from opinio_agents.triplets.factory import get_triplet_extractor
-from opinio_agents.triplets.llm import LLMTripletExtractor
-from opinio_agents.triplets.seq2seq import TransformersTripletExtractor
+
+if TYPE_CHECKING:
+    from opinio_agents.triplets.embedded import EmbeddedTripletExtractor
+    from opinio_agents.triplets.factory import get_triplet_extractor
+    from opinio_agents.triplets.llm import LLMTripletExtractor
+    from opinio_agents.triplets.seq2seq import TransformersTripletExtractor
 
 __all__ = [
     "IMPLICIT_ASPECT",
@@ -38,3 +45,24 @@ __all__ = [
     "LLMTripletExtractor",
     "get_triplet_extractor",
 ]
+
+# The extractors are imported on first use: importing a submodule such as ``triplets.aos``
+# (which synthesis needs for every highlight) must not import LangChain through ``triplets.llm``.
+_LAZY = {
+    "EmbeddedTripletExtractor": "opinio_agents.triplets.embedded",
+    "TransformersTripletExtractor": "opinio_agents.triplets.seq2seq",
+    "LLMTripletExtractor": "opinio_agents.triplets.llm",
+    "get_triplet_extractor": "opinio_agents.triplets.factory",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'opinio_agents.triplets' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,170 @@
+"""HIRO results kept with the hierarchy: aspects and query-free highlights are computed once.
+
+What is promised (:meth:`HiroIndex.load_result`, :func:`discover_aspects`, :func:`query_free_result`):
+a stored result equals the freshly computed one, a new index or façade over the same store reads it
+without computing anything, and it is recomputed after anything it depends on changes: the
+entity (re-indexed), the baseline (another entity indexed), the hierarchy (refit). A custom
+namer is never cached; a broken result file is ignored.
+
+Fast tier: the hashing encoder, so the default namer is the noun-phrase one (no model).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from opinio_agents.indexing import Indexer
+from opinio_agents.stores import SentenceStore
+from tests.fake_encoder import HashEncoder
+
+
+@pytest.fixture(scope="module")
+def data():
+    from opinio_agents.datasets import generate_dataset
+
+    return generate_dataset(4, 30, seed=23)
+
+
+@pytest.fixture(scope="module")
+def base_store(tmp_path_factory, data) -> Path:
+    """Three entities indexed once (each test works on its own copy)."""
+    from opinio_agents.api import OpinioRAG
+
+    root = tmp_path_factory.mktemp("hiro-results") / "store"
+    rag = OpinioRAG(root, encoder=HashEncoder(), verify=False)
+    rag.index(data.entities[:3], fit_hiro=False)
+    rag.close()
+    return root
+
+
+def _store(tmp_path, base_store) -> SentenceStore:
+    shutil.copytree(base_store, tmp_path / "store")
+    return SentenceStore(tmp_path / "store")
+
+
+def _no_compute(monkeypatch) -> None:
+    """Make computing aspects impossible: any call that needs clusters fails the test."""
+    import opinio_agents.hiro.aspects as aspects_module
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("aspects were computed although a current stored result exists")
+
+    monkeypatch.setattr(aspects_module, "retrieve_clusters", refuse)
+
+
+def _plain(result) -> dict:
+    dumped = result.model_dump(mode="json")
+    dumped["meta"].pop("timings")
+    return dumped
+
+
+def test_stored_aspects_equal_fresh_ones_and_a_new_index_reads_them(tmp_path, data, base_store, monkeypatch):
+    from opinio_agents.hiro import HiroIndex, discover_aspects
+
+    store = _store(tmp_path, base_store)
+    hiro = HiroIndex(store)
+    hiro.fit()
+    fresh = discover_aspects(hiro, "2", top_k=6, cache=False)
+    assert not (hiro.directory / "results").exists()  # cache=False writes nothing
+    first = discover_aspects(hiro, "2", top_k=6)
+    assert first == fresh and fresh
+    files = list((hiro.directory / "results").rglob("aspects-*.json"))
+    assert len(files) == 1
+
+    _no_compute(monkeypatch)
+    again = discover_aspects(HiroIndex(SentenceStore(store.store_dir)), "2", top_k=6)
+    assert again == fresh
+    assert [a.clusters for a in again] == [a.clusters for a in fresh]
+    assert all(isinstance(p, tuple) for a in again for c in a.clusters for p in c.subpaths)
+    with pytest.raises(AssertionError):  # other arguments are another result
+        discover_aspects(HiroIndex(SentenceStore(store.store_dir)), "2", top_k=5)
+
+
+def test_aspects_are_recomputed_after_reindex_another_entity_or_refit(tmp_path, data, base_store):
+    from opinio_agents.hiro import HiroIndex, discover_aspects
+
+    store = _store(tmp_path, base_store)
+    hiro = HiroIndex(store)
+    hiro.fit()
+    state = hiro.result_state("1")
+    discover_aspects(hiro, "1", top_k=6)
+
+    # The entity changes: its last review is dropped.
+    entity = data.entities[0]
+    Indexer(store, HashEncoder()).index_entities([entity.model_copy(update={"user_reviews": entity.user_reviews[:-3]})])
+    assert hiro.result_state("1") != state
+    assert discover_aspects(hiro, "1", top_k=6) == discover_aspects(hiro, "1", top_k=6, cache=False)
+    assert discover_aspects(hiro, "1", top_k=6)[0].total_reviews == len(entity.user_reviews) - 3
+
+    # Another entity joins the baseline.
+    state = hiro.result_state("1")
+    Indexer(store, HashEncoder()).index_entities([data.entities[3]])
+    assert hiro.result_state("1") != state
+    assert discover_aspects(hiro, "1", top_k=6) == discover_aspects(hiro, "1", top_k=6, cache=False)
+
+    # The hierarchy is refitted (another seed: other codebooks).
+    state = hiro.result_state("1")
+    HiroIndex(store, seed=5).fit()
+    refitted = HiroIndex(store)
+    assert refitted.result_state("1") != state
+    assert discover_aspects(refitted, "1", top_k=6) == discover_aspects(refitted, "1", top_k=6, cache=False)
+
+
+def test_a_custom_namer_is_never_cached_and_a_broken_file_is_ignored(tmp_path, data, base_store):
+    from opinio_agents.hiro import HiroIndex, discover_aspects
+    from opinio_agents.hiro.labels import CtfidfNamer
+
+    store = _store(tmp_path, base_store)
+    hiro = HiroIndex(store)
+    hiro.fit()
+    discover_aspects(hiro, "3", top_k=4, namer=CtfidfNamer())
+    assert not (hiro.directory / "results").exists()
+
+    expected = discover_aspects(hiro, "3", top_k=4)
+    (file,) = (hiro.directory / "results").rglob("aspects-*.json")
+    record = json.loads(file.read_text("utf-8"))
+    assert record["state"] == hiro.result_state("3") and record["kind"] == "aspects"
+    file.write_text("{not json", "utf-8")
+    assert discover_aspects(HiroIndex(store), "3", top_k=4) == expected  # recomputed, then stored again
+    assert json.loads(file.read_text("utf-8"))["state"] == hiro.result_state("3")
+
+
+def test_stored_query_free_highlights_equal_fresh_ones(tmp_path, data, base_store, monkeypatch):
+    from opinio_agents.hiro import HiroIndex
+    from opinio_agents.hiro.highlights import query_free_result
+
+    store = _store(tmp_path, base_store)
+    hiro = HiroIndex(store)
+    hiro.fit()
+    fresh = query_free_result(hiro, "1", top_k=6, cache=False)
+    stored = query_free_result(hiro, "1", top_k=6)
+    assert fresh.highlights.highlights and fresh.highlights.summary
+    assert _plain(stored.highlights) == _plain(fresh.highlights)
+    assert "hiro" in stored.highlights.meta.timings
+
+    _no_compute(monkeypatch)
+    again = query_free_result(HiroIndex(SentenceStore(store.store_dir)), "1", top_k=6)
+    assert _plain(again.highlights) == _plain(fresh.highlights)
+    assert again.layout == fresh.layout
+
+
+def test_facade_aspects_and_query_free_from_a_new_facade(tmp_path, data, base_store, monkeypatch):
+    """``OpinioRAG.precompute_hiro`` stores what ``aspects()`` and query-free highlights return by default."""
+    from opinio_agents.api import OpinioRAG
+
+    _store(tmp_path, base_store)
+    rag = OpinioRAG(tmp_path / "store", encoder=HashEncoder(), verify=False)
+    rag.fit_hiro()
+    assert rag.precompute_hiro() == ["1", "2", "3"]
+    aspects = rag.aspects("2")
+    result = rag.highlights("2", query_free=True)
+
+    _no_compute(monkeypatch)
+    cold = OpinioRAG(tmp_path / "store", encoder=HashEncoder(), verify=False)
+    assert cold.aspects("2") == aspects
+    assert _plain(cold.highlights("2", query_free=True)) == _plain(result)
+    assert _plain(cold.query_free_highlights("2")) == _plain(result)
