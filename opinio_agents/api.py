@@ -421,7 +421,7 @@ class OpinioRAG:
             query,
             self.store.sentences(info.key),
             total_reviews=info.n_reviews,
-            embeddings=self.store.embeddings(info.key),
+            embeddings=self.store.embeddings(info.key, persist=True),
             query_embedding=encoder.encode([query])[0],
             encoder=encoder,
             weighting=weighting,

@@ -226,7 +226,7 @@ class HighlightPipeline(Summarizer):
         info = self.store.entity_record(entity_id)
         key = info.key
         stored = self.store.sentences(key)
-        embeddings = self.store.embeddings(key)
+        embeddings = self.store.embeddings(key, persist=True)  # the query path: keep a matrix copy
         query_vectors = self.retrievers.encoder.encode(list(queries))
         total_reviews = info.n_reviews or None
         position = self.store.positions(key)

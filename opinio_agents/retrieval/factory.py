@@ -256,7 +256,7 @@ class RetrieverFactory:
             if not entry.dense_checked:
                 self.store.check_models(self.embedding_model)
                 entry.dense_checked = True
-        return self.store.embeddings(key)
+        return self.store.embeddings(key, persist=True)
 
     def nodes(self, entity_id: str | int) -> dict[str, TextNode]:
         """``sentence_id -> TextNode`` of an entity (shared by its retrievers; do not mutate)."""

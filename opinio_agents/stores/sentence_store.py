@@ -16,6 +16,9 @@ Layout of a store directory (default ``./.opinio``)::
                           indexer encode "Great location." once for the whole store)
     chroma/               embedded Chroma database, one collection per entity
     bm25/<collection>/    persisted BM25 index of each entity (derived from the tokens)
+    vectors/<collection>.npz  a copy of an entity's Chroma vectors as one matrix, written by the
+                          query path (``embeddings(..., persist=True)``) and stamped with the
+                          entity's generation, so a new process answers without opening Chroma
     writer.lock           held (flock) by the one process writing; see :mod:`opinio_agents.stores.lock`
 
 Surviving a kill: every write is atomic (sqlite transactions, Chroma's own
@@ -750,8 +753,13 @@ class SentenceStore:
                 entry.positions = {s.sentence.sentence_id: i for i, s in enumerate(entry.sentences)}
             return entry.positions
 
-    def embeddings(self, entity_id: str | int) -> np.ndarray:
+    def embeddings(self, entity_id: str | int, *, persist: bool = False) -> np.ndarray:
         """Stored vectors of the entity's sentences, aligned with :meth:`sentences` (cached).
+
+        A current matrix copy under ``vectors/`` (see the module docstring) is read instead of
+        Chroma when there is one; ``persist=True`` (the query path) writes that copy after a
+        read from Chroma. The copy is stamped with the entity's generation and the digest of
+        its sentence ids, so it is never used once the entity changes.
 
         Raises:
             StoreError: When some sentence has no vector (an interrupted run: index again).
@@ -762,6 +770,12 @@ class SentenceStore:
             if entry.embeddings is not None:
                 return entry.embeddings
         ids = [s.sentence.sentence_id for s in entry.sentences]
+        stamp = f"{entry.generation}:{self.content_digest(key)}"
+        copy = self._vector_copy(key, stamp, len(ids))
+        if copy is not None:
+            with self._lock:
+                entry.embeddings = copy
+            return copy
         found = self.vectors(key, ids)
         missing = [sid for sid in ids if sid not in found]
         if missing:
@@ -774,9 +788,39 @@ class SentenceStore:
         else:
             recorded = self.models().embedding
             matrix = np.zeros((0, recorded.dimension if recorded else 0), dtype=np.float32)
+        if persist and ids:
+            self._save_vector_copy(key, stamp, matrix)
         with self._lock:
             entry.embeddings = matrix
         return matrix
+
+    def _vector_file(self, key: str) -> Path:
+        return self.store_dir / "vectors" / f"{collection_name(key)}.npz"
+
+    def _vector_copy(self, key: str, stamp: str, rows: int) -> np.ndarray | None:
+        file = self._vector_file(key)
+        if not file.is_file():
+            return None
+        try:
+            with np.load(file, allow_pickle=False) as data:
+                if str(data["stamp"]) != stamp or data["vectors"].shape[0] != rows:
+                    return None
+                return np.ascontiguousarray(data["vectors"], dtype=np.float32)
+        except (OSError, KeyError, ValueError):
+            return None
+
+    def _save_vector_copy(self, key: str, stamp: str, matrix: np.ndarray) -> None:
+        file = self._vector_file(key)
+        tmp = file.with_name(f".{file.stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.npz")
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as handle:
+                np.savez(handle, vectors=matrix, stamp=np.array(stamp))
+            os.replace(tmp, file)
+        except OSError:  # a read-only store: Chroma stays the only copy
+            pass
+        finally:
+            tmp.unlink(missing_ok=True)
 
     def count_sentences(self, entity_id: str | int | None = None) -> int:
         """Number of stored sentences (of one entity, or all)."""
