@@ -12,7 +12,10 @@ min and max.
   support count still needs the query vector, which the store's query cache holds.
 * ``highlight --retriever hybrid``, query vector cached: no model load at all.
 * ``highlight --retriever hybrid``, uncached: the store's query cache is deleted before
-  each run, so the encoder is loaded and run (what every query cost before).
+  each run, so the encoder is loaded and run (what every query cost before). (The entity's
+  vector copy under ``<store>/vectors`` stays: only the query vector is missing.)
+* ``aspects`` and ``highlight --query-free`` once their results are stored with the HIRO
+  hierarchy (the warm-up round computes and stores them): no naming, no model.
 * baseline (``--baseline-src DIR``): the same uncached hybrid command run from another
   checkout of the package (e.g. ``git worktree add /tmp/old 087ee2d``), side by side.
 
@@ -84,6 +87,11 @@ def main() -> None:
         ("highlight bm25, query vector cached", [*python, *highlight, "--retriever", "bm25"], env, False),
         ("highlight hybrid, query vector cached", [*python, *highlight, "--retriever", "hybrid"], env, False),
         ("highlight hybrid, uncached (model load)", [*python, *highlight, "--retriever", "hybrid"], env, True),
+        ("aspects, stored with the hierarchy", [*python, "aspects", str(args.dataset), "-e", args.entity,
+                                                "--store", str(args.store), "--format", "json"], env, False),
+        ("highlight --query-free, stored", [*python, "highlight", str(args.dataset), "-e", args.entity,
+                                            "--query-free", "--store", str(args.store), "--quiet",
+                                            "--format", "json"], env, False),
     ]
     if args.baseline_src is not None:
         old_env = {**env, "PYTHONPATH": str(args.baseline_src.resolve())}

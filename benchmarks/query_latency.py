@@ -15,8 +15,8 @@ once into ``--work-dir`` and reused by later runs) the script measures, per quer
   LlamaIndex retriever objects embedding every query again (``OfflineSentenceEmbedding``
   over the encoder, no cache).
 
-Then, once the HIRO hierarchy exists, ``aspects()`` and query-free highlights: the first
-call of a fresh façade (hierarchy read from disk) and the warm call.
+``aspects()`` and query-free highlights are measured by ``benchmarks/hiro_latency.py`` (same
+entities, same work directory).
 
 All figures of a table come from one process, one after the other, so they can be
 compared with each other (the machine is shared and noisy); p50 and p95 over the
@@ -117,20 +117,6 @@ def measure(store: Path, key: str, repeat: int) -> dict[str, Any]:
         timings[kind] = paths
     rows["retrieval"] = {kind: {path: _ms(v) for path, v in paths.items()} for kind, paths in timings.items()}
 
-    hiro: dict[str, float] = {}
-    if rag.hiro_fitted:
-        cold = OpinioRAG(store)
-        for name, call in (
-            ("aspects", lambda rag_: rag_.aspects(key)),
-            ("query_free_highlights", lambda rag_: rag_.highlights(key, query_free=True)),
-        ):
-            started = time.perf_counter()
-            call(cold)
-            hiro[f"{name}_first"] = time.perf_counter() - started
-            started = time.perf_counter()
-            call(cold)
-            hiro[f"{name}_warm"] = time.perf_counter() - started
-    rows["hiro"] = hiro
     rows["cache"] = {"hits": encoder.stats.hits, "disk_hits": encoder.stats.disk_hits, "misses": encoder.stats.misses}
     return rows
 
@@ -174,17 +160,8 @@ def main() -> None:
             for path, (p50, p95) in paths.items():
                 speedup = base / max(p50, 1e-9)
                 print(f"| {row['sentences']:,} | {kind} | {labels[path]} | {p50:.2f} | {p95:.2f} | {speedup:.1f} |")
-    print("\n| sentences | aspects() first | aspects() warm | query-free highlights first | query-free warm |")
-    print("|---:|---:|---:|---:|---:|")
-    for row in results:
-        h = row["hiro"]
-        if h:
-            print(
-                f"| {row['sentences']:,} | {h['aspects_first']:.2f} s | {h['aspects_warm']:.2f} s "
-                f"| {h['query_free_highlights_first']:.2f} s | {h['query_free_highlights_warm']:.2f} s |"
-            )
-        else:
-            print(f"| {row['sentences']:,} | no hierarchy | | | |")
+    print("\nTargets (issue 14 item 6): hybrid, query vector cached, p50 <= 5 ms at ~10.5K sentences and <= 15 ms "
+          "at ~50K. aspects() and query-free highlights: benchmarks/hiro_latency.py.")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2), "utf-8")
 
