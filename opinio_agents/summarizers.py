@@ -11,6 +11,9 @@ guard once per query, the entity's alerts once per result, the same stream.
 * :class:`QueryFreeSummarizer` wraps HIRO's
   :func:`~opinio_agents.hiro.highlights.query_free_highlights` over a fitted
   :class:`~opinio_agents.hiro.store.HiroIndex`: the aspects are discovered, not asked.
+  Its complete result (post-processing included) is kept with the HIRO hierarchy, so a
+  later run over an unchanged store -- in any process -- reads it back instead of
+  naming, selecting, guarding and scanning again (see :meth:`QueryFreeSummarizer.stream`).
 
 Example:
     >>> from opinio_agents.synthesis.long_context import LongContextSynthesizer
@@ -23,15 +26,17 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from opinio_agents.errors import ConfigError
-from opinio_agents.models import Highlight, QueryEvidence, RunMeta
+from opinio_agents.models import Evidence, Highlight, HighlightSet, QueryEvidence, QueryFailure, RunMeta, Support
 from opinio_agents.pipeline import query_mode, resolve_queries
 from opinio_agents.synthesis.alerts import CriticalComplaintCheck
 from opinio_agents.synthesis.base import SynthesisOutcome
-from opinio_agents.synthesis.summarizer import Draft, Summarizer
+from opinio_agents.synthesis.summarizer import Draft, Summarizer, SummaryDone, SummaryEvent
 
 if TYPE_CHECKING:
     from opinio_agents.hiro.store import HiroIndex
@@ -149,6 +154,55 @@ class QueryFreeSummarizer(Summarizer):
         self.max_cited = max_cited
         self.summary_words = summary_words
 
+    def stream(self, entity_id: str | int, queries: Sequence[str] | None = None) -> Iterator[SummaryEvent]:
+        """The base class's stream, answered from the result stored with the HIRO hierarchy when current.
+
+        With the default post-processing (the standard :class:`CriticalComplaintCheck`, no
+        verifier), the run's outcomes and final result are stored under the entity's
+        :meth:`~opinio_agents.hiro.store.HiroIndex.result_state`; a later run with the same
+        settings yields the same outcomes and result (only ``meta.timings`` differ) until
+        an entity is re-indexed or added, the hierarchy is refitted or the code changes.
+        """
+        params = self._result_params() if not queries else None
+        if params is None:
+            yield from super().stream(entity_id, queries)
+            return
+        started = time.perf_counter()
+        key = self.store.require_entity(entity_id)
+        state = self.hiro.result_state(key)
+        stored = _events_from_record(self.hiro.load_result(key, "query-free-final", params))
+        if stored is not None:
+            outcomes, result = stored
+            yield from outcomes
+            elapsed = round(time.perf_counter() - started, 4)
+            result.meta.timings = {"stored": elapsed, "total": elapsed}
+            yield SummaryDone(result)
+            return
+        seen: list[SynthesisOutcome] = []
+        for event in super().stream(key, queries):
+            if isinstance(event, SummaryDone):
+                self.hiro.save_result(key, "query-free-final", params, _events_record(seen, event.result), state=state)
+            else:
+                seen.append(event)
+            yield event
+
+    def _result_params(self) -> dict[str, Any] | None:
+        """The settings a stored result must match (None when this run cannot be stored)."""
+        checks = self.checks
+        if self.verifier is not None or type(checks) is not CriticalComplaintCheck:
+            return None
+        return {
+            "top_k": self.top_k,
+            "alpha": self.alpha,
+            "split_threshold": self.split_threshold,
+            "max_cited": self.max_cited,
+            "summary_words": self.summary_words,
+            "checks": [checks.apply_guard, checks.apply_alerts, checks.min_support, checks.max_examples],
+            "trends": self.trends,
+            "weighting": {k: str(v) for k, v in dataclasses.asdict(self.weighting).items()},
+            "name": self.name,
+        }
+
     def draft(self, entity_key: str, queries: Sequence[str] | None) -> Draft:
         """Discover the entity's aspects and write their highlights."""
         from opinio_agents.hiro.highlights import query_free_result
@@ -186,3 +240,47 @@ class QueryFreeSummarizer(Summarizer):
             summary_words=self.summary_words,
             summary_layout=found.layout,
         )
+
+
+def _events_record(outcomes: Sequence[SynthesisOutcome], result: HighlightSet) -> dict[str, Any]:
+    """A query-free run as JSON: each outcome (query, evidence, support, highlights, failure) and the result."""
+    items = []
+    for outcome in outcomes:
+        item = outcome.item
+        if item.vectors is not None or item.pool is not None or item.query_vector is not None:
+            raise ConfigError("a query-free outcome carries vectors; it cannot be stored")  # never: the draft sets none
+        items.append(
+            {
+                "query": item.query,
+                "evidence": [e.model_dump(mode="json") for e in item.evidence],
+                "support": item.support.model_dump(mode="json"),
+                "entity_name": item.entity_name,
+                "highlights": [h.model_dump(mode="json") for h in outcome.highlights],
+                "failure": None if outcome.failure is None else outcome.failure.model_dump(mode="json"),
+            }
+        )
+    dumped = result.model_dump(mode="json")
+    dumped["meta"]["timings"] = {}
+    return {"outcomes": items, "result": dumped}
+
+
+def _events_from_record(record: Any) -> tuple[list[SynthesisOutcome], HighlightSet] | None:
+    if not isinstance(record, dict):
+        return None
+    try:
+        outcomes = [
+            SynthesisOutcome(
+                item=QueryEvidence(
+                    query=str(item["query"]),
+                    evidence=[Evidence.model_validate(e) for e in item["evidence"]],
+                    support=Support.model_validate(item["support"]),
+                    entity_name=str(item["entity_name"]),
+                ),
+                highlights=[Highlight.model_validate(h) for h in item["highlights"]],
+                failure=None if item["failure"] is None else QueryFailure.model_validate(item["failure"]),
+            )
+            for item in record["outcomes"]
+        ]
+        return outcomes, HighlightSet.model_validate(record["result"])
+    except (KeyError, TypeError, ValueError):  # written by another version: run again
+        return None

@@ -168,3 +168,38 @@ def test_facade_aspects_and_query_free_from_a_new_facade(tmp_path, data, base_st
     assert cold.aspects("2") == aspects
     assert _plain(cold.highlights("2", query_free=True)) == _plain(result)
     assert _plain(cold.query_free_highlights("2")) == _plain(result)
+
+
+def test_query_free_summarizer_stream_is_stored_whole(tmp_path, data, base_store, monkeypatch):
+    """The stored run yields the same outcomes and result; a verifier or custom check is never stored."""
+    from opinio_agents.hiro import HiroIndex
+    from opinio_agents.summarizers import QueryFreeSummarizer
+    from opinio_agents.synthesis.alerts import CriticalComplaintCheck
+    from opinio_agents.synthesis.summarizer import SummaryDone
+
+    store = _store(tmp_path, base_store)
+    hiro = HiroIndex(store)
+    hiro.fit()
+
+    def events(summarizer):
+        out = list(summarizer.stream("2"))
+        *outcomes, done = out
+        assert isinstance(done, SummaryDone)
+        return [(o.item.query, [e.sentence_id for e in o.item.evidence], o.item.support, o.highlights, o.failure)
+                for o in outcomes], _plain(done.result)
+
+    class Quiet(CriticalComplaintCheck):
+        pass
+
+    unstored = events(QueryFreeSummarizer(hiro, checks=Quiet()))
+    assert not list((hiro.directory / "results").rglob("query-free-final-*.json"))
+    first = events(QueryFreeSummarizer(hiro))
+    assert first == unstored and first[0]
+    assert len(list((hiro.directory / "results").rglob("query-free-final-*.json"))) == 1
+
+    def no_draft(self, entity_key, queries):
+        raise AssertionError("drafted although the whole run is stored")
+
+    monkeypatch.setattr(QueryFreeSummarizer, "draft", no_draft)
+    again = events(QueryFreeSummarizer(HiroIndex(SentenceStore(store.store_dir))))
+    assert again == first

@@ -163,6 +163,15 @@ def test_retrievers_are_cached_across_queries_and_calls(rag: OpinioRAG, monkeypa
     monkeypatch.setattr(RetrieverFactory, "_dense", counting("dense retriever", real_dense))
     monkeypatch.setattr(SentenceStore, "load_bm25", counting("bm25 index read", real_load))
     monkeypatch.setattr(SentenceStore, "vectors", counting("vectors read", real_vectors))
+    real_copy = SentenceStore._vector_copy
+
+    def copy_read(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        found = real_copy(self, *args, **kwargs)
+        if found is not None:  # the query path's matrix copy of the vectors, read instead of Chroma
+            built.append("vectors read")
+        return found
+
+    monkeypatch.setattr(SentenceStore, "_vector_copy", copy_read)
     rag.retrievers.invalidate()
     rag.store._cache.clear()
     queries = ["pool", "room", "bed", "breakfast", "staff"]
