@@ -307,14 +307,90 @@ def mann_kendall(times: Sequence[float], values: Sequence[float]) -> tuple[float
         raise ConfigError(f"{x.size} times but {y.size} values; give one time per value")
     if x.size < 3 or np.all(x == x[0]) or np.all(y == y[0]):
         return 0.0, 1.0
-    from scipy.stats import kendalltau
+    found = _kendall_tau_b(x, y)
+    if found is None:  # many distinct values: scipy's own implementation
+        from scipy.stats import kendalltau
 
-    result = kendalltau(x, y, variant="b", method="asymptotic")
-    tau = float(result.statistic)
-    p = float(result.pvalue)
+        result = kendalltau(x, y, variant="b", method="asymptotic")
+        found = float(result.statistic), float(result.pvalue)
+    tau, p = found
     if not math.isfinite(tau) or not math.isfinite(p):
         return 0.0, 1.0
     return tau, p
+
+
+#: Distinct values of the second variable up to which :func:`_kendall_tau_b` counts in numpy.
+_DENSE_VALUES = 64
+
+
+def _tie_stats(ranks: np.ndarray) -> tuple[int, int, int]:
+    cnt = np.bincount(ranks).astype("int64", copy=False)
+    cnt = cnt[cnt > 1]
+    return (
+        int((cnt * (cnt - 1) // 2).sum()),
+        int((cnt * (cnt - 1.0) * (cnt - 2)).sum()),
+        int((cnt * (cnt - 1.0) * (2 * cnt + 5)).sum()),
+    )
+
+
+def _kendall_tau_b(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
+    """``scipy.stats.kendalltau(x, y, variant="b", method="asymptotic")`` without importing scipy.stats.
+
+    The same steps and floating-point operations as SciPy (dense ranks, tie counts, the
+    tie-corrected variance, ``2 * ndtr(-|z|)``), so the result is the same to the bit; the
+    discordant pairs are counted from cumulative value counts, which needs ``y`` to take
+    few distinct values (stances take three). None when it takes more than
+    :data:`_DENSE_VALUES`.
+    """
+    size = x.size
+    perm = np.argsort(y)
+    x, y = x[perm], y[perm]
+    y = np.r_[True, y[1:] != y[:-1]].cumsum(dtype=np.intp)
+    values = int(y[-1])
+    if values > _DENSE_VALUES:
+        return None
+    perm = np.argsort(x, kind="mergesort")
+    x, y = x[perm], y[perm]
+    x = np.r_[True, x[1:] != x[:-1]].cumsum(dtype=np.intp)
+    # Discordant pairs: i before j with x_i < x_j (an earlier x group) and y_i > y_j.
+    onehot = np.zeros((size + 1, values + 2), dtype=np.int64)
+    onehot[np.arange(1, size + 1), y] = 1
+    before = onehot.cumsum(axis=0)  # before[s, v]: y == v among the first s
+    greater = before[:, ::-1].cumsum(axis=1)[:, ::-1]  # greater[s, v]: y >= v among the first s
+    starts = np.r_[0, np.flatnonzero(x[1:] != x[:-1]) + 1]
+    group_start = starts[x - 1]
+    dis = int(greater[group_start, y + 1].sum())
+
+    obs = np.r_[True, (x[1:] != x[:-1]) | (y[1:] != y[:-1]), True]
+    cnt = np.diff(np.nonzero(obs)[0]).astype("int64", copy=False)
+    ntie = int((cnt * (cnt - 1) // 2).sum())
+    xtie, x0, x1 = _tie_stats(x)
+    ytie, y0, y1 = _tie_stats(y)
+    tot = (size * (size - 1)) // 2
+    if xtie == tot or ytie == tot:
+        return math.nan, math.nan
+    con_minus_dis = tot - xtie - ytie + ntie - 2 * dis
+    tau = con_minus_dis / np.sqrt(tot - xtie) / np.sqrt(tot - ytie)
+    tau = np.minimum(1.0, max(-1.0, tau))
+    m = size * (size - 1.0)
+    var = (m * (2 * size + 5) - x1 - y1) / 18 + (2 * xtie * ytie) / m + x0 * y0 / (9 * m * (size - 2))
+    z = con_minus_dis / np.sqrt(var)
+    from scipy.special import ndtr
+
+    p = 2 * ndtr(-np.abs(z))
+    return float(tau), float(p)
+
+
+def _average_ranks(x: np.ndarray) -> np.ndarray:
+    """``scipy.stats.rankdata(x)`` (ties get their average rank), computed as SciPy does."""
+    sorter = np.argsort(x, kind="mergesort")
+    inv = np.empty(sorter.size, dtype=np.intp)
+    inv[sorter] = np.arange(sorter.size, dtype=np.intp)
+    arr = x[sorter]
+    obs = np.r_[True, arr[1:] != arr[:-1]]
+    dense = obs.cumsum()[inv]
+    count = np.r_[np.nonzero(obs)[0], len(obs)]
+    return 0.5 * (count[dense] + count[dense - 1] + 1)
 
 
 def pettitt(values: Sequence[float], candidates: Sequence[int] | None = None) -> tuple[int, float]:
@@ -335,9 +411,7 @@ def pettitt(values: Sequence[float], candidates: Sequence[int] | None = None) ->
     n = x.size
     if n < 2:
         raise ConfigError(f"Pettitt's test needs at least 2 values, got {n}")
-    from scipy.stats import rankdata
-
-    ranks = rankdata(x)
+    ranks = _average_ranks(x)
     # U_k = 2 * sum_{i<k} r_i - k (n + 1)  (the Mann-Whitney form, ties as mid-ranks)
     prefix = np.concatenate([[0.0], np.cumsum(ranks)])
     ks = np.arange(1, n) if candidates is None else np.asarray([k for k in candidates if 0 < k < n], dtype=int)
