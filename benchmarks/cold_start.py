@@ -16,8 +16,9 @@ min and max.
   vector copy under ``<store>/vectors`` stays: only the query vector is missing.)
 * ``aspects`` and ``highlight --query-free`` once their results are stored with the HIRO
   hierarchy (the warm-up round computes and stores them): no naming, no model.
-* baseline (``--baseline-src DIR``): the same uncached hybrid command run from another
-  checkout of the package (e.g. ``git worktree add /tmp/old 087ee2d``), side by side.
+* baseline (``--baseline-src DIR``): the same hybrid command, query vector cached and
+  uncached, run from another checkout of the package (e.g. ``git archive fe3c9f2 | tar -x -C
+  /tmp/old``), side by side.
 
 Usage:
     python benchmarks/cold_start.py --store /tmp/cold/store --dataset /tmp/cold/sample.json
@@ -95,8 +96,10 @@ def main() -> None:
     ]
     if args.baseline_src is not None:
         old_env = {**env, "PYTHONPATH": str(args.baseline_src.resolve())}
-        cases.append((f"baseline: hybrid from {args.baseline_src}", [*python, *highlight, "--retriever", "hybrid"],
-                      old_env, True))
+        cases.append((f"baseline {args.baseline_src.name}: hybrid, query vector cached",
+                      [*python, *highlight, "--retriever", "hybrid"], old_env, False))
+        cases.append((f"baseline {args.baseline_src.name}: hybrid, uncached",
+                      [*python, *highlight, "--retriever", "hybrid"], old_env, True))
     # Warm-up: the OS file cache, and the query cache for the "cached" cases.
     for _, argv, case_env, _ in cases:
         run_once(argv, case_env)
