@@ -34,6 +34,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -42,9 +43,15 @@ QUERY_CACHE = "query_vectors.sqlite"
 
 
 def run_once(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
-    """``(wall seconds, peak RSS MiB, exit status)`` of one child process."""
+    """``(wall seconds, peak RSS MiB, exit status)`` of one child process.
+
+    It runs in a neutral directory: ``python -m`` puts the working directory first on
+    ``sys.path``, which would shadow the ``PYTHONPATH`` of a baseline checkout.
+    """
     started = time.perf_counter()
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tempfile.gettempdir()
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -75,6 +82,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--baseline-src", type=Path, default=None, help="another checkout to run the same query from")
     args = parser.parse_args()
+    args.store, args.dataset = args.store.resolve(), args.dataset.resolve()
 
     args.store.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",

@@ -364,15 +364,13 @@ class OpinioRAG:
             >>> rag.precompute_hiro(["101"])                 # doctest: +SKIP
             ['101']
         """
-        from opinio_agents.hiro.highlights import query_free_result
-
-        hiro = self._require_hiro()
+        self._require_hiro()
         keys = [self.store.require_entity(e) for e in entity_ids] if entity_ids is not None else [
             k for k in self.store.entity_keys() if self.store.is_complete(k)
         ]
         for key in keys:
             self.aspects(key)
-            query_free_result(hiro, key, top_k=8)  # what highlights(query_free=True) drafts from
+            self.highlights(key, query_free=True)  # stores the draft, and the whole run unless verifying
         return keys
 
     def compare(

@@ -170,7 +170,7 @@ class QueryFreeSummarizer(Summarizer):
         started = time.perf_counter()
         key = self.store.require_entity(entity_id)
         state = self.hiro.result_state(key)
-        stored = _events_from_record(self.hiro.load_result(key, "query-free-final", params))
+        stored = _events_from_record(self.hiro.load_result(key, "query-free-final", params, state=state))
         if stored is not None:
             outcomes, result = stored
             yield from outcomes

@@ -330,7 +330,7 @@ def discover_aspects(
             "encoder": os.environ.get(ENCODER_ENV, "") if minilm else "",
         }
         state = hiro.result_state(key)
-        stored_result = hiro.load_result(key, "aspects", params)
+        stored_result = hiro.load_result(key, "aspects", params, state=state)
         if isinstance(stored_result, list):
             return [aspect_from_record(record) for record in stored_result]
     clusters = retrieve_clusters(hiro, key, top_k=max(8, int(round(top_k * clusters_per_aspect))), alpha=alpha)

@@ -365,7 +365,7 @@ def query_free_result(
     }
     state = hiro.result_state(key) if cache else ""
     if cache:
-        found = _result_from_record(hiro.load_result(key, "query-free", params))
+        found = _result_from_record(hiro.load_result(key, "query-free", params, state=state))
         if found is not None:
             found.highlights.meta.timings["hiro"] = round(time.perf_counter() - started, 3)
             return found

@@ -370,20 +370,23 @@ class HiroIndex:
         name = f"{kind}-{hashlib.sha1(blob.encode()).hexdigest()[:16]}.json"
         return self.directory / "results" / collection_name(key) / name
 
-    def load_result(self, entity_id: str | int, kind: str, params: dict[str, Any]) -> Any | None:
+    def load_result(
+        self, entity_id: str | int, kind: str, params: dict[str, Any], *, state: str | None = None
+    ) -> Any | None:
         """The stored ``kind`` result of the entity for ``params`` when it is current, else None.
 
         Args:
             entity_id: An indexed entity.
             kind: The result's name (``"aspects"``, ``"query-free"``).
             params: The arguments it was computed with (JSON-serialisable).
+            state: :meth:`result_state` when the caller has just read it (read here otherwise).
 
         Example:
             >>> hiro.load_result("101", "aspects", {"top_k": 10})        # doctest: +SKIP
             [{'aspect': 'wi-fi', ...}, ...]
         """
         key = self.index.require_entity(entity_id)
-        state = self.result_state(key)
+        state = state or self.result_state(key)
         file = self._result_file(key, kind, params)
         with self._lock:
             cached = self._results.get((key, str(file)))
