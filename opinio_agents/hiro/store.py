@@ -39,6 +39,7 @@ import os
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -55,6 +56,8 @@ from opinio_agents.stores.sentence_store import SentenceStore
 
 __all__ = ["HiroIndex", "SubpathCounts", "BaselinePopularity", "as_hiro_index", "result_code_digest"]
 
+#: Derived results kept in memory per index (the files keep them all).
+_MEMORY_RESULTS = 48
 #: Parts of the package whose code decides a derived result (hashed into its state).
 _RESULT_CODE = ("hiro", "triplets", "text", "synthesis", "embeddings", "models.py", "trends.py")
 
@@ -168,7 +171,7 @@ class HiroIndex:
         self._indexer: ResidualKMeansIndexer | None = None
         self._paths: dict[str, tuple[str, np.ndarray]] = {}
         self._baseline: BaselinePopularity | None = None
-        self._results: dict[tuple[str, str], tuple[str, Any]] = {}
+        self._results: OrderedDict[tuple[str, str], tuple[str, Any]] = OrderedDict()
         self._lock = threading.RLock()
 
     @property
@@ -365,6 +368,13 @@ class HiroIndex:
         digest.update(result_code_digest().encode())
         return digest.hexdigest()[:24]
 
+    def _remember(self, slot: tuple[str, str], item: tuple[str, Any]) -> None:
+        """Keep a result in memory (the :data:`_MEMORY_RESULTS` most recent ones; caller holds the lock)."""
+        self._results[slot] = item
+        self._results.move_to_end(slot)
+        while len(self._results) > _MEMORY_RESULTS:
+            self._results.popitem(last=False)
+
     def _result_file(self, key: str, kind: str, params: dict[str, Any]) -> Path:
         blob = json.dumps(params, sort_keys=True, default=str)
         name = f"{kind}-{hashlib.sha1(blob.encode()).hexdigest()[:16]}.json"
@@ -391,6 +401,7 @@ class HiroIndex:
         with self._lock:
             cached = self._results.get((key, str(file)))
             if cached is not None and cached[0] == state:
+                self._results.move_to_end((key, str(file)))
                 return cached[1]
         try:
             record = json.loads(file.read_text(encoding="utf-8"))
@@ -399,7 +410,7 @@ class HiroIndex:
         if not isinstance(record, dict) or record.get("state") != state or "value" not in record:
             return None
         with self._lock:
-            self._results[(key, str(file))] = (state, record["value"])
+            self._remember((key, str(file)), (state, record["value"]))
         return record["value"]
 
     def save_result(
@@ -414,7 +425,7 @@ class HiroIndex:
         state = state or self.result_state(key)
         file = self._result_file(key, kind, params)
         with self._lock:
-            self._results[(key, str(file))] = (state, value)
+            self._remember((key, str(file)), (state, value))
         text = json.dumps({"state": state, "kind": kind, "params": params, "value": value}, separators=(",", ":"))
         try:
             file.parent.mkdir(parents=True, exist_ok=True)
