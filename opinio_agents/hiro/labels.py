@@ -8,10 +8,12 @@ Two namers share one interface (:class:`ClusterNamer`):
   "front desk staff" also counts as "desk staff" and "staff"), the aspect
   spans the triplet extractor finds (opinion targets, on a sample of each
   cluster's sentences), and attribute nouns for attribute adjectives
-  (:data:`ATTRIBUTE_NOUNS`: "spotless" -> "cleanliness"). A head is scored by
-  the share of the cluster's sentences that use it, times a mild idf
-  (``log(1 + N / df) ** IDF_POWER``: prevalence first, so "beach" beats
-  "seaweed"), boosted when the extractor saw it as an opinion target. Heads
+  (:data:`ATTRIBUTE_NOUNS`: "spotless" -> "cleanliness"; read with :data:`SYNONYMS`
+  from the data file ``hiro/resources/aspect_lexicon.json``). A head is scored by
+  the share of the cluster's sentences that use it (prevalence: "beach" beats
+  "seaweed"; an idf factor ``log(1 + N / df) ** IDF_POWER`` is off by default, since
+  on SPACE dev the general head, "location" or "cleanliness", names an aspect better
+  than a specific one), boosted when the extractor saw it as an opinion target. Heads
   whose display phrases are near-synonyms (sentence-embedding cosine >=
   ``merge_threshold``, or a :data:`SYNONYMS` entry: wifi / wi-fi / internet)
   are merged and their coverage pooled; the name is the group's most used
@@ -19,7 +21,12 @@ Two namers share one interface (:class:`ClusterNamer`):
   the head's uses ("front desk" rather than "desk"). Proper nouns (words capitalized
   in most of their mid-sentence uses across the entity: the hotel's own name, a chain,
   a city) name a cluster only when no common noun does, and a cluster named by proper
-  nouns alone gets no name. :meth:`PhraseNamer.name_aspects` also returns a cluster's
+  nouns alone gets no name. A cluster whose best name repeats a better-ranked cluster's
+  name takes instead a runner-up attribute noun that covers :data:`SECONDARY_COVERAGE`
+  of it and names no other cluster (a second "room" cluster whose sentences say "clean"
+  becomes "cleanliness" rather than joining the first). Opinion targets are extracted
+  once per call for every cluster's sample together, and cached per sentence text.
+  :meth:`PhraseNamer.name_aspects` also returns a cluster's
   second aspects: runner-up names covering :data:`SECONDARY_COVERAGE` of it that name
   another aspect ("cleanliness" inside a "room" cluster), with the sentences using them.
   Aspect discovery does not add them to its ranking (on the synthetic entities they
@@ -50,6 +57,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from opinio_agents.errors import ConfigError
@@ -66,6 +74,7 @@ __all__ = [
     "noun_phrases",
     "ATTRIBUTE_NOUNS",
     "SYNONYMS",
+    "load_lexicon",
 ]
 
 #: A label must occur in at least this share of the cluster's sentences.
@@ -213,30 +222,50 @@ __all__.append("term_frequencies")
 # ---------------------------------------------------------------------------------------------------------------
 # Noun-phrase names
 
-#: Attribute adjectives and the noun that names what they describe ("The room was spotless" is about cleanliness).
-ATTRIBUTE_NOUNS: dict[str, str] = {
-    **dict.fromkeys(
-        "clean cleaner cleanest spotless immaculate dirty dirtier filthy tidy untidy dusty grimy unclean".split(),
-        "cleanliness",
-    ),
-    **dict.fromkeys("quiet quieter noisy noisier loud louder".split(), "noise"),
-    **dict.fromkeys("expensive pricey overpriced cheap cheaper affordable inexpensive".split(), "price"),
-    **dict.fromkeys("spacious cramped roomy".split(), "room size"),
-    **dict.fromkeys("located".split(), "location"),
-    **dict.fromkeys("comfortable uncomfortable comfy".split(), "comfort"),
-}
+#: The aspect-name lexicon (package data: ``hiro/resources/aspect_lexicon.json``).
+LEXICON_PATH = Path(__file__).resolve().parent / "resources" / "aspect_lexicon.json"
 
+
+def load_lexicon(path: str | Path = LEXICON_PATH) -> tuple[dict[str, str], tuple[frozenset[str], ...]]:
+    """Read an aspect-name lexicon: ``(attribute word -> noun, synonym sets)``.
+
+    The file is JSON with ``attribute_nouns`` (``{noun: [attribute words]}``, e.g.
+    ``"cleanliness": ["clean", "spotless"]``) and ``synonyms`` (lists of surface forms).
+
+    Example:
+        >>> nouns, synonyms = load_lexicon()
+        >>> nouns["spotless"], any("wi-fi" in group for group in synonyms)
+        ('cleanliness', True)
+
+    Raises:
+        ConfigError: When the file is missing or malformed.
+    """
+    import json
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        nouns = {
+            str(word).lower(): str(noun).lower()
+            for noun, words in data["attribute_nouns"].items()
+            for word in words
+        }
+        synonyms = tuple(frozenset(str(w).lower() for w in group) for group in data["synonyms"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ConfigError(
+            f"aspect lexicon {str(path)!r} is unreadable ({exc}); it needs 'attribute_nouns' "
+            "({noun: [words]}) and 'synonyms' ([[forms]])"
+        ) from exc
+    return nouns, synonyms
+
+
+_LEXICON = load_lexicon()
+#: Attribute adjectives and the noun that names what they describe ("The room was spotless" is about cleanliness).
+ATTRIBUTE_NOUNS: dict[str, str] = _LEXICON[0]
 #: Synonym sets the sentence encoder scores too low to merge (lower-case surface forms).
-SYNONYMS: tuple[frozenset[str], ...] = (
-    frozenset({"wifi", "wi-fi", "wi fi", "internet", "internet access", "internet connection", "wireless"}),
-    frozenset({"elevator", "elevators", "lift", "lifts"}),
-    frozenset({"coffee maker", "coffeemaker", "coffee machine", "kettle", "nespresso machine"}),
-    frozenset({"front desk", "reception", "front desk staff", "reception staff", "receptionist", "receptionists"}),
-    frozenset({"a/c", "air conditioning", "air conditioner", "aircon", "air con"}),
-)
+SYNONYMS: tuple[frozenset[str], ...] = _LEXICON[1]
 
 #: Exponent of the idf factor of a head's score (0: prevalence only; 1: c-TF-IDF).
-IDF_POWER = 0.5
+IDF_POWER = 0.0
 #: Score boost per unit share of a head's uses that the triplet extractor saw as an opinion target.
 TARGET_BOOST = 0.5
 #: Nouns that name no aspect, on top of :data:`~opinio_agents.hiro.lexical.GENERIC_TOKENS` (App. D tokens).
@@ -249,6 +278,11 @@ _VERB_CONTEXT = frozenset(
     """will would can could should must might may shall won't wouldn't can't cannot couldn't shouldn't
     don't didn't doesn't never""".split()
 )
+#: Words before "to" after which a word with a verb reading is an infinitive ("had to stand", "easy to find").
+_INFINITIVE_CONTEXT = frozenset(
+    """have has had having need needs needed want wants wanted able unable easy easier hard harder difficult
+    going tried try trying decided managed forced wanted""".split()
+)
 #: A name whose words are capitalized in at least this share of their mid-sentence uses is a proper
 #: noun (a hotel, chain or city name: "Vintage Park", "Hilton", "Vancouver"), not an aspect.
 PROPER_SHARE = 0.6
@@ -258,6 +292,11 @@ PROPER_FACTOR = 0.4
 #: aspect, is a second aspect of the cluster (in a "room" cluster, the third of its sentences that
 #: say "clean" or "spotless" make a "cleanliness" aspect).
 SECONDARY_COVERAGE = 0.3
+#: Sentence texts whose opinion targets a :class:`PhraseNamer` keeps (cleared when full).
+TARGET_CACHE_SIZE = 200_000
+#: Whether :meth:`PhraseNamer.name` lets a cluster that repeats a better-ranked cluster's name take
+#: the attribute it is about (see ``PhraseNamer._diversify``).
+DIVERSIFY = True
 _DETERMINERS = frozenset("a an the this that these those my our your his her their its some any no".split())
 
 
@@ -340,21 +379,28 @@ def noun_phrases(text: str, *, max_words: int = 3) -> list[tuple[tuple[str, ...]
             out.append((tuple(t for t, _ in tail), " ".join(w for _, w in tail)))
         run.clear()
 
-    previous = context = ""
-    for word in _WORD.findall(text):
+    words = _WORD.findall(text)
+    previous = context = before = ""
+    for position, word in enumerate(words):
         lower = word.lower()
         token = _chunk_word(lower)
-        if token is not None and previous in _SUBJECTS and _verb_reading(lower):
-            token = None  # "we felt", "it makes": a verb after a subject pronoun
-        elif token is not None and context in _VERB_CONTEXT and _verb_reading(lower):
-            token = None  # "would (definitely) repeat", "can't sleep": a verb after a modal or a negation
+        following = words[position + 1].lower() if position + 1 < len(words) else ""
+        if token is not None and _verb_reading(lower):
+            if previous in _SUBJECTS:
+                token = None  # "we felt", "it makes": a verb after a subject pronoun
+            elif context in _VERB_CONTEXT:
+                token = None  # "would (definitely) repeat", "can't sleep": a verb after a modal or a negation
+            elif following == "not":
+                token = None  # "the bathroom does not", "need not"
+            elif previous == "to" and before in _INFINITIVE_CONTEXT:
+                token = None  # "had to stand", "easy to find": an infinitive
         if not lower.endswith("ly"):
             context = lower
         if token is None:
             flush()
         else:
             run.append((token, lower))
-        previous = lower
+        before, previous = previous, lower
     flush()
     return out
 
@@ -458,7 +504,7 @@ class PhraseNamer(ClusterNamer):
         merge_threshold: float = 0.8,
         join_threshold: float = 0.8,
         min_coverage: float = 0.2,
-        max_target_sentences: int = 16,
+        max_target_sentences: int = 8,
     ) -> None:
         if not 0.0 < min_coverage <= 1.0:
             raise ConfigError(f"min_coverage={min_coverage!r} must be in (0, 1]")
@@ -537,18 +583,30 @@ class PhraseNamer(ClusterNamer):
         return _Phrases(keys, freq, surfaces, capitalized, mid_uses)
 
     def _opinion_targets(self, texts: Sequence[str]) -> list[set[tuple[str, ...]]]:
+        """Opinion-target keys of each text (cached per text; the cache is bounded)."""
         extractor = self._get_extractor()
         if extractor is None:
             return [set() for _ in texts]
-        todo = [t for t in dict.fromkeys(texts) if t not in self._targets]
+        cache = self._targets
+        known = {t: cache.get(t) for t in dict.fromkeys(texts)}
+        todo = [t for t, found in known.items() if found is None]
         if todo:
+            if len(cache) + len(todo) > TARGET_CACHE_SIZE:
+                cache.clear()  # a long-running service names many entities: keep memory flat
             for text, triplets in zip(todo, extractor.extract(todo), strict=True):
                 found: set[tuple[str, ...]] = set()
                 for triplet in triplets:
                     if triplet.aspect:
                         found.update(k for k, _ in noun_phrases(triplet.aspect))
-                self._targets[text] = found
-        return [self._targets[t] for t in texts]
+                known[text] = cache[text] = found
+        return [known[t] or set() for t in texts]
+
+    def _prefetch_targets(self, clusters: Sequence[Sequence[int]], texts: Sequence[str]) -> None:
+        """Run the extractor once over every cluster's sample (one batched call, each text once)."""
+        if self._get_extractor() is None or not self.max_target_sentences:
+            return
+        wanted = [texts[i] for c in clusters for i in self._sample(list(c), self.max_target_sentences)]
+        self._opinion_targets(wanted)
 
     @staticmethod
     def _sample(indices: Sequence[int], k: int) -> list[int]:
@@ -638,6 +696,38 @@ class PhraseNamer(ClusterNamer):
         found.sort(key=lambda item: -item[0].weight)
         return found
 
+    def _diversify(
+        self, found: list[list[tuple[AspectLabel, list[int]]]]
+    ) -> list[list[tuple[AspectLabel, list[int]]]]:
+        """Give a cluster whose name repeats a better-ranked cluster's name the attribute it is about.
+
+        ``found`` holds each cluster's candidates (best first), clusters in rank order. When a
+        cluster's best name is :meth:`same_aspect` as an earlier cluster's, and one of its runner-up
+        names is an attribute noun (:data:`ATTRIBUTE_NOUNS`: "cleanliness", "noise") that covers
+        :data:`SECONDARY_COVERAGE` of it and names no other cluster, that attribute moves first: a
+        second "room" cluster whose sentences mostly say "clean" or "dirty" becomes "cleanliness"
+        instead of joining the first one.
+        """
+        if not DIVERSIFY:
+            return found
+        attributes = set(ATTRIBUTE_NOUNS.values())
+        out = [list(names) for names in found]
+        for i, names in enumerate(out):
+            if not names or not any(
+                out[j] and self.same_aspect(out[j][0][0], names[0][0]) for j in range(i)
+            ):
+                continue
+            chosen = [other[0][0] for j, other in enumerate(out) if other and j != i]
+            for k, (label, _) in enumerate(names[1:], start=1):
+                if (
+                    label.text in attributes
+                    and label.coverage >= SECONDARY_COVERAGE
+                    and not any(self.same_aspect(label, other) for other in chosen)
+                ):
+                    out[i] = [names[k], *names[:k], *names[k + 1 :]]
+                    break
+        return out
+
     @staticmethod
     def _surface_of(key: tuple[str, ...], table: _Phrases) -> str:
         forms = table.surfaces.get(key)
@@ -650,7 +740,9 @@ class PhraseNamer(ClusterNamer):
         del tokens  # phrases are chunked from the text itself
         texts = list(texts)  # passed down, never kept on the namer: one namer serves every thread at once
         table = self._phrases(texts)
-        return [self._label(list(c), table, texts) if len(c) else None for c in clusters]
+        self._prefetch_targets(clusters, texts)
+        found = [self._candidates(list(c), table, texts) if len(c) else [] for c in clusters]
+        return [names[0][0] if names else None for names in self._diversify(found)]
 
     def name_aspects(
         self, clusters: Sequence[Sequence[int]], tokens: Sequence[Sequence[str]], texts: Sequence[str]
@@ -664,9 +756,10 @@ class PhraseNamer(ClusterNamer):
         del tokens  # phrases are chunked from the text itself
         texts = list(texts)  # passed down, never kept on the namer: one namer serves every thread at once
         table = self._phrases(texts)
+        self._prefetch_targets(clusters, texts)
         out: list[list[tuple[AspectLabel, list[int]]]] = []
-        for cluster in clusters:
-            found = self._candidates(list(cluster), table, texts) if len(cluster) else []
+        every = self._diversify([self._candidates(list(c), table, texts) if len(c) else [] for c in clusters])
+        for cluster, found in zip(clusters, every, strict=True):
             if not found:
                 out.append([])
                 continue

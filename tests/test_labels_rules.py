@@ -1,0 +1,118 @@
+"""Rules of the noun-phrase cluster namer (``opinio_agents.hiro.labels``) on tiny inline fixtures.
+
+No model is loaded: the namer runs without an encoder, or with a fake extractor that records its calls.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from opinio_agents.errors import ConfigError
+
+
+class CountingExtractor:
+    """Fake triplet extractor: the listed words are opinion targets; records every call."""
+
+    def __init__(self, targets):
+        self.targets = targets
+        self.calls: list[list[str]] = []
+
+    def extract(self, sentences):
+        from opinio_agents.triplets.base import Triplet
+
+        self.calls.append(list(sentences))
+        return [
+            [Triplet(aspect=t, opinion="good", sentiment=1) for t in self.targets if t in s.lower()]
+            for s in sentences
+        ]
+
+
+def _namer(**kwargs):
+    from opinio_agents.hiro.labels import PhraseNamer
+
+    kwargs.setdefault("extractor", None)
+    kwargs.setdefault("encoder", None)
+    return PhraseNamer(**kwargs)
+
+
+def _tokens(texts):
+    from opinio_agents.text.preprocess import tokenize_for_bm25
+
+    return [tokenize_for_bm25(t) for t in texts]
+
+
+def test_lexicon_file_loads_and_bad_files_fail_with_the_expected_shape(tmp_path):
+    from opinio_agents.hiro.labels import ATTRIBUTE_NOUNS, SYNONYMS, load_lexicon
+
+    assert ATTRIBUTE_NOUNS["spotless"] == "cleanliness" and ATTRIBUTE_NOUNS["noisy"] == "noise"
+    assert any({"wifi", "internet"} <= group for group in SYNONYMS)
+    path = tmp_path / "lexicon.json"
+    path.write_text(json.dumps({"attribute_nouns": {"Price": ["Pricey"]}, "synonyms": [["tv", "television"]]}))
+    nouns, synonyms = load_lexicon(path)
+    assert nouns == {"pricey": "price"} and synonyms == (frozenset({"tv", "television"}),)
+    path.write_text(json.dumps({"synonyms": []}))
+    with pytest.raises(ConfigError, match="attribute_nouns"):
+        load_lexicon(path)
+    with pytest.raises(ConfigError, match="unreadable"):
+        load_lexicon(tmp_path / "missing.json")
+
+
+def test_verbs_before_not_and_infinitives_are_not_noun_phrases():
+    from opinio_agents.hiro.labels import noun_phrases
+
+    def surfaces(text):
+        return [s for _, s in noun_phrases(text)]
+
+    assert surfaces("The bathroom does not have a tub.") == ["bathroom", "tub"]
+    assert surfaces("It was easy to find the hotel.") == []
+    assert surfaces("We had to stand in line.") == ["line"]
+    # "to" alone does not make a verb: places after "close to" stay nouns.
+    assert surfaces("Close to the beach and shops.") == ["beach", "shops"]
+    assert surfaces("We went down to breakfast.") == ["breakfast"]
+
+
+def test_a_repeated_name_gives_way_to_the_attribute_the_cluster_is_about():
+    texts = [
+        "Our room was lovely.", "The room was big.", "Nice room with a view.", "The room was quiet.",
+        "The room was spotless.", "Room very clean.", "Clean room, clean sheets.", "The room smelled.",
+        "Breakfast was good.",
+    ]
+    clusters = [[0, 1, 2, 3], [4, 5, 6, 7]]
+    labels = _namer().name(clusters, _tokens(texts), texts)
+    assert labels[0].text == "room"
+    assert labels[1].text == "cleanliness" and labels[1].coverage == 0.75
+    # name_aspects agrees with name on each cluster's first name.
+    aspects = _namer().name_aspects(clusters, _tokens(texts), texts)
+    assert [names[0][0].text for names in aspects] == ["room", "cleanliness"]
+    # Alone, the clean-room cluster keeps the object's name (no other cluster is called "room").
+    assert _namer().name([[4, 5, 6, 7]], _tokens(texts), texts)[0].text == "room"
+    # A runner-up that is no attribute noun does not move: the second cluster joins the first.
+    texts2 = texts[:4] + ["The room bed was soft.", "Room and bed fine.", "The bed in the room.", "Room bed ok."]
+    labels = _namer().name(clusters, _tokens(texts2), texts2)
+    assert labels[1].text in {"room", "room bed"}
+
+
+def test_diversify_can_be_switched_off(monkeypatch):
+    import opinio_agents.hiro.labels as labels_module
+
+    texts = ["The room was nice.", "Big room.", "Spotless room.", "Clean room.", "Room ok."]
+    monkeypatch.setattr(labels_module, "DIVERSIFY", False)
+    labels = _namer().name([[0, 1], [2, 3, 4]], _tokens(texts), texts)
+    assert [label.text for label in labels] == ["room", "room"]
+
+
+def test_opinion_targets_are_extracted_in_one_batch_each_text_once():
+    texts = [
+        "The terrace view was superb.", "Terrace view stunning.", "Great view, tiny terrace.",
+        "The pool was cold.", "Pool too small.", "The pool bar.",
+    ]
+    extractor = CountingExtractor(["terrace", "pool"])
+    namer = _namer(extractor=extractor, max_target_sentences=8)
+    labels = namer.name([[0, 1, 2], [3, 4, 5], [0, 1]], _tokens(texts), texts)
+    assert labels[1].text.endswith("pool")
+    assert len(extractor.calls) == 1 and sorted(extractor.calls[0]) == sorted(texts)
+    # A second call over the same sentences reads the cache.
+    namer.name([[3, 4, 5]], _tokens(texts), texts)
+    assert len(extractor.calls) == 1
