@@ -187,7 +187,12 @@ def test_openapi_and_docs(client: TestClient) -> None:
                   "/entities/{entity_id}/search", "/entities/{entity_id}/reviews/{review_id}",
                   "/entities/{entity_id}/chat", "/index", "/jobs/{job_id}"):
         assert route in paths, route
-    assert client.get("/docs").status_code == 200
+    docs = client.get("/docs")
+    assert docs.status_code == 200
+    assert "cdn" not in docs.text.lower() and "https://" not in docs.text  # Swagger UI works offline
+    assert "docs-assets/swagger-ui-bundle.js" in docs.text and "/openapi.json" in docs.text
+    script = client.get("/docs-assets/swagger-ui-bundle.js")
+    assert script.status_code == 200 and "SwaggerUIBundle" in script.text
 
 
 def test_page_served_or_not_installed_note(rag: OpinioRAG, tmp_path: Path) -> None:

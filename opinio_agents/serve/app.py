@@ -60,6 +60,11 @@ _NO_UI = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>op
 see <a href="docs">/docs</a> for the OpenAPI schema and <a href="entities">/entities</a>.</p></body></html>
 """
 
+_NO_DOCS = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>opinio serve API</title></head>
+<body><h1>opinio serve API</h1><p>The interactive docs need Swagger UI's files, which come with
+<code>pip install "opinio_agents[serve]"</code> (the <code>swagger-ui-bundle</code> package).
+The OpenAPI schema is at <a href="{schema}">{schema}</a>.</p></body></html>
+"""
 
 # ----------------------------------------------------------------------------- request / response models
 class ChatMessage(BaseModel):
@@ -349,6 +354,8 @@ def create_app(
             "HIRO aspects and cited chat. Review text in every response is untrusted data."
         ),
         responses=_ERRORS,
+        docs_url=None,  # served below from local files: FastAPI's default loads Swagger UI from a CDN
+        redoc_url=None,
     )
     app.state.rag = rag
     app.state.jobs = jobs
@@ -760,7 +767,46 @@ def create_app(
 
         app.mount("/static", StaticFiles(directory=static), name="static")
 
+    _add_docs(app)
     return app
+
+
+def _add_docs(app: "FastAPI") -> None:
+    """``/docs``: Swagger UI from the ``swagger-ui-bundle`` wheel's files, so it works offline.
+
+    Without that package (it comes with the ``serve`` extra) the route answers a short page
+    that points at ``/openapi.json`` and says what to install.
+    """
+    from fastapi import Request
+    from fastapi.responses import HTMLResponse
+
+    try:
+        import swagger_ui_bundle
+    except ImportError:
+        assets = None
+    else:
+        assets = Path(swagger_ui_bundle.swagger_ui_path)
+        if not (assets / "swagger-ui-bundle.js").is_file():
+            assets = None
+    if assets is not None:
+        from fastapi.staticfiles import StaticFiles
+
+        app.mount("/docs-assets", StaticFiles(directory=assets), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    def docs(request: Request) -> Any:
+        root = str(request.scope.get("root_path", "")).rstrip("/")
+        if assets is None:
+            return HTMLResponse(_NO_DOCS.format(schema=f"{root}{app.openapi_url}"))
+        from fastapi.openapi.docs import get_swagger_ui_html
+
+        return get_swagger_ui_html(
+            openapi_url=f"{root}{app.openapi_url}",
+            title=f"{app.title} - API",
+            swagger_js_url=f"{root}/docs-assets/swagger-ui-bundle.js",
+            swagger_css_url=f"{root}/docs-assets/swagger-ui.css",
+            swagger_favicon_url=f"{root}/docs-assets/favicon-32x32.png",
+        )
 
 
 def _event_stream_class() -> Any:

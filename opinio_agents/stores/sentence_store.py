@@ -373,7 +373,9 @@ class SentenceStore:
             if self.chroma_host:  # set when the client was made, recorded server included
                 self._client = client
                 return False
-        client.close()
+        close = getattr(client, "close", None)  # Client.close (chromadb >= 1.1), not on the ClientAPI type
+        if callable(close):
+            close()
         return True
 
     def close(self) -> None:
