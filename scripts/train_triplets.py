@@ -59,6 +59,10 @@ def main() -> None:
     parser.add_argument("--encoder-lr", type=float, default=5e-5, help="peak lr of the fine-tuned layers")
     parser.add_argument("--hidden", type=int, default=256, help="head width")
     parser.add_argument(
+        "--refit", action="store_true",
+        help="after calibrating on the held-out slice, retrain on all train sentences (needs --epoch-selection last)",
+    )
+    parser.add_argument(
         "--epoch-selection", choices=("best", "last"), default="best",
         help="keep the best epoch on the held-out slice, or the last one",
     )
@@ -81,6 +85,7 @@ def main() -> None:
         holdout_fraction=args.holdout,
         extra_span_threshold=args.extra_span_threshold,
         epoch_selection=args.epoch_selection,
+        refit=args.refit,
         finetune_layers=args.finetune_layers,
         encoder_lr=args.encoder_lr,
         head=HeadConfig(
@@ -93,7 +98,7 @@ def main() -> None:
     n_params = sum(p.numel() for h in heads for p in h.parameters())
     report["n_parameters"] = n_params
     print(json.dumps(
-        {k: v for k, v in report.items() if k not in ("history", "train", "encoder_top", "members")},
+        {k: v for k, v in report.items() if k not in ("history", "train", "encoder_top", "members", "before_refit")},
         indent=2,
     ))
     if not args.dry_run:

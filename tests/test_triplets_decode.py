@@ -161,3 +161,20 @@ def test_ensemble_save_and_load_round_trip(tmp_path):
     save_head(heads[0], {}, single)
     assert not (single / "head-1.safetensors").exists()
     assert json.loads((single / "config.json").read_text())["members"] == ["head.safetensors"]
+
+
+def test_extra_layers_widen_the_head_input_and_refit_needs_the_last_epoch(tmp_path):
+    from opinio_agents.triplets.training import TrainConfig, train_ensemble
+
+    head = _tiny_head(extra_layers=(0,))
+    assert head.proj.in_features == 16
+    states = head.encode(torch.randn(1, 3, 16), torch.ones(1, 3, dtype=torch.bool))
+    assert states.shape == (1, 3, 16)
+    again = HeadConfig.from_dict(json.loads(json.dumps(head.config.to_dict())))
+    assert again.extra_layers == (0,) and HeadConfig.from_dict({}).extra_layers == ()
+    with pytest.raises(ConfigError, match="last"):
+        train_ensemble(tmp_path, TrainConfig(refit=True), [1])
+    with pytest.raises(ConfigError, match="epoch_selection"):
+        train_ensemble(tmp_path, TrainConfig(epoch_selection="middle"), [1])
+    with pytest.raises(ConfigError, match="at least one seed"):
+        train_ensemble(tmp_path, TrainConfig(), [])

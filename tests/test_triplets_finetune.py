@@ -90,3 +90,18 @@ def test_tuned_encoder_carries_the_trained_layers(tiny_encoder, tmp_path: Path):
         tuned_encoder(tiny_encoder, tmp_path / "top.safetensors", (0,))
     with pytest.raises(ConfigError, match="not found"):
         tuned_encoder(tiny_encoder, tmp_path / "missing.safetensors", (1,))
+
+
+def test_encode_words_extra_layers_concatenate_a_second_group(tiny_encoder):
+    import torch
+
+    from opinio_agents.triplets.features import encode_words
+
+    top = encode_words(tiny_encoder, SENTENCES, layers=(1, 2))
+    low = encode_words(tiny_encoder, SENTENCES, layers=(0,))
+    both = encode_words(tiny_encoder, SENTENCES, layers=(1, 2), extra_layers=(0,))
+    for t, lo, b in zip(top, low, both, strict=True):
+        assert b.shape == (t.shape[0], 32)
+        assert torch.allclose(b, torch.cat([t, lo], dim=-1), atol=1e-6)
+    with pytest.raises(ConfigError, match="layers must be"):
+        encode_words(tiny_encoder, SENTENCES, extra_layers=(7,))

@@ -107,6 +107,9 @@ class TrainConfig:
     #: ``"last"``: keep the final epoch (the one-cycle schedule ends annealed; a small
     #: held-out slice makes the best epoch a noisy choice).
     epoch_selection: str = "best"
+    #: After calibrating on the held-out slice, train the same seeds again on all train
+    #: sentences (slice included) and keep the calibrated decoding (needs ``"last"``).
+    refit: bool = False
     #: Top transformer layers of the encoder trained with the head (0 = frozen encoder).
     finetune_layers: int = 0
     #: Peak learning rate of the fine-tuned encoder layers.
@@ -700,6 +703,8 @@ def train_ensemble(
         raise ConfigError(f"epoch_selection must be 'best' or 'last', got {config.epoch_selection!r}")
     if not seeds:
         raise ConfigError("give at least one seed")
+    if config.refit and config.epoch_selection != "last":
+        raise ConfigError("refit keeps the last epoch: use epoch_selection='last'")
     if config.finetune_layers and len(seeds) > 1:
         raise ConfigError("fine-tuned encoder layers cannot be ensembled; use one seed")
     torch.set_num_threads(config.threads)
@@ -721,6 +726,32 @@ def train_ensemble(
                         "history": history})
         log(f"seed {seed}: best epoch {best_epoch} (selection F1 {best_f1:.4f})")
     report = _finish(heads, data, config, top, log)
+    if config.refit and data.held_ex:
+        # Same seeds and schedule on every train sentence (held-out slice included), last
+        # epoch kept; the decoding settings calibrated above stay in the shared head config.
+        report["before_refit"] = {k: report[k] for k in ("calibration", "dev_all", "dev")}
+        full = _Data(
+            train_ex=data.train_ex + data.held_ex,
+            train_feats=data.train_feats + data.held_feats,
+            held_ex=[],
+            held_feats=[],
+            dev=data.dev,
+            n_removed=data.n_removed,
+        )
+        heads = []
+        for seed, member in zip(seeds, members, strict=True):
+            member_config = TrainConfig(**(asdict(config) | {"seed": seed, "head": config.head}))
+            top = _make_top(encoder, member_config)
+            head, _, _, history = _fit(full, member_config, top, log, started)
+            heads.append(head)
+            member["refit_history"] = history
+            log(f"seed {seed}: refit on {len(full.train_ex)} sentences")
+        calibration = report["calibration"]
+        refit_config = TrainConfig(**(asdict(config) | {"calibrate": False, "head": config.head}))
+        report |= _finish(heads, data, refit_config, top, log)
+        report["calibration"] = calibration
+        report["train_sentences"] = len(full.train_ex)
+        report["refit"] = True
     report["members"] = members
     report["best_epoch"] = members[0]["best_epoch"]
     report["history"] = members[0]["history"]
