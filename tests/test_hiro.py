@@ -611,3 +611,18 @@ def test_phrase_namer_second_aspect_of_a_cluster():
     assert names[0][1] == list(range(8))
     assert names[1][1] == [0, 1, 5, 7]  # the sentences that say clean / spotless / dirty
     assert names[1][0].coverage == 0.5
+
+
+@pytest.mark.parametrize("n,k", [(500, 7), (2000, 40)])
+def test_cluster_sums_equal_add_at_bit_for_bit(n: int, k: int) -> None:
+    from opinio_agents.hiro.kmeans import cluster_sums
+
+    rng = np.random.default_rng(n)
+    points = rng.standard_normal((n, 16)).astype(np.float32)
+    labels = rng.integers(0, k, n)
+    labels[labels == 3] = 5  # an empty cluster
+    expected = np.zeros((k, 16), dtype=np.float64)
+    np.add.at(expected, labels, points)
+    sums, sizes = cluster_sums(points, labels, k)
+    assert np.array_equal(sums, expected) and sizes[3] == 0
+    assert sizes.tolist() == np.bincount(labels, minlength=k).tolist()

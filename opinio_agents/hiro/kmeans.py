@@ -20,7 +20,7 @@ import numpy as np
 
 from opinio_agents.errors import ConfigError
 
-__all__ = ["KMeansResult", "kmeans", "assign"]
+__all__ = ["KMeansResult", "kmeans", "assign", "cluster_sums"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,28 @@ def _kmeans_pp(points: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarr
             centres[i] = points[best]
             closest = best_d
     return centres
+
+
+def cluster_sums(points: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-cluster float64 sums of ``points`` and the cluster sizes.
+
+    Bit-for-bit what ``np.add.at(sums, labels, points)`` gives (a stable sort keeps each
+    cluster's points in their order, and ``reduceat`` adds them in that order), at a
+    fraction of its cost (``ufunc.at`` dominated the HIRO fit).
+
+    Example:
+        >>> sums, sizes = cluster_sums(np.array([[1.0], [2.0], [4.0]]), np.array([1, 0, 1]), 3)
+        >>> sums.ravel().tolist(), sizes.tolist()
+        ([2.0, 5.0, 0.0], [1, 2, 0])
+    """
+    sizes = np.bincount(labels, minlength=k)
+    sums = np.zeros((k, points.shape[1]), dtype=np.float64)
+    nonempty = np.flatnonzero(sizes)
+    if len(nonempty):
+        order = np.argsort(labels, kind="stable")
+        starts = (np.cumsum(sizes) - sizes)[nonempty]
+        sums[nonempty] = np.add.reduceat(points[order], starts, axis=0, dtype=np.float64)
+    return sums, sizes
 
 
 def kmeans(
@@ -122,9 +144,7 @@ def kmeans(
     else:
         for iterations in range(1, max_iter + 1):  # noqa: B007 - returned after the loop
             labels = assign(x, centroids)
-            sums = np.zeros_like(centroids, dtype=np.float64)
-            np.add.at(sums, labels, x)
-            sizes = np.bincount(labels, minlength=k)
+            sums, sizes = cluster_sums(x, labels, k)
             empty = np.flatnonzero(sizes == 0)
             if len(empty):
                 # Re-seed empty clusters on the points farthest from their centroid.
