@@ -25,7 +25,8 @@ Two namers share one interface (:class:`ClusterNamer`):
   name takes instead a runner-up attribute noun that covers :data:`SECONDARY_COVERAGE`
   of it and names no other cluster (a second "room" cluster whose sentences say "clean"
   becomes "cleanliness" rather than joining the first). Opinion targets are extracted
-  once per call for every cluster's sample together, and cached per sentence text.
+  only for the clusters whose name they can change (the runner-up is within the boost of
+  the best name), in one batch per call, and cached per sentence text.
   :meth:`PhraseNamer.name_aspects` also returns a cluster's
   second aspects: runner-up names covering :data:`SECONDARY_COVERAGE` of it that name
   another aspect ("cleanliness" inside a "room" cluster), with the sentences using them.
@@ -270,7 +271,8 @@ IDF_POWER = 0.0
 TARGET_BOOST = 0.5
 #: Nouns that name no aspect, on top of :data:`~opinio_agents.hiro.lexical.GENERIC_TOKENS` (App. D tokens).
 NAME_STOPWORDS: frozenset[str] = frozenset(
-    "start beginning while euro euros dollar dollars buck bucks pound reason problem issue complaint downside".split()
+    """start beginning while euro euros dollar dollars buck bucks pound reason problem issue complaint downside
+    because although unless whether whereas etc despite upon toward towards via per amongst whilst""".split()
 )
 _SUBJECTS = frozenset("i we you they he she it who which there everything everyone".split())
 #: Words after which a word with a verb reading is a verb ("would repeat", "can't sleep", "didn't check").
@@ -633,12 +635,35 @@ class PhraseNamer(ClusterNamer):
         found = self._candidates(indices, table, texts)
         return found[0][0] if found else None
 
+    def _all_candidates(
+        self, clusters: Sequence[Sequence[int]], table: _Phrases, texts: Sequence[str]
+    ) -> list[list[tuple[AspectLabel, list[int]]]]:
+        """Every cluster's candidates; the extractor reads only the clusters where it can change the name.
+
+        An opinion target multiplies a name's score by at most ``1 + TARGET_BOOST``, so a cluster
+        whose best name leads every other by more than that keeps it whatever the extractor says.
+        The others' samples go through the extractor in one batch.
+        """
+        plain = [self._candidates(list(c), table, texts, targets=False) if len(c) else [] for c in clusters]
+        if self._get_extractor() is None or not self.max_target_sentences:
+            return plain
+        close = [
+            i
+            for i, found in enumerate(plain)
+            if len(found) > 1 and found[1][0].weight * (1.0 + TARGET_BOOST) > found[0][0].weight
+        ]
+        self._prefetch_targets([clusters[i] for i in close], texts)
+        for i in close:
+            plain[i] = self._candidates(list(clusters[i]), table, texts)
+        return plain
+
     def _candidates(
-        self, indices: Sequence[int], table: _Phrases, texts: Sequence[str]
+        self, indices: Sequence[int], table: _Phrases, texts: Sequence[str], *, targets: bool = True
     ) -> list[tuple[AspectLabel, list[int]]]:
         """Distinct names of one cluster covering ``min_coverage`` of it, best first, with the sentences
-        each covers. Proper nouns (:data:`PROPER_SHARE`) only name a cluster no common noun names;
-        a cluster named only by proper nouns ("Vintage Park", "Chicago") gets no name."""
+        each covers (``targets=False``: without the extractor's boost). Proper nouns (:data:`PROPER_SHARE`)
+        only name a cluster no common noun names; a cluster named only by proper nouns ("Vintage Park",
+        "Chicago") gets no name."""
         import math
 
         n_docs = len(texts)
@@ -650,10 +675,10 @@ class PhraseNamer(ClusterNamer):
                 heads.setdefault(key[-1], set()).add(i)
         if not heads:
             return []
-        sample = self._sample(list(indices), self.max_target_sentences)
-        targets = self._opinion_targets([texts[i] for i in sample]) if sample else []
+        sample = self._sample(list(indices), self.max_target_sentences) if targets else []
+        found_targets = self._opinion_targets([texts[i] for i in sample]) if sample else []
         target_share: Counter[str] = Counter()
-        for target_keys in targets:
+        for target_keys in found_targets:
             target_share.update({k[-1] for k in target_keys})
 
         ranked = sorted(heads, key=lambda h: (-len(heads[h]), h))[:30]
@@ -740,8 +765,7 @@ class PhraseNamer(ClusterNamer):
         del tokens  # phrases are chunked from the text itself
         texts = list(texts)  # passed down, never kept on the namer: one namer serves every thread at once
         table = self._phrases(texts)
-        self._prefetch_targets(clusters, texts)
-        found = [self._candidates(list(c), table, texts) if len(c) else [] for c in clusters]
+        found = self._all_candidates(clusters, table, texts)
         return [names[0][0] if names else None for names in self._diversify(found)]
 
     def name_aspects(
@@ -756,9 +780,8 @@ class PhraseNamer(ClusterNamer):
         del tokens  # phrases are chunked from the text itself
         texts = list(texts)  # passed down, never kept on the namer: one namer serves every thread at once
         table = self._phrases(texts)
-        self._prefetch_targets(clusters, texts)
         out: list[list[tuple[AspectLabel, list[int]]]] = []
-        every = self._diversify([self._candidates(list(c), table, texts) if len(c) else [] for c in clusters])
+        every = self._diversify(self._all_candidates(clusters, table, texts))
         for cluster, found in zip(clusters, every, strict=True):
             if not found:
                 out.append([])
