@@ -294,6 +294,10 @@ PROPER_FACTOR = 0.4
 #: aspect, is a second aspect of the cluster (in a "room" cluster, the third of its sentences that
 #: say "clean" or "spotless" make a "cleanliness" aspect).
 SECONDARY_COVERAGE = 0.3
+#: A name must be used in at least ``min(MIN_NAME_SENTENCES, MIN_NAME_SHARE * sentences)`` of the
+#: entity's sentences (with its merged synonyms): a topic few reviewers raise names no aspect.
+MIN_NAME_SENTENCES = 15
+MIN_NAME_SHARE = 0.015
 #: Sentence texts whose opinion targets a :class:`PhraseNamer` keeps (cleared when full).
 TARGET_CACHE_SIZE = 200_000
 #: Whether :meth:`PhraseNamer.name` lets a cluster that repeats a better-ranked cluster's name take
@@ -667,6 +671,7 @@ class PhraseNamer(ClusterNamer):
         import math
 
         n_docs = len(texts)
+        rare = min(MIN_NAME_SENTENCES, MIN_NAME_SHARE * n_docs)
 
         size = len(indices)
         heads: dict[str, set[int]] = {}
@@ -709,6 +714,8 @@ class PhraseNamer(ClusterNamer):
             used.update(group)
             if len(covered) / size < self.min_coverage:
                 continue
+            if sum(table.doc_freq.get((h,), 0) for h in group) < rare:
+                continue  # a topic a handful of sentences raise ("accolades", "cookies") names no aspect
             main = max(group, key=lambda h: (displays[h][1] or len(heads[h]), len(heads[h]), h == head))
             key = displays[main][0]
             aliases = tuple(sorted({phrases[ranked.index(h)] for h in group if h != main}))
