@@ -172,8 +172,9 @@ class ResidualKMeansIndexer:
                 "refit the hierarchy for this embedding model"
             )
         paths = np.zeros((len(x), self.depth), dtype=np.uint8)
-        for start in range(0, len(x), 4096):
-            residual = x[start : start + 4096].copy()
+        chunk = 1024  # rows per step: the (chunk, K, dim) temporaries stay ~20 MB (each row is computed alone)
+        for start in range(0, len(x), chunk):
+            residual = x[start : start + chunk].copy()
             nodes = np.zeros(len(residual), dtype=np.int64)
             for level, book in enumerate(books):
                 centroids = book[nodes] if self.tree else np.broadcast_to(book[0], (len(residual), *book.shape[1:]))
