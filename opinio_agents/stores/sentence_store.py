@@ -367,12 +367,10 @@ class SentenceStore:
             False
         """
         with self._lock:
-            client, self._client = self._client, None
-            if client is None:
+            client = self._client
+            if client is None or self.chroma_host:  # chroma_host is set once a client exists (recorded too)
                 return False
-            if self.chroma_host:  # set when the client was made, recorded server included
-                self._client = client
-                return False
+            self._client = None
         close = getattr(client, "close", None)  # Client.close (chromadb >= 1.1), not on the ClientAPI type
         if callable(close):
             close()
