@@ -44,21 +44,19 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
-from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from langchain_core.runnables.config import patch_config
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, Field, PrivateAttr
 
+from opinio_agents.chains.base import ChainPlan, StructuredChatChain
 from opinio_agents.errors import ConfigError
 from opinio_agents.llm.redact import Redactor, escape_snippet
 from opinio_agents.llm.retry import RetryPolicy
-from opinio_agents.llm.structured import OutputInvalid, StructuredChat, StructuredMode, StructuredResult, check_mode
+from opinio_agents.llm.structured import OutputInvalid, StructuredChat, StructuredMode, StructuredResult
 from opinio_agents.llm.tokens import TokenCounter
 from opinio_agents.models import Evidence, Highlight, Polarity, QueryEvidence, Support, TokenUsage
 from opinio_agents.prompts.highlight import EvidenceItem, HighlightOutput
-from opinio_agents.prompts.promptset import PromptSet, default_prompts
+from opinio_agents.prompts.promptset import PromptSet
 from opinio_agents.text.injection import partition_instruction_like
 from opinio_agents.text.polarity import evidence_polarity
 
@@ -167,7 +165,7 @@ class _Context:
         return self.by_id.get(ref)
 
 
-class HighlightChain(RunnableSerializable[Any, HighlightResult]):
+class HighlightChain(StructuredChatChain[Any, HighlightResult]):
     """(query, evidence sentences) -> :class:`HighlightResult`.
 
     Args:
@@ -182,18 +180,9 @@ class HighlightChain(RunnableSerializable[Any, HighlightResult]):
         screen_injection: Keep instruction-like evidence sentences out of the prompt.
     """
 
-    model: BaseChatModel
-    prompts: Any
-    structured_output: str = "auto"
-    retry: Any = None
-    max_text_chars: int = 300
     max_evidence_chars: int = 600
-    counter: Any = None
     screen_injection: bool = True
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    _structured: StructuredChat = PrivateAttr()
     _secret_shingles: set[tuple[str, ...]] = PrivateAttr(default_factory=set)
     _system_text: str = PrivateAttr(default="")
     _redactor: Redactor = PrivateAttr(default_factory=Redactor)
@@ -212,25 +201,17 @@ class HighlightChain(RunnableSerializable[Any, HighlightResult]):
         screen_injection: bool = True,
         **kwargs: Any,
     ) -> None:
-        if not isinstance(model, BaseChatModel):
-            raise ConfigError(
-                f"model must be a LangChain BaseChatModel, got {type(model).__name__}; "
-                "use opinio_agents.llm.resolve_chat_model() to build one from a string"
-            )
-        if max_text_chars < 20:
-            raise ConfigError(f"max_text_chars={max_text_chars} must be >= 20")
-        if max_evidence_chars < 20:
-            raise ConfigError(f"max_evidence_chars={max_evidence_chars} must be >= 20")
-        fields: dict[str, Any] = {
-            "model": model,
-            "prompts": prompts or default_prompts(domain),
-            "structured_output": check_mode(structured_output),
-            "retry": retry,
-            "max_text_chars": max_text_chars,
-            "max_evidence_chars": max_evidence_chars,
-            "counter": counter,
-            "screen_injection": screen_injection,
-        }
+        fields = self.settings(
+            model,
+            prompts=prompts,
+            domain=domain,
+            structured_output=structured_output,
+            retry=retry,
+            counter=counter,
+            max_text_chars=max_text_chars,
+            max_evidence_chars=max_evidence_chars,
+        )
+        fields["screen_injection"] = screen_injection
         super().__init__(**fields, **kwargs)
         self._bind()  # outside pydantic validation, so a ConfigError stays a ConfigError
 
@@ -268,16 +249,6 @@ class HighlightChain(RunnableSerializable[Any, HighlightResult]):
     def redactor(self) -> Redactor:
         """Withholds prompt text from error messages (see :class:`~opinio_agents.llm.redact.Redactor`)."""
         return self._redactor
-
-    @property
-    def structured(self) -> StructuredChat:
-        """The structured-output caller (one per chain)."""
-        return self._structured
-
-    @property
-    def mode(self) -> str:
-        """``"native"`` or ``"parser"`` (may turn to parser after a 400 from the server)."""
-        return self._structured.active_mode
 
     # -- prompt -----------------------------------------------------------------------------------
     def build_messages(self, item: QueryEvidence) -> list[BaseMessage]:
@@ -396,28 +367,10 @@ class HighlightChain(RunnableSerializable[Any, HighlightResult]):
             raw_output=result.raw_output[:4000],
         )
 
-    def _run(self, value: Any, run_manager: CallbackManagerForChainRun, config: RunnableConfig) -> HighlightResult:
+    def _plan(self, value: Any) -> ChainPlan[HighlightResult]:
         ctx, messages, withheld = self._prepare(value)
-        if messages is None:
-            return self._empty(ctx, withheld)
-        child = patch_config(config, callbacks=run_manager.get_child())
-        result = self._structured.call(messages, child, validate=lambda out: self._validate(ctx, out))
-        return self._result(ctx, result, withheld)
 
-    async def _arun(
-        self, value: Any, run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
-    ) -> HighlightResult:
-        ctx, messages, withheld = self._prepare(value)
-        if messages is None:
-            return self._empty(ctx, withheld)
-        child = patch_config(config, callbacks=run_manager.get_child())
-        result = await self._structured.acall(messages, child, validate=lambda out: self._validate(ctx, out))
-        return self._result(ctx, result, withheld)
+        def finish(result: StructuredResult[Any] | None) -> HighlightResult:
+            return self._empty(ctx, withheld) if result is None else self._result(ctx, result, withheld)
 
-    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> HighlightResult:
-        """Highlights for one query (no model call when there is no evidence)."""
-        return self._call_with_config(self._run, input, config, run_type="chain")
-
-    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> HighlightResult:
-        """Async twin of :meth:`invoke` (uses the model's native ``ainvoke``)."""
-        return await self._acall_with_config(self._arun, input, config, run_type="chain")
+        return ChainPlan(messages, validate=lambda out: self._validate(ctx, out), finish=finish)

@@ -35,22 +35,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
-from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from langchain_core.runnables.config import patch_config
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, Field, PrivateAttr
 
+from opinio_agents.chains.base import ChainPlan, StructuredChatChain
 from opinio_agents.chains.highlight import HighlightChain, HighlightResult, _coerce_item, _Context, label_for
 from opinio_agents.errors import ConfigError
 from opinio_agents.llm.retry import RetryPolicy
-from opinio_agents.llm.structured import OutputInvalid, StructuredChat, StructuredMode, StructuredResult, check_mode
+from opinio_agents.llm.structured import OutputInvalid, StructuredChat, StructuredMode, StructuredResult
 from opinio_agents.llm.tokens import TokenCounter
 from opinio_agents.models import QueryEvidence, TokenUsage
 from opinio_agents.prompts.highlight import EvidenceItem, HighlightOutput
 from opinio_agents.prompts.highlight_batch import BatchQuery, HighlightBatchOutput
-from opinio_agents.prompts.promptset import PromptSet, default_prompts
+from opinio_agents.prompts.promptset import PromptSet
 
 __all__ = ["EntityHighlightChain", "EntityHighlightResult", "BATCH_REPAIR_INSTRUCTION"]
 
@@ -90,7 +88,7 @@ class _Batch:
         self.queries: list[BatchQuery] = []
 
 
-class EntityHighlightChain(RunnableSerializable[Any, EntityHighlightResult]):
+class EntityHighlightChain(StructuredChatChain[Any, EntityHighlightResult]):
     """(the queries of one entity, each with its evidence) -> :class:`EntityHighlightResult`, in one call.
 
     Args:
@@ -105,19 +103,10 @@ class EntityHighlightChain(RunnableSerializable[Any, EntityHighlightResult]):
         screen_injection: Keep instruction-like evidence sentences out of the prompt.
     """
 
-    model: BaseChatModel
-    prompts: Any
-    structured_output: str = "auto"
-    retry: Any = None
-    max_text_chars: int = 300
     max_evidence_chars: int = 600
-    counter: Any = None
     screen_injection: bool = True
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
     _single: HighlightChain = PrivateAttr()
-    _structured: StructuredChat = PrivateAttr()
 
     def __init__(
         self,
@@ -133,21 +122,17 @@ class EntityHighlightChain(RunnableSerializable[Any, EntityHighlightResult]):
         screen_injection: bool = True,
         **kwargs: Any,
     ) -> None:
-        if not isinstance(model, BaseChatModel):
-            raise ConfigError(
-                f"model must be a LangChain BaseChatModel, got {type(model).__name__}; "
-                "use opinio_agents.llm.resolve_chat_model() to build one from a string"
-            )
-        fields: dict[str, Any] = {
-            "model": model,
-            "prompts": prompts or default_prompts(domain),
-            "structured_output": check_mode(structured_output),
-            "retry": retry,
-            "max_text_chars": max_text_chars,
-            "max_evidence_chars": max_evidence_chars,
-            "counter": counter,
-            "screen_injection": screen_injection,
-        }
+        fields = self.settings(
+            model,
+            prompts=prompts,
+            domain=domain,
+            structured_output=structured_output,
+            retry=retry,
+            counter=counter,
+            max_text_chars=max_text_chars,
+            max_evidence_chars=max_evidence_chars,
+        )
+        fields["screen_injection"] = screen_injection
         super().__init__(**fields, **kwargs)
         # The per-query chain holds the validation, screening and redaction rules; both modes share them.
         self._single = HighlightChain(
@@ -182,11 +167,6 @@ class EntityHighlightChain(RunnableSerializable[Any, EntityHighlightResult]):
     def system_text(self) -> str:
         """The system turn as sent: the system message, then the per-entity task."""
         return self.prompts.highlight_batch.system_text(self.prompts.system.render())
-
-    @property
-    def mode(self) -> str:
-        """``"native"`` or ``"parser"``."""
-        return self._structured.active_mode
 
     # -- prompt ----------------------------------------------------------------------------------------
     def _batch(self, value: Any) -> _Batch:
@@ -288,32 +268,10 @@ class EntityHighlightChain(RunnableSerializable[Any, EntityHighlightResult]):
         out.results = ordered
         return out
 
-    def _run(
-        self, value: Any, run_manager: CallbackManagerForChainRun, config: RunnableConfig
-    ) -> EntityHighlightResult:
+    def _plan(self, value: Any) -> ChainPlan[EntityHighlightResult]:
         batch = self._batch(value)
-        if not batch.queries:
-            return self._finish(batch, None)
-        child = patch_config(config, callbacks=run_manager.get_child())
-        result = self._structured.call(self._messages(batch), child, validate=lambda out: self._validate(batch, out))
-        return self._finish(batch, result)
-
-    async def _arun(
-        self, value: Any, run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
-    ) -> EntityHighlightResult:
-        batch = self._batch(value)
-        if not batch.queries:
-            return self._finish(batch, None)
-        child = patch_config(config, callbacks=run_manager.get_child())
-        result = await self._structured.acall(
-            self._messages(batch), child, validate=lambda out: self._validate(batch, out)
+        return ChainPlan(
+            self._messages(batch) if batch.queries else None,
+            validate=lambda out: self._validate(batch, out),
+            finish=lambda result: self._finish(batch, result),
         )
-        return self._finish(batch, result)
-
-    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> EntityHighlightResult:
-        """Highlights for all the queries of one entity, in one model call (none when no query has evidence)."""
-        return self._call_with_config(self._run, input, config, run_type="chain")
-
-    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> EntityHighlightResult:
-        """Async twin of :meth:`invoke`."""
-        return await self._acall_with_config(self._arun, input, config, run_type="chain")

@@ -20,20 +20,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
-from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from langchain_core.runnables.config import patch_config
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, Field, PrivateAttr
 
+from opinio_agents.chains.base import ChainPlan, StructuredChatChain
 from opinio_agents.errors import ConfigError
 from opinio_agents.llm.retry import RetryPolicy
-from opinio_agents.llm.structured import OutputInvalid, StructuredChat, StructuredMode, StructuredResult, check_mode
+from opinio_agents.llm.structured import OutputInvalid, StructuredChat, StructuredMode, StructuredResult
 from opinio_agents.llm.tokens import TokenCounter
 from opinio_agents.models import TokenUsage
 from opinio_agents.prompts.long_context import KeyPoint, LongContextInput, LongContextOutput
-from opinio_agents.prompts.promptset import PromptSet, default_prompts
+from opinio_agents.prompts.promptset import PromptSet
 
 __all__ = ["LongContextChain", "LongContextResult", "match_query"]
 
@@ -70,7 +68,7 @@ def match_query(name: str, queries: list[str]) -> str | None:
     return None
 
 
-class LongContextChain(RunnableSerializable[LongContextInput, LongContextResult]):
+class LongContextChain(StructuredChatChain[LongContextInput, LongContextResult]):
     """All reviews in one prompt -> PROS and CONS key points per query.
 
     A ``RunnableSerializable``: callbacks, tags and traces see the chain run and the
@@ -86,16 +84,6 @@ class LongContextChain(RunnableSerializable[LongContextInput, LongContextResult]
         counter: Token estimator for responses without usage metadata.
     """
 
-    model: BaseChatModel
-    prompts: Any
-    structured_output: str = "auto"
-    retry: Any = None
-    max_text_chars: int = 300
-    counter: Any = None
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    _structured: StructuredChat = PrivateAttr()
     _system_text: str = PrivateAttr(default="")
 
     def __init__(
@@ -110,21 +98,15 @@ class LongContextChain(RunnableSerializable[LongContextInput, LongContextResult]
         counter: TokenCounter | None = None,
         **kwargs: Any,
     ) -> None:
-        if not isinstance(model, BaseChatModel):
-            raise ConfigError(
-                f"model must be a LangChain BaseChatModel, got {type(model).__name__}; "
-                "use opinio_agents.llm.resolve_chat_model() to build one from a string"
-            )
-        if max_text_chars < 20:
-            raise ConfigError(f"max_text_chars={max_text_chars} must be >= 20")
-        fields: dict[str, Any] = {
-            "model": model,
-            "prompts": prompts or default_prompts(domain),
-            "structured_output": check_mode(structured_output),
-            "retry": retry,
-            "max_text_chars": max_text_chars,
-            "counter": counter,
-        }
+        fields = self.settings(
+            model,
+            prompts=prompts,
+            domain=domain,
+            structured_output=structured_output,
+            retry=retry,
+            counter=counter,
+            max_text_chars=max_text_chars,
+        )
         super().__init__(**fields, **kwargs)
         self._bind()  # outside pydantic validation, so a ConfigError stays a ConfigError
 
@@ -144,11 +126,6 @@ class LongContextChain(RunnableSerializable[LongContextInput, LongContextResult]
     def system_text(self) -> str:
         """The system turn as sent: the system message, then the long-context task (static for every entity)."""
         return self.prompts.long_context.system_text(self._system_text)
-
-    @property
-    def mode(self) -> str:
-        """``"native"`` or ``"parser"``."""
-        return self._structured.active_mode
 
     def build_messages(self, value: LongContextInput) -> list[BaseMessage]:
         """The chat messages sent for one entity."""
@@ -192,32 +169,11 @@ class LongContextChain(RunnableSerializable[LongContextInput, LongContextResult]
             }
         )
 
-    def _run(self, input: Any, run_manager: CallbackManagerForChainRun, config: RunnableConfig) -> LongContextResult:
-        value = self._check(input)
+    def _plan(self, value: Any) -> ChainPlan[LongContextResult]:
+        checked = self._check(value)
         dropped: list[str] = []
-        result = self._structured.call(
-            self.build_messages(value),
-            patch_config(config, callbacks=run_manager.get_child()),
-            validate=lambda out: self._validate(value, out, dropped),
+        return ChainPlan(
+            self.build_messages(checked),
+            validate=lambda out: self._validate(checked, out, dropped),
+            finish=lambda result: self._wrap(result),  # type: ignore[arg-type]  # always called with a result
         )
-        return self._wrap(result)
-
-    async def _arun(
-        self, input: Any, run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
-    ) -> LongContextResult:
-        value = self._check(input)
-        dropped: list[str] = []
-        result = await self._structured.acall(
-            self.build_messages(value),
-            patch_config(config, callbacks=run_manager.get_child()),
-            validate=lambda out: self._validate(value, out, dropped),
-        )
-        return self._wrap(result)
-
-    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> LongContextResult:
-        """Run the baseline on one entity's reviews."""
-        return self._call_with_config(self._run, input, config, run_type="chain")
-
-    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> LongContextResult:
-        """Async twin of :meth:`invoke`."""
-        return await self._acall_with_config(self._arun, input, config, run_type="chain")
