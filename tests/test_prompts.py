@@ -151,3 +151,27 @@ def test_long_context_prompts_of_two_entities_share_the_task_prefix() -> None:
         entity_name="B", queries=["wi-fi"], reviews=[ReviewItem(review_id="9", text="No wifi.")], n_pros=0, n_cons=1))
     a, b = _flat(one), _flat(two)
     assert _first_difference(a, b) == len(_flat(one[:-1]) + '<human>Entity: "')
+
+
+def test_examples_file_errors_name_the_demonstration_and_field() -> None:
+    from opinio_agents.prompts.contracts import load_examples
+    from opinio_agents.prompts.highlight import HighlightInput, HighlightOutput
+
+    draft = {"polarity": "MAYBE", "text": "x", "sentence_ids": ["S1"]}
+    bad = json.dumps({"highlight": [{"input": {"query": "wifi", "evidence": []}, "output": {"highlights": [draft]}}]})
+    with pytest.raises(ConfigError, match=r"highlight demonstration 1, output\.highlights\.0\.polarity"):
+        load_examples("highlight", HighlightInput, HighlightOutput, text=bad)
+    with pytest.raises(ConfigError, match="no list of demonstrations under 'highlight'"):
+        load_examples("highlight", HighlightInput, HighlightOutput, text='{"other": []}')
+    with pytest.raises(ConfigError, match="not JSON"):
+        load_examples("highlight", HighlightInput, HighlightOutput, text="{")
+    with pytest.raises(ConfigError, match="demonstration 1 has no 'output'"):
+        load_examples("highlight", HighlightInput, HighlightOutput, text='{"highlight": [{"input": {"query": "q"}}]}')
+
+
+def test_shipped_examples_load_for_every_prompt_that_has_them() -> None:
+    from opinio_agents.prompts.highlight_batch import HIGHLIGHT_BATCH_EXAMPLES
+
+    assert len(HIGHLIGHT_EXAMPLES) == 2 and len(HIGHLIGHT_BATCH_EXAMPLES) == 1
+    cited = {i for q in HIGHLIGHT_BATCH_EXAMPLES[0].input.queries for i in q.evidence_ids}
+    assert cited <= {e.id for e in HIGHLIGHT_BATCH_EXAMPLES[0].input.evidence}

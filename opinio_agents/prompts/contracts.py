@@ -21,14 +21,15 @@ import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any, Generic, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from opinio_agents.errors import ConfigError
 
-__all__ = ["FewShotExample", "PromptTemplate", "quote_untrusted"]
+__all__ = ["FewShotExample", "PromptTemplate", "quote_untrusted", "load_examples", "EXAMPLES_FILE"]
 
 InT = TypeVar("InT", bound=BaseModel)
 OutT = TypeVar("OutT", bound=BaseModel)
@@ -53,6 +54,61 @@ class FewShotExample(Generic[InT, OutT]):
 
     input: InT
     output: OutT
+
+
+#: The package's few-shot demonstrations, by prompt name (a data file, read by :func:`load_examples`).
+EXAMPLES_FILE = "resources/examples.json"
+
+
+def load_examples(
+    name: str, input_model: type[InT], output_model: type[OutT], *, text: str | None = None
+) -> tuple[FewShotExample[InT, OutT], ...]:
+    """The few-shot demonstrations of prompt ``name``, validated against its input and output models.
+
+    Args:
+        name: The prompt's name (``"highlight"``), a key of :data:`EXAMPLES_FILE`.
+        input_model: The prompt's input model.
+        output_model: The prompt's output model.
+        text: The JSON to read instead of the package's file (``{name: [{"input": ..., "output": ...}]}``).
+
+    Raises:
+        ConfigError: The file is not JSON, has no list under ``name``, or a demonstration does not
+            validate (the message names the demonstration and the field).
+
+    Example:
+        >>> from opinio_agents.prompts.highlight import HighlightInput, HighlightOutput
+        >>> examples = load_examples("highlight", HighlightInput, HighlightOutput)
+        >>> examples[0].input.query
+        'shuttle service'
+    """
+    where = f"opinio_agents/prompts/{EXAMPLES_FILE}"
+    if text is None:
+        text = resources.files("opinio_agents.prompts").joinpath(EXAMPLES_FILE).read_text(encoding="utf-8")
+    else:
+        where = "the examples text"
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{where}: not JSON (line {exc.lineno}: {exc.msg})") from exc
+    items = data.get(name) if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise ConfigError(f"{where}: no list of demonstrations under {name!r}")
+    out: list[FewShotExample[InT, OutT]] = []
+    for number, item in enumerate(items, 1):
+        parsed: dict[str, Any] = {}
+        for part, model in (("input", input_model), ("output", output_model)):
+            if not isinstance(item, dict) or part not in item:
+                raise ConfigError(f"{where}: {name} demonstration {number} has no {part!r}")
+            try:
+                parsed[part] = model.model_validate(item[part])
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                field_path = ".".join(str(x) for x in first["loc"]) or part
+                raise ConfigError(
+                    f"{where}: {name} demonstration {number}, {part}.{field_path}: {first['msg']}"
+                ) from exc
+        out.append(FewShotExample(parsed["input"], parsed["output"]))
+    return tuple(out)
 
 
 @dataclass(frozen=True)

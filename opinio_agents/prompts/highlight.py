@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from opinio_agents.prompts.contracts import FewShotExample, PromptTemplate, quote_untrusted
+from opinio_agents.prompts.contracts import FewShotExample, PromptTemplate, load_examples, quote_untrusted
 
 __all__ = [
     "EvidenceItem",
@@ -113,38 +113,8 @@ def render_highlight_fields(value: HighlightInput) -> dict[str, Any]:
     }
 
 
-HIGHLIGHT_EXAMPLES: tuple[FewShotExample[HighlightInput, HighlightOutput], ...] = (
-    FewShotExample(
-        input=HighlightInput(
-            query="shuttle service",
-            entity_name="Example Airport Hotel",
-            evidence=[
-                EvidenceItem(id="S1", text="The free shuttle to the airport runs every 30 minutes, day and night."),
-                EvidenceItem(id="S2", text="We took the hotel shuttle to the Strip twice and never waited long."),
-                EvidenceItem(id="S3", text="Parking costs extra."),
-            ],
-        ),
-        output=HighlightOutput(highlights=[
-            HighlightDraft(polarity="PROS", text="Free, round-the-clock shuttle to the airport and the Strip.",
-                           sentence_ids=["S1", "S2"]),
-        ]),
-    ),
-    FewShotExample(
-        input=HighlightInput(
-            query="wi-fi",
-            entity_name="Example Beach Resort",
-            evidence=[
-                EvidenceItem(id="S1", text="They charge $15 a day for wi-fi, which is ridiculous."),
-                EvidenceItem(id="S2", text="Wifi kept dropping in our room on the 9th floor."),
-                EvidenceItem(id="S3", text="The lobby wi-fi was fine for email."),
-            ],
-        ),
-        output=HighlightOutput(highlights=[
-            HighlightDraft(polarity="CONS", text="Wi-Fi requires a daily fee and drops out in upper-floor rooms.",
-                           sentence_ids=["S1", "S2"]),
-        ]),
-    ),
-)
+#: The few-shot demonstrations, from the package's examples data file (:func:`~opinio_agents.prompts.contracts.load_examples`).
+HIGHLIGHT_EXAMPLES: tuple[FewShotExample[HighlightInput, HighlightOutput], ...] = load_examples("highlight", HighlightInput, HighlightOutput)
 
 HIGHLIGHT_PROMPT: PromptTemplate[HighlightInput, HighlightOutput] = PromptTemplate(
     name="highlight",

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from opinio_agents.prompts.contracts import FewShotExample, PromptTemplate, quote_untrusted
+from opinio_agents.prompts.contracts import FewShotExample, PromptTemplate, load_examples, quote_untrusted
 from opinio_agents.prompts.highlight import EvidenceItem, HighlightDraft
 
 __all__ = [
@@ -114,34 +114,8 @@ def render_highlight_batch_fields(value: HighlightBatchInput) -> dict[str, Any]:
     }
 
 
-HIGHLIGHT_BATCH_EXAMPLES: tuple[FewShotExample[HighlightBatchInput, HighlightBatchOutput], ...] = (
-    FewShotExample(
-        input=HighlightBatchInput(
-            entity_name="Example Airport Hotel",
-            evidence=[
-                EvidenceItem(id="S1", text="The free shuttle to the airport runs every 30 minutes, day and night."),
-                EvidenceItem(id="S2", text="They charge $15 a day for wi-fi, which is ridiculous."),
-                EvidenceItem(id="S3", text="We took the hotel shuttle to the Strip twice and never waited long."),
-                EvidenceItem(id="S4", text="Wifi kept dropping in our room on the 9th floor."),
-                EvidenceItem(id="S5", text="Parking costs extra."),
-            ],
-            queries=[
-                BatchQuery(id="Q1", query="shuttle service", evidence_ids=["S1", "S3", "S5"]),
-                BatchQuery(id="Q2", query="wi-fi", evidence_ids=["S2", "S4"]),
-            ],
-        ),
-        output=HighlightBatchOutput(results=[
-            QueryHighlights(query_id="Q1", highlights=[
-                HighlightDraft(polarity="PROS", text="Free, round-the-clock shuttle to the airport and the Strip.",
-                               sentence_ids=["S1", "S3"]),
-            ]),
-            QueryHighlights(query_id="Q2", highlights=[
-                HighlightDraft(polarity="CONS", text="Wi-Fi requires a daily fee and drops out in upper-floor rooms.",
-                               sentence_ids=["S2", "S4"]),
-            ]),
-        ]),
-    ),
-)
+#: The few-shot demonstrations, from the package's examples data file (:func:`~opinio_agents.prompts.contracts.load_examples`).
+HIGHLIGHT_BATCH_EXAMPLES: tuple[FewShotExample[HighlightBatchInput, HighlightBatchOutput], ...] = load_examples("highlight_batch", HighlightBatchInput, HighlightBatchOutput)
 
 HIGHLIGHT_BATCH_PROMPT: PromptTemplate[HighlightBatchInput, HighlightBatchOutput] = PromptTemplate(
     name="highlight_batch",
