@@ -37,7 +37,9 @@ chat model for an answer through :class:`StructuredChat` (or the function
 
 :class:`StructuredChat` is a LangChain ``RunnableSerializable``: its calls, and
 the chat-model calls inside them, show in callbacks and LangSmith traces with the
-config's tags and metadata.
+config's tags and metadata. The flow above is written once, free of I/O, as a
+generator that yields the model calls it needs (``_conversation``); the sync and
+async entry points only drive it, so they cannot drift apart.
 
 Example:
     >>> from langchain_core.language_models import FakeListChatModel
@@ -57,7 +59,7 @@ import functools
 import json
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, cast
 
@@ -207,6 +209,27 @@ def _as_messages(value: LanguageModelInput) -> list[BaseMessage]:
     raise ConfigError(
         f"structured call input must be a list of chat messages, a prompt value or a string, got {type(value).__name__}"
     )
+
+
+@dataclass(frozen=True)
+class _Ask:
+    """A model call the exchange needs: the messages, the callback tag of the call, requests made before it."""
+
+    messages: list[BaseMessage]
+    tag: str | None
+    spent: int
+
+
+def _advance(
+    steps: Generator[_Ask, tuple[Any, int], StructuredResult[Any]], reply: tuple[Any, int] | LLMError | None
+) -> _Ask | StructuredResult[Any]:
+    """Give the exchange the reply to its last call (or the error that ended it): its next call or its result."""
+    try:
+        if isinstance(reply, LLMError):
+            return steps.throw(reply)
+        return steps.send(reply)  # type: ignore[arg-type]  # None starts the generator
+    except StopIteration as done:
+        return cast(StructuredResult[Any], done.value)
 
 
 class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[Any]]):
@@ -366,55 +389,41 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
         system = [message_text(m) for m in messages if isinstance(m, SystemMessage)]
         return self._redactor.extended(system) if system else self._redactor
 
-    def _once(
-        self, messages: list[BaseMessage], config: RunnableConfig, deadline: Deadline, spent: int, redactor: Redactor
-    ) -> tuple[Any, Any, int]:
+    def _ask(
+        self, messages: list[BaseMessage], tag: str | None, spent: int
+    ) -> Generator[_Ask, tuple[Any, int], tuple[Any, Any, int]]:
+        """One model call (with its retries) as a step of :meth:`_conversation`; a native mode the
+        server rejects turns to the parser mode and the call is made again."""
+        try:
+            result, attempts = yield _Ask(messages, tag, spent)
+        except LLMError as exc:
+            if not self._should_downgrade(exc):
+                raise
+            self._downgrade(exc)
+            done = (exc.attempts or spent + 1) - spent
+            result, more = yield _Ask(messages, tag, spent + done)
+            attempts = done + more
+        raw, parsed = self._unpack(result)
+        return raw, parsed, attempts
+
+    def _retry_args(self, ask: _Ask, deadline: Deadline, redactor: Redactor) -> dict[str, Any]:
+        return {"what": f"{self.what} call", "deadline": deadline, "spent": ask.spent, "redact": redactor.clean}
+
+    def _attempt(self, ask: _Ask, config: RunnableConfig) -> Callable[[], Any]:
         def attempt() -> Any:
             if self._active == "native" and self._native is not None:
-                return self._native.invoke(messages, config=config)
-            return self.model.invoke(messages, config=config)
+                return self._native.invoke(ask.messages, config=config)
+            return self.model.invoke(ask.messages, config=config)
 
-        what = f"{self.what} call"
-        try:
-            result, attempts = call_with_retry(
-                attempt, self.retry, what=what, deadline=deadline, spent=spent, redact=redactor.clean
-            )
-        except LLMError as exc:
-            if not self._should_downgrade(exc):
-                raise
-            self._downgrade(exc)
-            done = (exc.attempts or spent + 1) - spent
-            result, more = call_with_retry(
-                attempt, self.retry, what=what, deadline=deadline, spent=spent + done, redact=redactor.clean
-            )
-            attempts = done + more
-        raw, parsed = self._unpack(result)
-        return raw, parsed, attempts
+        return attempt
 
-    async def _aonce(
-        self, messages: list[BaseMessage], config: RunnableConfig, deadline: Deadline, spent: int, redactor: Redactor
-    ) -> tuple[Any, Any, int]:
+    def _aattempt(self, ask: _Ask, config: RunnableConfig) -> Callable[[], Awaitable[Any]]:
         async def attempt() -> Any:
             if self._active == "native" and self._native is not None:
-                return await self._native.ainvoke(messages, config=config)
-            return await self.model.ainvoke(messages, config=config)
+                return await self._native.ainvoke(ask.messages, config=config)
+            return await self.model.ainvoke(ask.messages, config=config)
 
-        what = f"{self.what} call"
-        try:
-            result, attempts = await acall_with_retry(
-                attempt, self.retry, what=what, deadline=deadline, spent=spent, redact=redactor.clean
-            )
-        except LLMError as exc:
-            if not self._should_downgrade(exc):
-                raise
-            self._downgrade(exc)
-            done = (exc.attempts or spent + 1) - spent
-            result, more = await acall_with_retry(
-                attempt, self.retry, what=what, deadline=deadline, spent=spent + done, redact=redactor.clean
-            )
-            attempts = done + more
-        raw, parsed = self._unpack(result)
-        return raw, parsed, attempts
+        return attempt
 
     # -- usage, candidates, validation --------------------------------------------------------------
     def _usage(self, messages: Sequence[BaseMessage], raw: Any) -> TokenUsage:
@@ -493,29 +502,23 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
         return validate or self.validate_answer or (lambda value: value)
 
     # -- the call ------------------------------------------------------------------------------------
-    def _run(
-        self,
-        value: LanguageModelInput,
-        run_manager: CallbackManagerForChainRun,
-        config: RunnableConfig,
-        *,
-        validate: Callable[[Any], Any] | None = None,
-    ) -> StructuredResult[Any]:
-        check = self._check(validate)
-        messages = _as_messages(value)
-        child = patch_config(config, callbacks=run_manager.get_child())
+    def _conversation(
+        self, messages: list[BaseMessage], check: Callable[[Any], Any], redactor: Redactor
+    ) -> Generator[_Ask, tuple[Any, int], StructuredResult[Any]]:
+        """The whole exchange, free of I/O: ask, validate, repair once (the drivers make the calls).
+
+        Yields the model calls it needs (:class:`_Ask`) and receives ``(response, attempts)``
+        for each, or the :class:`~opinio_agents.errors.LLMError` that ended it; so the sync and
+        async paths (:meth:`_run`, :meth:`_arun`) share every rule and differ only in how they call.
+        """
         mode = self._active
-        deadline = self.retry.start()
-        redactor = self.redactor_for(messages)
-        raw, parsed, attempts = self._once(messages, child, deadline, 0, redactor)
+        raw, parsed, attempts = yield from self._ask(messages, None, 0)
         usage = self._usage(messages, raw)
         try:
             return StructuredResult(self._coerce(raw, parsed, check), message_text(raw), attempts, False, mode, usage)
         except OutputInvalid as first:
             repair = self._repair_messages(messages, raw, str(first))
-            raw2, parsed2, more = self._once(
-                repair, patch_config(config, callbacks=run_manager.get_child("repair")), deadline, attempts, redactor
-            )
+            raw2, parsed2, more = yield from self._ask(repair, "repair", attempts)
             usage = usage.add(self._usage(repair, raw2))
             try:
                 value2 = self._coerce(raw2, parsed2, check)
@@ -529,6 +532,28 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
                 ) from second
             return StructuredResult(value2, message_text(raw2), attempts + more, True, mode, usage, [str(first)])
 
+    def _run(
+        self,
+        value: LanguageModelInput,
+        run_manager: CallbackManagerForChainRun,
+        config: RunnableConfig,
+        *,
+        validate: Callable[[Any], Any] | None = None,
+    ) -> StructuredResult[Any]:
+        messages = _as_messages(value)
+        deadline, redactor = self.retry.start(), self.redactor_for(messages)
+        steps = self._conversation(messages, self._check(validate), redactor)
+        step = _advance(steps, None)
+        while isinstance(step, _Ask):
+            attempt = self._attempt(step, patch_config(config, callbacks=run_manager.get_child(step.tag)))
+            try:
+                reply = call_with_retry(attempt, self.retry, **self._retry_args(step, deadline, redactor))
+            except LLMError as exc:
+                step = _advance(steps, exc)
+            else:
+                step = _advance(steps, reply)
+        return step
+
     async def _arun(
         self,
         value: LanguageModelInput,
@@ -537,33 +562,19 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
         *,
         validate: Callable[[Any], Any] | None = None,
     ) -> StructuredResult[Any]:
-        check = self._check(validate)
         messages = _as_messages(value)
-        child = patch_config(config, callbacks=run_manager.get_child())
-        mode = self._active
-        deadline = self.retry.start()
-        redactor = self.redactor_for(messages)
-        raw, parsed, attempts = await self._aonce(messages, child, deadline, 0, redactor)
-        usage = self._usage(messages, raw)
-        try:
-            return StructuredResult(self._coerce(raw, parsed, check), message_text(raw), attempts, False, mode, usage)
-        except OutputInvalid as first:
-            repair = self._repair_messages(messages, raw, str(first))
-            raw2, parsed2, more = await self._aonce(
-                repair, patch_config(config, callbacks=run_manager.get_child("repair")), deadline, attempts, redactor
-            )
-            usage = usage.add(self._usage(repair, raw2))
+        deadline, redactor = self.retry.start(), self.redactor_for(messages)
+        steps = self._conversation(messages, self._check(validate), redactor)
+        step = _advance(steps, None)
+        while isinstance(step, _Ask):
+            aattempt = self._aattempt(step, patch_config(config, callbacks=run_manager.get_child(step.tag)))
             try:
-                value2 = self._coerce(raw2, parsed2, check)
-            except OutputInvalid as second:
-                raise self._unusable(
-                    [str(first), str(second)],
-                    [self._raw_text(raw), self._raw_text(raw2)],
-                    attempts + more,
-                    usage,
-                    redactor,
-                ) from second
-            return StructuredResult(value2, message_text(raw2), attempts + more, True, mode, usage, [str(first)])
+                reply = await acall_with_retry(aattempt, self.retry, **self._retry_args(step, deadline, redactor))
+            except LLMError as exc:
+                step = _advance(steps, exc)
+            else:
+                step = _advance(steps, reply)
+        return step
 
     def call(
         self,
