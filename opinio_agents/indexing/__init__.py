@@ -11,7 +11,8 @@ Example:
     'vader-review-v1'
 """
 
-from opinio_agents.indexing.indexer import Indexer, IndexStats, review_hash
+from opinio_agents.indexing.indexer import Indexer, IndexStats
+from opinio_agents.indexing.plan import ReviewPlan, plan_reviews, review_hash
 from opinio_agents.indexing.stages import (
     AppendixDTokenizer,
     Bm25Tokenizer,
@@ -27,6 +28,8 @@ __all__ = [
     "Indexer",
     "IndexStats",
     "review_hash",
+    "ReviewPlan",
+    "plan_reviews",
     "Segmenter",
     "Bm25Tokenizer",
     "SentimentStage",

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import queue
 import threading
 import time
@@ -44,6 +43,7 @@ import numpy as np
 
 from opinio_agents.embeddings import EmbeddingModelInfo, Encoder, describe_encoder, get_encoder, text_key
 from opinio_agents.errors import ConfigError, StoreError
+from opinio_agents.indexing.plan import plan_reviews, review_hash
 from opinio_agents.indexing.stages import (
     AppendixDTokenizer,
     Bm25Tokenizer,
@@ -53,12 +53,12 @@ from opinio_agents.indexing.stages import (
     default_sentiment,
 )
 from opinio_agents.io.outputs import terminal_safe
-from opinio_agents.models import REVIEW_METADATA_FIELDS, Entity, Review
+from opinio_agents.models import Entity
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.checkpoints import checkpoint
 from opinio_agents.stores.sentence_store import PreparedReview, SentenceStore
 
-__all__ = ["Indexer", "IndexStats", "review_hash"]
+__all__ = ["Indexer", "IndexStats"]
 
 DEFAULT_EMBED_CHUNK = 1024
 
@@ -95,17 +95,6 @@ class IndexStats:
             self.reviews_added or self.reviews_updated or self.reviews_removed
             or self.sentences_embedded or self.sentences_resumed or self.interrupted_before
         )
-
-
-def review_hash(review: Review) -> str:
-    """Content hash of a review: its text and metadata (any change re-indexes it).
-
-    Example:
-        >>> review_hash(Review(review_id=1, text="Nice.")) == review_hash(Review(review_id=1, text="Nice!"))
-        False
-    """
-    payload = {"text": review.text, **{k: getattr(review, k) for k in REVIEW_METADATA_FIELDS}}
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:32]
 
 
 class Indexer:
@@ -283,29 +272,16 @@ class Indexer:
         key = entity.key
         stats = IndexStats(entity_id=key, reviews_total=len(entity.user_reviews))
         was_interrupted = store.has_entity(key) and not store.is_complete(key)
-        known = store.review_states(key)
-        hashes = {str(r.review_id): review_hash(r) for r in entity.user_reviews}
-        positions = {str(r.review_id): i for i, r in enumerate(entity.user_reviews)}
-
-        removed = [rid for rid in known if rid not in hashes]
-        changed = [rid for rid, h in hashes.items() if rid in known and known[rid].content_hash != h]
-        # Unchanged, but an interrupted run left some of their vectors unwritten.
-        pending_old = [
-            rid
-            for rid, h in hashes.items()
-            if rid in known and known[rid].content_hash == h and not known[rid].embedded
-        ]
-        new = [rid for rid in hashes if rid not in known]
-        moved = any(rid in known and known[rid].position != pos for rid, pos in positions.items())
-        stats.reviews_removed, stats.reviews_updated, stats.reviews_added = len(removed), len(changed), len(new)
-        stats.reviews_unchanged = len(hashes) - len(changed) - len(new) - len(pending_old)
+        plan = plan_reviews(entity, store.review_states(key))
+        hashes, positions = plan.hashes, plan.positions
+        stats.reviews_removed, stats.reviews_updated = len(plan.removed), len(plan.changed)
+        stats.reviews_added, stats.reviews_unchanged = len(plan.new), plan.unchanged
 
         # 1-2. Segment and tokenize the new and changed reviews.
         t0 = time.perf_counter()
         by_id = {str(r.review_id): r for r in entity.user_reviews}
-        to_insert = [*changed, *new]
         prepared: list[PreparedReview] = []
-        for rid in to_insert:
+        for rid in plan.to_insert:
             sentences = self.segmenter.segment(entity.entity_id, by_id[rid])
             prepared.append(
                 PreparedReview(
@@ -322,15 +298,15 @@ class Indexer:
         stale_ids = store.write_reviews(
             entity,
             prepared,
-            removed=[*removed, *changed],
+            removed=[*plan.removed, *plan.changed],
             positions=positions,
-            changed=bool(removed or to_insert or moved),
+            changed=plan.catalog_changed,
         )
         checkpoint("after-catalog")
 
         # 3-4. Encode each distinct text once, write vectors and score sentiment in the same pass.
         t0 = time.perf_counter()
-        pending_reviews = [*to_insert, *pending_old]
+        pending_reviews = plan.to_finish
         new_ids = {s.sentence_id for item in prepared for s in item.sentences}
         store.delete_vectors(key, [i for i in stale_ids if i not in new_ids])
         if was_interrupted:  # a killed run may have left vectors of sentences the catalog dropped

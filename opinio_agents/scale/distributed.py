@@ -45,7 +45,8 @@ import numpy as np
 
 from opinio_agents.embeddings import EmbeddingModelInfo, Encoder, describe_encoder, get_encoder
 from opinio_agents.errors import ConfigError, MissingDependencyError, StoreError
-from opinio_agents.indexing import Indexer, IndexStats, review_hash
+from opinio_agents.indexing import Indexer, IndexStats
+from opinio_agents.indexing.plan import plan_reviews
 from opinio_agents.models import Entity, Sentence
 from opinio_agents.stores import SentenceStore
 from opinio_agents.stores.sentence_store import PreparedReview
@@ -238,38 +239,32 @@ def merge_entity(rag: OpinioRAG, entity: Entity, payload: dict[str, Any], stats:
     key = entity.key
     grouped = _prepared(entity, payload)
     was_interrupted = store.has_entity(key) and not store.is_complete(key)
-    known = store.review_states(key)
-    hashes = {str(r.review_id): review_hash(r) for r in entity.user_reviews}
-    positions = {str(r.review_id): i for i, r in enumerate(entity.user_reviews)}
-    removed = [rid for rid in known if rid not in hashes]
-    changed = [rid for rid, h in hashes.items() if rid in known and known[rid].content_hash != h]
-    pending_old = [
-        rid for rid, h in hashes.items() if rid in known and known[rid].content_hash == h and not known[rid].embedded
-    ]
-    new = [rid for rid in hashes if rid not in known]
-    moved = any(rid in known and known[rid].position != pos for rid, pos in positions.items())
-    stats.reviews_removed, stats.reviews_updated, stats.reviews_added = len(removed), len(changed), len(new)
-    stats.reviews_unchanged = len(hashes) - len(changed) - len(new) - len(pending_old)
+    plan = plan_reviews(entity, store.review_states(key))
+    stats.reviews_removed, stats.reviews_updated = len(plan.removed), len(plan.changed)
+    stats.reviews_added, stats.reviews_unchanged = len(plan.new), plan.unchanged
     by_id = {str(r.review_id): r for r in entity.user_reviews}
-    to_insert = [*changed, *new]
     prepared = [
         PreparedReview(
             review=by_id[rid],
-            position=positions[rid],
-            content_hash=hashes[rid],
+            position=plan.positions[rid],
+            content_hash=plan.hashes[rid],
             sentences=grouped[rid][0],
             tokens=grouped[rid][1],
         )
-        for rid in to_insert
+        for rid in plan.to_insert
     ]
     stale = store.write_reviews(
-        entity, prepared, removed=[*removed, *changed], positions=positions, changed=bool(removed or to_insert or moved)
+        entity,
+        prepared,
+        removed=[*plan.removed, *plan.changed],
+        positions=plan.positions,
+        changed=plan.catalog_changed,
     )
     new_ids = {s.sentence_id for item in prepared for s in item.sentences}
     store.delete_vectors(key, [i for i in stale if i not in new_ids])
     if was_interrupted:
         stats.vectors_removed = store.reconcile_vectors(key)
-    finished = [*to_insert, *pending_old]
+    finished = plan.to_finish
     scores = [
         (sentence.sentence_id, score)
         for rid in finished
