@@ -688,17 +688,20 @@ class OpinioRAG:
         yield from summarizer.stream(key, queries)
 
     def query_free_highlights(
-        self, entity_id: str | int, *, top_k: int = 8, alpha: float | None = None
+        self, entity_id: str | int, *, top_k: int = 8, alpha: float | None = None, summary_words: int = 75
     ) -> HighlightSet:
         """Highlights without any query: HIRO's popular and entity-specific clusters, plus alerts.
 
-        Same as ``highlights(entity_id, query_free=True)`` with HIRO's ``alpha``.
+        Same as ``highlights(entity_id, query_free=True)`` with HIRO's ``alpha`` and the
+        word budget of the ``summary`` paragraph.
         """
         from opinio_agents.summarizers import QueryFreeSummarizer
 
         key = self.store.require_entity(entity_id)
         hiro = self._require_hiro()
-        return QueryFreeSummarizer(hiro, top_k=top_k, alpha=alpha, verifier=self.verifier() or False).summarize(key)
+        return QueryFreeSummarizer(
+            hiro, top_k=top_k, alpha=alpha, summary_words=summary_words, verifier=self.verifier() or False
+        ).summarize(key)
 
     def entities(self) -> list[str]:
         """Ids of the indexed entities."""

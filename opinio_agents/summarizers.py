@@ -219,6 +219,7 @@ class QueryFreeSummarizer(Summarizer):
             alpha=self.alpha,
             split_threshold=self.split_threshold,
             max_cited=self.max_cited,
+            summary_words=self.summary_words,
         )
         result = found.highlights
         meta = result.meta.model_copy(update={"mode": "query-free"})

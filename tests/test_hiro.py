@@ -410,6 +410,30 @@ def test_discovered_aspects_and_query_free_highlights(hash_store, hash_data, tmp
         discover_aspects(hiro, "nope")
 
 
+def test_small_entity_summary_is_chosen_entity_wide_and_cited(hash_store, tmp_path):
+    from opinio_agents.hiro import HiroIndex
+    from opinio_agents.hiro.highlights import query_free_result
+    from opinio_agents.models import Polarity
+
+    hiro = HiroIndex(hash_store, directory=tmp_path / "h")
+    stored = hash_store.sentences("2")
+    by_id = {s.sentence.sentence_id: s for s in stored}
+    small = query_free_result(hiro, "2", top_k=6, small_entity=len(stored) + 1, summary_words=40, cache=False)
+    large = query_free_result(hiro, "2", top_k=6, small_entity=0, summary_words=40, cache=False)
+    assert small.layout.sentences and large.layout.sentences is None
+    result = small.highlights
+    chosen = [h for h in result.highlights if h.text in small.layout.sentences]
+    assert result.summary == " ".join(small.layout.sentences)  # every summary sentence is a highlight text
+    assert len(chosen) == len(small.layout.sentences)
+    for h in chosen:  # ... citing its own sentence first, its HIRO cluster path, its side's evidence
+        assert any(n.startswith("HIRO cluster path") for n in h.notes)
+        own = by_id[h.evidence[0].sentence_id]
+        assert (own.sentiment > 0) == (h.polarity is Polarity.PROS)
+        assert all((e.sentiment or 0) * (1 if h.polarity is Polarity.PROS else -1) > 0 for e in h.evidence)
+    assert 30 <= len((result.summary or "").split()) <= 60
+    assert not any("chosen entity-wide" in n for h in large.highlights.highlights for n in h.notes)
+
+
 def test_compare_entity_ranks_by_lift(hash_store, tmp_path):
     from opinio_agents.hiro import HiroIndex, compare_entity
 

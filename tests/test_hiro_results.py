@@ -133,21 +133,23 @@ def test_a_custom_namer_is_never_cached_and_a_broken_file_is_ignored(tmp_path, d
     assert json.loads(file.read_text("utf-8"))["state"] == hiro.result_state("3")
 
 
-def test_stored_query_free_highlights_equal_fresh_ones(tmp_path, data, base_store, monkeypatch):
+@pytest.mark.parametrize("small_entity", [0, 10**6])  # aspect-led summary, entity-wide summary
+def test_stored_query_free_highlights_equal_fresh_ones(tmp_path, data, base_store, monkeypatch, small_entity):
     from opinio_agents.hiro import HiroIndex
     from opinio_agents.hiro.highlights import query_free_result
 
     store = _store(tmp_path, base_store)
     hiro = HiroIndex(store)
     hiro.fit()
-    fresh = query_free_result(hiro, "1", top_k=6, cache=False)
-    stored = query_free_result(hiro, "1", top_k=6)
+    fresh = query_free_result(hiro, "1", top_k=6, small_entity=small_entity, cache=False)
+    stored = query_free_result(hiro, "1", top_k=6, small_entity=small_entity)
+    assert (fresh.layout.sentences is not None) == bool(small_entity)
     assert fresh.highlights.highlights and fresh.highlights.summary
     assert _plain(stored.highlights) == _plain(fresh.highlights)
     assert "hiro" in stored.highlights.meta.timings
 
     _no_compute(monkeypatch)
-    again = query_free_result(HiroIndex(SentenceStore(store.store_dir)), "1", top_k=6)
+    again = query_free_result(HiroIndex(SentenceStore(store.store_dir)), "1", top_k=6, small_entity=small_entity)
     assert _plain(again.highlights) == _plain(fresh.highlights)
     assert again.layout == fresh.layout
 
@@ -203,3 +205,19 @@ def test_query_free_summarizer_stream_is_stored_whole(tmp_path, data, base_store
     monkeypatch.setattr(QueryFreeSummarizer, "draft", no_draft)
     again = events(QueryFreeSummarizer(HiroIndex(SentenceStore(store.store_dir))))
     assert again == first
+
+
+def test_code_digest_covers_every_module_whose_results_are_stored():
+    """A stored query-free result must not outlive a change to the code that computed it."""
+    import inspect
+    from pathlib import Path
+
+    from opinio_agents.hiro import highlights
+    from opinio_agents.hiro.store import _RESULT_CODE
+    from opinio_agents.summarizers import QueryFreeSummarizer
+    from opinio_agents.synthesis import selection
+
+    root = Path(highlights.__file__).resolve().parents[1]
+    for source in (inspect.getfile(QueryFreeSummarizer), highlights.__file__, selection.__file__):
+        relative = Path(source).resolve().relative_to(root)
+        assert relative.parts[0] in _RESULT_CODE, relative

@@ -383,3 +383,79 @@ def test_supported_points_keeps_a_second_point_only_with_its_own_support() -> No
     assert supported_points(v, [2], min_share=0.9) == [2]  # the first point always stays
     with pytest.raises(ConfigError):
         ExtractiveSynthesizer(FakeEncoder(), min_point_support=1.0)
+
+
+# -- small entities: the summary chosen entity-wide --------------------------------------------
+SMALL_TEXTS = [
+    "The chain is strong and pretty.",  # central, general
+    "I gave it to my wife on our anniversary and she loved it.",  # central-ish, first person
+    "Pretty and strong chain.",  # a paraphrase of the first
+    "It came in a box.",  # neutral: never a candidate
+    "The clasp is cheap and broke.",  # the other side
+]
+SMALL_VECTORS = unit([[1.0, 0.0], [0.95, 0.2], [0.99, 0.14], [0.9, 0.3], [0.7, -0.71]])
+SMALL_SENTIMENTS = [0.7, 0.6, 0.7, 0.0, -0.5]
+
+
+def test_select_summary_prefers_general_central_opinions_and_skips_repeats() -> None:
+    from opinio_agents.synthesis.selection import SMALL_ENTITY_WEIGHTS, is_first_person, select_summary
+
+    picked = select_summary(SMALL_TEXTS, SMALL_VECTORS, SMALL_SENTIMENTS, budget_words=12)
+    assert picked[0] == 0  # not the first-person anecdote, though it is as central
+    assert 2 not in picked and 3 not in picked  # no paraphrase, no neutral sentence
+    assert 4 in picked  # MMR reaches the complaint within the budget
+    assert is_first_person(SMALL_TEXTS[1]) and not is_first_person(SMALL_TEXTS[0])
+    # without the first-person penalty and genericity, the anecdote's centrality can win
+    plain = SelectionWeights(centrality=1.0, lexical=0.0, relevance=0.0, sentiment=0.0, genericity=0.0)
+    scores = score_candidates(SMALL_TEXTS, SMALL_VECTORS, weights=plain)
+    weighted = score_candidates(SMALL_TEXTS, SMALL_VECTORS, weights=SMALL_ENTITY_WEIGHTS)
+    assert scores[1] - scores[0] > weighted[1] - weighted[0]
+    assert select_summary(SMALL_TEXTS[:2], SMALL_VECTORS[:2], SMALL_SENTIMENTS[:2]) == []  # too few opinions
+    assert len(select_summary(SMALL_TEXTS, SMALL_VECTORS, SMALL_SENTIMENTS, budget_words=1)) == 1
+    with pytest.raises(ConfigError):
+        select_summary(SMALL_TEXTS, SMALL_VECTORS[:2], SMALL_SENTIMENTS)
+    with pytest.raises(ConfigError):
+        select_summary(SMALL_TEXTS, SMALL_VECTORS, SMALL_SENTIMENTS, budget_words=0)
+
+
+def test_summary_of_with_fixed_sentences_keeps_their_order_and_the_guard_con() -> None:
+    from opinio_agents.synthesis.alerts import GUARD_NOTE
+    from opinio_agents.synthesis.selection import SummaryLayout, summary_of
+
+    def hl(text: str, query: str, polarity: Polarity = Polarity.PROS, notes: list[str] | None = None) -> Highlight:
+        return Highlight(query=query, polarity=polarity, text=text, support=Support(reviews=3), notes=notes or [])
+
+    highlights = [hl("Strong chain.", "chain"), hl("Cheap clasp.", "clasp", Polarity.CONS), hl("Nice box.", "box")]
+    layout = SummaryLayout(sentences=("Cheap clasp.", "Strong chain.", "Gone sentence."))
+    assert summary_of(highlights, layout=layout) == "Cheap clasp. Strong chain."  # "Nice box." was not chosen
+    guard = hl("Guests report bed bugs.", "room", Polarity.CONS, [f"{GUARD_NOTE}: added because the evidence reports"])
+    assert summary_of([guard, *highlights[:1]], layout=layout) == "Strong chain. Guests report bed bugs."
+    assert summary_of([], layout=layout) is None
+
+
+def test_sentence_highlights_cite_the_sentence_its_neighbours_and_its_aspect() -> None:
+    from opinio_agents.hiro.aspects import DiscoveredAspect
+    from opinio_agents.hiro.highlights import GENERAL_ASPECT, reading_order, sentence_highlights
+
+    rows = [
+        StoredSentence(
+            Sentence(sentence_id=f"1:r{i % 2}:{i // 2}", entity_id="1", review_id=f"r{i % 2}", index=i // 2,
+                     text=t, start=0, end=len(t)),
+            tuple(tokenize_for_bm25(t)),
+            s,
+        )
+        for i, (t, s) in enumerate(zip(SMALL_TEXTS, SMALL_SENTIMENTS, strict=True))
+    ]
+    chain = DiscoveredAspect("chain", 2, 2, 0, 0, 2, 1.0, sentence_indices=[0, 2, 4], term_indices=[0, 2])
+    clasp = DiscoveredAspect("clasp", 1, 0, 1, 0, 2, 1.0, sentence_indices=[4], term_indices=[4])
+    paths = np.array([[0, 1], [0, 2], [0, 1], [1, 0], [1, 1]])
+    out = sentence_highlights([0, 4, 1], [chain, clasp], rows, SMALL_VECTORS, paths=paths, max_cited=3)
+    assert [(h.query, h.polarity) for h in out] == [
+        ("chain", Polarity.PROS), ("clasp", Polarity.CONS), (GENERAL_ASPECT, Polarity.PROS)
+    ]
+    first = out[0]
+    assert [e.sentence_id for e in first.evidence] == ["1:r0:0", "1:r0:1", "1:r1:0"]  # itself, then nearest
+    assert first.support.reviews == 2 and "HIRO cluster path [0, 1]" in first.notes
+    assert all(e.sentiment is not None and e.sentiment < 0 for e in out[1].evidence)  # same side only
+    assert out[2].support.total_reviews == 2 and out[2].text == SMALL_TEXTS[1]
+    assert reading_order([4, 1, 0], rows) == [0, 1, 4]

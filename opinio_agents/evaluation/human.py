@@ -11,7 +11,9 @@ A references file maps each entity to its human summaries::
   references;
 * ``general`` - query-free: the entity's query-free summary
   (``HighlightSet.summary`` when set, else every highlight joined) is scored
-  against the general references.
+  against the general references. The system's summary and the baselines get
+  the same word budget (:attr:`HumanReferenceEvaluator.general_words`: the
+  references' mean length unless configured).
 
 Scores are ROUGE-1/2/L F1 (x 100, Porter stemming, identical to
 ``rouge_score``) averaged over an item's references, then over items. The
@@ -27,6 +29,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 from collections import defaultdict
@@ -181,9 +184,9 @@ class HumanEvalConfig:
         tasks: ``aspect`` and/or ``general``.
         baselines: Baselines to run (None: all that apply to each task).
         seed: Seed of the random baseline.
-        general_words: Word budget of the general-task baselines (None: the
-            mean length of the general references, so the baselines are as
-            long as the human summaries).
+        general_words: Word budget of the general task, for the system's summary
+            and the baselines alike (None: the mean length of the general
+            references, so every summary is as long as the human ones).
         aspect_sentences: Sentences of the random/BM25/LexRank/centroid aspect baselines.
         aspect_pool: BM25 hits per aspect that LexRank and centroid choose from.
         use_stemmer: Porter stemming in ROUGE.
@@ -210,7 +213,8 @@ class HumanReferenceEvaluator:
         system: Optional replacement of the system under test:
             ``system(rag, entity_key, task, units) -> {unit: text}`` (units are
             the aspects, or ``["general"]``). Default: the extractive highlights
-            (aspect) and the HIRO query-free summary (general).
+            (aspect) and the HIRO query-free summary (general) with the
+            general budget (:func:`default_system`).
 
     Example:
         >>> evaluator = HumanReferenceEvaluator(rag, load_references("refs.json"))  # doctest: +SKIP
@@ -231,8 +235,8 @@ class HumanReferenceEvaluator:
         for task in self.config.tasks:
             if task not in TASKS:
                 raise ConfigError(f"task {task!r} is not one of {', '.join(TASKS)}")
-        self.system = system or default_system
         self._general_words = self.config.general_words or self._mean_general_words()
+        self.system = system or functools.partial(default_system, summary_words=self._general_words)
 
     def _mean_general_words(self) -> int:
         lengths = [len(t.split()) for r in self.references.values() for t in r.general]
@@ -240,7 +244,7 @@ class HumanReferenceEvaluator:
 
     @property
     def general_words(self) -> int:
-        """Word budget of the general-task baselines."""
+        """Word budget of the general task (the default system's summary and the baselines)."""
         return self._general_words
 
     def entities(self, entity_ids: Sequence[str] | None = None) -> list[str]:
@@ -369,12 +373,19 @@ class HumanReferenceEvaluator:
         return self.config.baselines is None or name in self.config.baselines
 
 
-def default_system(rag: OpinioRAG, key: str, task: str, units: list[str]) -> dict[str, str]:
-    """The offline system under test: extractive highlights (aspect) or the query-free summary."""
+def default_system(
+    rag: OpinioRAG, key: str, task: str, units: list[str], *, summary_words: int = 75
+) -> dict[str, str]:
+    """The offline system under test: extractive highlights (aspect) or the query-free summary.
+
+    Args:
+        summary_words: Word budget of the query-free summary (the evaluator passes its
+            :attr:`~HumanReferenceEvaluator.general_words`, the baselines' budget).
+    """
     if task == "aspect":
         result = rag.highlights(key, units, synthesizer="extractive")  # type: ignore[arg-type]
         return {unit: highlight_texts(result, unit) for unit in units}
-    return {"general": general_text(rag.query_free_highlights(key))}
+    return {"general": general_text(rag.query_free_highlights(key, summary_words=summary_words))}
 
 
 def summarize_records(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:

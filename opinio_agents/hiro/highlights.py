@@ -12,7 +12,17 @@ trimmed to key-point style; its evidence is those sentences and the side's
 next most central ones; its notes name the HIRO clusters it comes from; its
 support counts the whole entity's reviews.
 
-``HighlightSet.summary`` joins the highlights into one paragraph: every
+An entity with fewer than :data:`SMALL_ENTITY_SENTENCES` sentences (a few
+reviews) has too little for HIRO's clusters to carry a summary; its paragraph
+is chosen entity-wide instead (:func:`~opinio_agents.synthesis.selection.select_summary`:
+central, generally stated opinions, MMR, to ``summary_words``), in the order
+reviews raise them, and each chosen sentence becomes a highlight of its own
+(:func:`sentence_highlights`): of the discovered aspect whose clusters hold
+it (:data:`GENERAL_ASPECT` when none does), citing the sentence, its nearest
+same-side sentences and its HIRO cluster path. That aspect's usual highlight
+on that side gives way to it.
+
+Otherwise ``HighlightSet.summary`` joins the highlights into one paragraph: every
 aspect's main point, most mentioned aspect first, then further points for the
 aspects whose share of the paragraph lags their share of mentions, up to
 ``summary_words`` (:func:`~opinio_agents.synthesis.selection.compose_summary`).
@@ -54,6 +64,7 @@ from opinio_agents.synthesis.selection import (
     SummaryLayout,
     score_candidates,
     select_points,
+    select_summary,
     summary_of,
 )
 from opinio_agents.text.polarity import evidence_polarity
@@ -69,6 +80,10 @@ __all__ = [
     "QUERY_FREE_NAME_WEIGHT",
     "aspect_positions",
     "is_proper_name",
+    "sentence_highlights",
+    "reading_order",
+    "SMALL_ENTITY_SENTENCES",
+    "GENERAL_ASPECT",
 ]
 
 #: HIRO smoothing of query-free highlights: large, so popular aspects (staff, rooms,
@@ -79,6 +94,12 @@ QUERY_FREE_WEIGHTS = SelectionWeights(centrality=0.8)
 #: Summary share of aspects that are names (the city, the hotel): none until every real
 #: aspect has its point (SPACE dev general ROUGE-L 22.9 -> 24.4; with the position order 24.5).
 QUERY_FREE_NAME_WEIGHT = 0.0
+#: Entities with fewer sentences get an entity-wide summary (:func:`sentence_highlights`). FewSum
+#: (8 reviews, 24-50 sentences) and OpoSum (10 reviews, 42-92) are below it, SPACE hotels
+#: (100 reviews, 820-990) above; general ROUGE-L on FewSum 16.0 -> 19.x, OpoSum 21.0 -> 24.x.
+SMALL_ENTITY_SENTENCES = 250
+#: The highlight query of a summary sentence that no discovered aspect's clusters hold.
+GENERAL_ASPECT = "overall"
 
 
 def aspect_highlights(
@@ -170,6 +191,121 @@ def aspect_highlights(
     return out
 
 
+def reading_order(indices: list[int], stored: list[StoredSentence]) -> list[int]:
+    """``indices`` in the order reviews raise them: relative position in the review (0 first, 1 last).
+
+    Example:
+        >>> from opinio_agents.models import Sentence
+        >>> rows = [StoredSentence(Sentence(sentence_id=f"1:r:{i}", entity_id="1", review_id="r", index=i,
+        ...         text=t, start=0, end=len(t)), (), 0.5) for i, t in enumerate(["Great.", "Ok.", "Bye."])]
+        >>> reading_order([2, 0], rows)
+        [0, 2]
+    """
+    length: dict[str, int] = {}
+    for row in stored:
+        review = row.sentence.review_id
+        length[review] = max(length.get(review, 0), row.sentence.index + 1)
+
+    def position(i: int) -> tuple[float, int]:
+        sentence = stored[i].sentence
+        return sentence.index / max(1, length[sentence.review_id] - 1), i
+
+    return sorted(indices, key=position)
+
+
+def sentence_highlights(
+    chosen: list[int],
+    aspects: list[DiscoveredAspect],
+    stored: list[StoredSentence],
+    embeddings: np.ndarray,
+    *,
+    paths: np.ndarray | None = None,
+    max_cited: int = 5,
+) -> list[Highlight]:
+    """One highlight per chosen summary sentence (an entity-wide summary), in ``chosen`` order.
+
+    A sentence's highlight belongs to the first discovered aspect whose
+    clusters hold it (one that names it first; :data:`GENERAL_ASPECT`
+    otherwise) and takes the side of its sentiment. Its text is the sentence
+    as a key point; its evidence the sentence, then the entity's sentences
+    of the same side nearest to it (up to ``max_cited``); its support the
+    aspect's, or for :data:`GENERAL_ASPECT` the reviews of that evidence; its
+    notes name its HIRO cluster path (``paths``) and the aspect's clusters.
+
+    Example:
+        >>> from opinio_agents.models import Sentence
+        >>> rows = [StoredSentence(Sentence(sentence_id=f"1:r{i}:0", entity_id="1", review_id=f"r{i}", index=0,
+        ...         text=t, start=0, end=len(t)), (), s) for i, (t, s) in enumerate(
+        ...         [("Strong chain.", 0.6), ("The chain is strong.", 0.5), ("Cheap clasp.", -0.4)])]
+        >>> v = np.array([[1.0, 0.0], [0.98, 0.2], [0.0, 1.0]])
+        >>> [h] = sentence_highlights([0], [], rows, v)
+        >>> h.query, h.polarity.value, [e.sentence_id for e in h.evidence]
+        ('overall', 'pros', ['1:r0:0', '1:r1:0'])
+    """
+    vecs = np.asarray(embeddings, dtype=float)
+    total_reviews = len({row.sentence.review_id for row in stored})
+    out: list[Highlight] = []
+    for i in chosen:
+        holders = [a for a in aspects if i in a.sentence_indices]
+        holders.sort(key=lambda a: i not in a.term_indices)  # stable: HIRO's order among equals
+        aspect = holders[0] if holders else None
+        sign = 1 if stored[i].sentiment >= 0 else -1
+        side = Polarity.PROS if sign > 0 else Polarity.CONS
+        same = [
+            j for j, row in enumerate(stored)
+            if j != i and row.sentiment * sign > SENTIMENT_THRESHOLD
+        ]
+        nearest = sorted(same, key=lambda j: (-float(vecs[j] @ vecs[i]), j))[: max_cited - 1]
+        cited = [i, *nearest]
+        evidence = [
+            Evidence(
+                sentence_id=stored[j].sentence.sentence_id,
+                text=stored[j].sentence.text,
+                score=1.0 / (rank + 1),
+                sentiment=stored[j].sentiment,
+            )
+            for rank, j in enumerate(cited)
+        ]
+        if aspect is not None:
+            support = Support(
+                reviews=aspect.mentions,
+                positive=aspect.positive,
+                negative=aspect.negative,
+                neutral=aspect.neutral,
+                total_reviews=aspect.total_reviews,
+            )
+        else:
+            reviews = {stored[j].sentence.review_id for j in cited}
+            support = Support(
+                reviews=len(reviews),
+                positive=len(reviews) if sign > 0 else 0,
+                negative=0 if sign > 0 else len(reviews),
+                total_reviews=total_reviews,
+            )
+        notes = ["summary sentence chosen entity-wide (small entity)"]
+        if paths is not None and len(paths) == len(stored):
+            notes.append(f"HIRO cluster path {[int(c) for c in paths[i]]}")
+        if aspect is not None:
+            notes.append(
+                f"HIRO clusters {[list(p) for c in aspect.clusters for p in c.subpaths]}, score {aspect.score}"
+            )
+        leaning = evidence_polarity(evidence)
+        name = aspect.aspect if aspect is not None else GENERAL_ASPECT
+        out.append(
+            Highlight(
+                query=name,
+                polarity=side,
+                text=to_key_point(stored[i].sentence.text, "", sign=sign)[:600],
+                evidence=evidence,
+                support=support,
+                evidence_polarity=leaning,
+                polarity_agrees=None if leaning is None else leaning is side,
+                notes=notes,
+            )
+        )
+    return out
+
+
 def is_proper_name(label: str, stored: list[StoredSentence], *, share: float = 0.6) -> bool:
     """Whether reviewers write ``label`` as a name: a city or the entity itself, not an aspect.
 
@@ -243,6 +379,7 @@ def query_free_highlights(
     weights: SelectionWeights = QUERY_FREE_WEIGHTS,
     order_by_position: bool = True,
     name_weight: float = QUERY_FREE_NAME_WEIGHT,
+    small_entity: int = SMALL_ENTITY_SENTENCES,
     cache: bool = True,
 ) -> HighlightSet:
     """PROS and CONS of an entity without any query, from its HIRO clusters, with a ``summary`` paragraph.
@@ -265,6 +402,7 @@ def query_free_highlights(
         weights=weights,
         order_by_position=order_by_position,
         name_weight=name_weight,
+        small_entity=small_entity,
         cache=cache,
     ).highlights
 
@@ -294,7 +432,7 @@ def summary_layout(
 
     Example:
         >>> summary_layout([], [], order_by_position=False)
-        SummaryLayout(positions=None, weights={})
+        SummaryLayout(positions=None, weights={}, sentences=None)
     """
     positions = aspect_positions(aspects, stored) if order_by_position else None
     weights = {a.aspect: name_weight for a in aspects if name_weight != 1.0 and is_proper_name(a.aspect, stored)}
@@ -314,6 +452,7 @@ def query_free_result(
     weights: SelectionWeights = QUERY_FREE_WEIGHTS,
     order_by_position: bool = True,
     name_weight: float = QUERY_FREE_NAME_WEIGHT,
+    small_entity: int = SMALL_ENTITY_SENTENCES,
     cache: bool = True,
 ) -> QueryFreeResult:
     """PROS and CONS of an entity without any query, from its HIRO clusters, and the summary's layout.
@@ -336,6 +475,8 @@ def query_free_result(
         name_weight: Factor on the mentions of aspects that are names
             (:func:`is_proper_name`: the city, the hotel) when the summary
             shares its budget out; 0 puts them after every real aspect.
+        small_entity: Entities with fewer sentences get an entity-wide summary
+            (see the module docstring); 0 never.
         cache: Read the result stored with the HIRO hierarchy when it is current, and store
             a computed one (see the module docstring); False always computes.
 
@@ -361,6 +502,7 @@ def query_free_result(
         "weights": asdict(weights),
         "order_by_position": order_by_position,
         "name_weight": float(name_weight),
+        "small_entity": small_entity,
         "encoder": os.environ.get(ENCODER_ENV, ""),
     }
     state = hiro.result_state(key) if cache else ""
@@ -381,6 +523,7 @@ def query_free_result(
         weights=weights,
         order_by_position=order_by_position,
         name_weight=name_weight,
+        small_entity=small_entity,
     )
     if cache:
         hiro.save_result(key, "query-free", params, _result_record(computed), state=state)
@@ -394,6 +537,7 @@ def _result_record(result: QueryFreeResult) -> dict[str, Any]:
         "highlights": result.highlights.model_dump(mode="json"),
         "positions": None if layout.positions is None else dict(layout.positions),
         "weights": None if layout.weights is None else dict(layout.weights),
+        "sentences": None if layout.sentences is None else list(layout.sentences),
     }
 
 
@@ -402,7 +546,12 @@ def _result_from_record(record: Any) -> QueryFreeResult | None:
         return None
     try:
         highlights = HighlightSet.model_validate(record["highlights"])
-        layout = SummaryLayout(positions=record["positions"], weights=record["weights"])
+        sentences = record["sentences"]
+        layout = SummaryLayout(
+            positions=record["positions"],
+            weights=record["weights"],
+            sentences=None if sentences is None else tuple(str(t) for t in sentences),
+        )
     except (KeyError, TypeError, ValueError):  # written by another version: compute again
         return None
     return QueryFreeResult(highlights, layout)
@@ -421,6 +570,7 @@ def _compute_result(
     weights: SelectionWeights,
     order_by_position: bool,
     name_weight: float,
+    small_entity: int,
 ) -> QueryFreeResult:
     aspects = discover_aspects(hiro, key, top_k=top_k, alpha=alpha)
     stored = hiro.index.sentences(key)
@@ -431,6 +581,18 @@ def _compute_result(
         meta=RunMeta(retriever="hiro", top_k=top_k, synthesizer="hiro-extractive", queries=[a.aspect for a in aspects]),
     )
     embeddings = hiro.index.embeddings(key)
+    chosen: list[int] = []
+    if len(stored) < small_entity and len(embeddings) == len(stored):
+        chosen = select_summary(
+            [s.sentence.text for s in stored],
+            embeddings,
+            [s.sentiment for s in stored],
+            budget_words=summary_words,
+        )
+    picked = sentence_highlights(
+        reading_order(chosen, stored), aspects, stored, embeddings, paths=hiro.paths(key), max_cited=max_cited
+    ) if chosen else []
+    taken = {(h.query, h.polarity) for h in picked}
     for aspect in aspects:
         found = aspect_highlights(
             aspect,
@@ -442,7 +604,13 @@ def _compute_result(
             weights=weights,
         )
         for highlight in found:
-            result.add(highlight)
-    layout = summary_layout(aspects, stored, order_by_position=order_by_position, name_weight=name_weight)
+            if (highlight.query, highlight.polarity) not in taken:
+                result.add(highlight)
+    for highlight in picked:
+        result.add(highlight)
+    if picked:
+        layout = SummaryLayout(sentences=tuple(h.text for h in picked))
+    else:
+        layout = summary_layout(aspects, stored, order_by_position=order_by_position, name_weight=name_weight)
     result.summary = summary_of(result.highlights, budget_words=summary_words, layout=layout)
     return QueryFreeResult(result, layout)

@@ -59,7 +59,7 @@ __all__ = ["HiroIndex", "SubpathCounts", "BaselinePopularity", "as_hiro_index", 
 #: Derived results kept in memory per index (the files keep them all).
 _MEMORY_RESULTS = 48
 #: Parts of the package whose code decides a derived result (hashed into its state).
-_RESULT_CODE = ("hiro", "triplets", "text", "synthesis", "embeddings", "models.py", "trends.py")
+_RESULT_CODE = ("hiro", "triplets", "text", "synthesis", "embeddings", "models.py", "trends.py", "summarizers.py")
 
 
 @dataclass(frozen=True)
