@@ -574,3 +574,22 @@ def test_opinio_serve_in_a_subprocess(tmp_path: Path) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+
+
+def test_an_entity_id_with_a_slash_is_addressable_on_every_route(tmp_path: Path) -> None:
+    record = tiny_entity_dict() | {"entity_id": "acme/harbor-inn"}
+    rag = OpinioRAG(tmp_path / "store", encoder=HashEncoder(), hiro_options=HIRO)
+    try:
+        rag.index([Entity.model_validate(record)])
+        with TestClient(create_app(rag, rate_limit=None), raise_server_exceptions=False) as c:
+            base = "/entities/acme%2Fharbor-inn"  # what the page sends (encodeURIComponent)
+            assert c.get(base).json()["entity_id"] == "acme/harbor-inn"
+            r = c.get(f"{base}/highlights", params={"query": "wi-fi", "retriever": "bm25"})
+            assert r.status_code == 200 and any(h["query"] == "wi-fi" for h in r.json()["cons"])
+            hits = c.get(f"{base}/search", params={"q": "pool"}).json()
+            assert hits["hits"] and all(h["sentence_id"].startswith("acme/harbor-inn:") for h in hits["hits"])
+            assert c.get(f"{base}/reviews/4").json()["review_id"] == "4"
+            assert c.get(f"{base}/highlights/stream", params={"query": "pool"}).status_code == 200
+            assert c.get("/entities/acme%2Fnowhere/highlights").status_code == 404
+    finally:
+        rag.close()

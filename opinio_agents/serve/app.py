@@ -495,22 +495,7 @@ def create_app(
         """The indexed entities with their names, review and sentence counts and expert aspects."""
         return JSONResponse([summary(key) for key in complete_entities()])
 
-    @app.get("/entities/{entity_id}", response_model=EntityDetail, tags=["entities"])
-    def get_entity(entity_id: EntityId) -> Any:
-        """One entity: counts, expert review, last update, whether HIRO aspects are available."""
-        key = entity_key(entity_id)
-        record = rag.store.entity_record(key)
-        return _json(
-            EntityDetail(
-                **summary(key),
-                expert_review=None if record.expert_review is None else record.expert_review.model_dump(mode="json"),
-                updated_at=record.updated_at,
-                generation=record.generation,
-                hiro_fitted=rag.hiro_fitted,
-            )
-        )
-
-    @app.get("/entities/{entity_id}/highlights", response_model=HighlightSet, tags=["highlights"])
+    @app.get("/entities/{entity_id:path}/highlights", response_model=HighlightSet, tags=["highlights"])
     def highlights(
         entity_id: EntityId,
         query: Queries = [],  # noqa: B006 - FastAPI reads the default, never mutates it
@@ -529,7 +514,7 @@ def create_app(
         return _json(rag.highlights(key, queries, **settings))
 
     @app.get(
-        "/entities/{entity_id}/highlights/stream",
+        "/entities/{entity_id:path}/highlights/stream",
         tags=["highlights"],
         response_class=_event_stream_class(),
         responses={200: {"content": {"text/event-stream": {}}, "description": "Server-sent events"}},
@@ -568,7 +553,7 @@ def create_app(
 
         return _stream(_primed(events()))  # errors before the first event keep their status (400, 404 ...)
 
-    @app.get("/entities/{entity_id}/aspects", response_model=AspectsOut, tags=["entities"])
+    @app.get("/entities/{entity_id:path}/aspects", response_model=AspectsOut, tags=["entities"])
     def aspects(entity_id: EntityId, top_k: Annotated[int, Query(ge=1, le=50)] = 10) -> Any:
         """The aspects reviewers talk about, most discussed first, with positive/negative counts.
 
@@ -609,7 +594,7 @@ def create_app(
         items.sort(key=lambda a: a.mentions, reverse=True)
         return _json(AspectsOut(entity_id=key, entity_name=record.entity_name, source=source, aspects=items[:top_k]))
 
-    @app.get("/entities/{entity_id}/search", response_model=SearchResult, tags=["reviews"])
+    @app.get("/entities/{entity_id:path}/search", response_model=SearchResult, tags=["reviews"])
     def search(
         entity_id: EntityId,
         q: Annotated[str, Query(min_length=1, max_length=500, description="What to look for.")],
@@ -633,7 +618,7 @@ def create_app(
         toolkit = ReviewToolkit(rag, retriever=retriever)
         return _json(toolkit.search_reviews(key, q, k=k, filters=None if filters.is_empty else filters))
 
-    @app.get("/entities/{entity_id}/reviews/{review_id:path}", response_model=ReviewOut, tags=["reviews"])
+    @app.get("/entities/{entity_id:path}/reviews/{review_id:path}", response_model=ReviewOut, tags=["reviews"])
     def review(entity_id: EntityId, review_id: str) -> Any:
         """The full review, with each stored sentence's id and offsets (to mark the quoted one)."""
         key = entity_key(entity_id)
@@ -664,7 +649,7 @@ def create_app(
         )
 
     @app.post(
-        "/entities/{entity_id}/chat",
+        "/entities/{entity_id:path}/chat",
         tags=["chat"],
         response_class=_event_stream_class(),
         responses={200: {"content": {"text/event-stream": {}}, "description": "Server-sent events"}},
@@ -704,6 +689,23 @@ def create_app(
                     yield _sse("token", {"text": piece})
 
         return _stream(_primed(events()))  # retrieval and the first token here: an unreachable LLM is a 503
+
+    # Registered after every /entities/{id}/... route: an id may contain "/" (the path converter), so
+    # this catch-all must not shadow them.
+    @app.get("/entities/{entity_id:path}", response_model=EntityDetail, tags=["entities"])
+    def get_entity(entity_id: EntityId) -> Any:
+        """One entity: counts, expert review, last update, whether HIRO aspects are available."""
+        key = entity_key(entity_id)
+        record = rag.store.entity_record(key)
+        return _json(
+            EntityDetail(
+                **summary(key),
+                expert_review=None if record.expert_review is None else record.expert_review.model_dump(mode="json"),
+                updated_at=record.updated_at,
+                generation=record.generation,
+                hiro_fitted=rag.hiro_fitted,
+            )
+        )
 
     @app.post("/index", response_model=JobStatus, status_code=202, tags=["indexing"])
     def index(
