@@ -70,6 +70,11 @@ def main() -> None:
         "--extra-layers", type=int, nargs="*", default=[],
         help="second group of encoder hidden states concatenated to layers 3-6 (e.g. 0)",
     )
+    parser.add_argument(
+        "--calibration-seeds", type=int, nargs="+", default=None,
+        help="with --refit: the seeds trained on the held-out split and calibrated as an ensemble "
+        "(default: all --seeds); the refit trains every seed with that calibration",
+    )
     parser.add_argument("--no-calibrate", action="store_true", help="skip the dev calibration")
     parser.add_argument("--dry-run", action="store_true", help="train and report but do not save")
     args = parser.parse_args()
@@ -94,7 +99,9 @@ def main() -> None:
         ),
     )
     seeds = args.seeds or [args.seed]
-    heads, report = train_ensemble(args.data_dir, config, seeds, cache_dir=args.cache_dir)
+    heads, report = train_ensemble(
+        args.data_dir, config, seeds, cache_dir=args.cache_dir, calibration_seeds=args.calibration_seeds
+    )
     n_params = sum(p.numel() for h in heads for p in h.parameters())
     report["n_parameters"] = n_params
     print(json.dumps(

@@ -178,3 +178,10 @@ def test_extra_layers_widen_the_head_input_and_refit_needs_the_last_epoch(tmp_pa
         train_ensemble(tmp_path, TrainConfig(epoch_selection="middle"), [1])
     with pytest.raises(ConfigError, match="at least one seed"):
         train_ensemble(tmp_path, TrainConfig(), [])
+    refit = TrainConfig(refit=True, epoch_selection="last")
+    with pytest.raises(ConfigError, match="needs refit"):
+        train_ensemble(tmp_path, TrainConfig(), [1, 2], calibration_seeds=[1])
+    with pytest.raises(ConfigError, match="subset of seeds"):
+        train_ensemble(tmp_path, refit, [1, 2], calibration_seeds=[3])
+    with pytest.raises(ConfigError, match="subset of seeds"):
+        train_ensemble(tmp_path, refit, [1, 2], calibration_seeds=[])

@@ -105,3 +105,34 @@ def test_encode_words_extra_layers_concatenate_a_second_group(tiny_encoder):
         assert torch.allclose(b, torch.cat([t, lo], dim=-1), atol=1e-6)
     with pytest.raises(ConfigError, match="layers must be"):
         encode_words(tiny_encoder, SENTENCES, extra_layers=(7,))
+
+
+def test_refit_trains_every_seed_with_the_calibration_of_the_calibration_seeds(tiny_encoder, tmp_path: Path):
+    from opinio_agents.triplets.head import HeadConfig
+    from opinio_agents.triplets.training import DATASETS, TrainConfig, train_ensemble
+
+    lines = [
+        f"The staff was friendly {i} .####[([1], [3], 'POS')]" for i in range(12)
+    ] + [f"The room was dirty {i} .####[([1], [3], 'NEG')]" for i in range(12)]
+    for name in DATASETS:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train_triplets.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        (tmp_path / name / "dev_triplets.txt").write_text(
+            "Nice view but the shower leaked .####[([4], [5], 'NEG')]\n", encoding="utf-8"
+        )
+    config = TrainConfig(
+        epochs=1, threads=1, holdout_fraction=0.3, epoch_selection="last", refit=True,
+        head=HeadConfig(encoder_layers=(1, 2), enc_dim=16, hidden=16, span_dim=8, pair_hidden=8),
+    )
+    logged: list[str] = []
+    heads, report = train_ensemble(
+        tmp_path, config, [1, 2, 3], encoder=tiny_encoder, cache_dir=tmp_path / "cache",
+        log=logged.append, calibration_seeds=[2],
+    )
+    assert len(heads) == 3 and report["calibration_seeds"] == [2]
+    assert [m["seed"] for m in report["members"]] == [1, 2, 3]
+    assert "history" in report["members"][1] and "history" not in report["members"][0]
+    assert all("refit_history" in m for m in report["members"])
+    assert sum("refit on" in line for line in logged) == 3
+    assert sum("best epoch" in line for line in logged) == 1  # one held-out fit, for seed 2
+    assert report["calibration"]["on"] == "held-out train slice"

@@ -687,6 +687,7 @@ def train_ensemble(
     encoder: HFEncoder | None = None,
     cache_dir: Path | None = None,
     log: Callable[[str], None] = print,
+    calibration_seeds: Sequence[int] | None = None,
 ) -> tuple[list[TripletHead], dict]:
     """Train one head per seed on the same data; calibrate and score them as an ensemble.
 
@@ -694,8 +695,14 @@ def train_ensemble(
     (:func:`~opinio_agents.triplets.decode.predict_spans`). Fine-tuned encoder
     layers are supported for a single seed only (members would need different encoders).
 
+    With ``config.refit``, ``calibration_seeds`` (default: ``seeds``) are the members
+    trained on the held-out split and calibrated as an ensemble; the refit then trains
+    every seed of ``seeds`` on all train sentences with that calibration (a larger
+    ensemble keeps the decoding of a smaller one and costs no extra held-out fits).
+
     Raises:
-        ConfigError: For no seed, ``epochs`` < 1, or fine-tuning with several seeds.
+        ConfigError: For no seed, ``epochs`` < 1, fine-tuning with several seeds, or
+            ``calibration_seeds`` without ``refit`` or not a subset of ``seeds``.
     """
     if config.epochs < 1:
         raise ConfigError(f"epochs must be >= 1, got {config.epochs}")
@@ -707,6 +714,12 @@ def train_ensemble(
         raise ConfigError("refit keeps the last epoch: use epoch_selection='last'")
     if config.finetune_layers and len(seeds) > 1:
         raise ConfigError("fine-tuned encoder layers cannot be ensembled; use one seed")
+    if calibration_seeds is not None:
+        if not config.refit:
+            raise ConfigError("calibration_seeds needs refit=True")
+        if not calibration_seeds or not set(calibration_seeds) <= set(seeds):
+            raise ConfigError(f"calibration_seeds {list(calibration_seeds)} must be a non-empty subset of seeds")
+    fit_seeds = list(calibration_seeds) if calibration_seeds is not None else list(seeds)
     torch.set_num_threads(config.threads)
     _seed_all(config.seed)
     encoder = encoder or load_encoder()
@@ -718,7 +731,7 @@ def train_ensemble(
         f"{time.perf_counter() - started:.0f}s)")
     heads: list[TripletHead] = []
     members = []
-    for seed in seeds:
+    for seed in fit_seeds:
         member_config = TrainConfig(**(asdict(config) | {"seed": seed, "head": config.head}))
         head, best_epoch, best_f1, history = _fit(data, member_config, top, log, started)
         heads.append(head)
@@ -739,6 +752,8 @@ def train_ensemble(
             n_removed=data.n_removed,
         )
         heads = []
+        by_seed = {m["seed"]: m for m in members}
+        members = [by_seed.get(seed, {"seed": seed}) for seed in seeds]
         for seed, member in zip(seeds, members, strict=True):
             member_config = TrainConfig(**(asdict(config) | {"seed": seed, "head": config.head}))
             top = _make_top(encoder, member_config)
@@ -752,9 +767,10 @@ def train_ensemble(
         report["calibration"] = calibration
         report["train_sentences"] = len(full.train_ex)
         report["refit"] = True
+        report["calibration_seeds"] = fit_seeds
     report["members"] = members
-    report["best_epoch"] = members[0]["best_epoch"]
-    report["history"] = members[0]["history"]
+    report["best_epoch"] = members[0].get("best_epoch", config.epochs)
+    report["history"] = members[0].get("history", [])
     report["train_seconds"] = round(time.perf_counter() - started, 1)
     if top is not None:
         report["encoder_top"] = top.hf_state_dict()
