@@ -332,7 +332,7 @@ class OpinioRAG:
         return hiro
 
     def aspects(self, entity_id: str | int, *, top_k: int = 10, alpha: float = 6.0) -> list[DiscoveredAspect]:
-        """HIRO aspect discovery: the entity's most discussed and most distinctive aspects.
+        """HIRO aspect discovery: the entity's most discussed aspects, weighed with how distinctive they are.
 
         Raises:
             StoreError: When the entity is not indexed or the store has no HIRO hierarchy.

@@ -87,7 +87,7 @@ def aspects_command(
     top: TopOpt = 10,
     alpha: AlphaOpt = 6.0,
 ) -> None:
-    """List the entity's most discussed and most distinctive aspects (usable as queries)."""
+    """List the entity's most discussed aspects, weighed with how distinctive they are (usable as queries)."""
     try:
         rag = _open_rag(dataset, entity, store)
         found = rag.aspects(entity, top_k=top, alpha=alpha)

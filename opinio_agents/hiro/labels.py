@@ -439,6 +439,10 @@ class ClusterNamer:
         """Whether two labels name the same aspect (same App. D terms by default)."""
         return a.terms == b.terms
 
+    def mention_forms(self, label: AspectLabel) -> tuple[str, ...]:
+        """The words whose use in a sentence mentions the label's aspect: its text and aliases by default."""
+        return (label.text, *label.aliases)
+
 
 class CtfidfNamer(ClusterNamer):
     """The c-TF-IDF token namer (:func:`label_cluster`), kept for comparison.
@@ -803,6 +807,21 @@ class PhraseNamer(ClusterNamer):
                     names.append((label, covered))
             out.append(names)
         return out
+
+    def mention_forms(self, label: AspectLabel) -> tuple[str, ...]:
+        """Its text and aliases, and for an attribute noun the attribute words that name it.
+
+        Reviewers rarely write "cleanliness"; they write "clean" or "spotless", so a
+        ``cleanliness`` aspect is mentioned by every sentence using one of its
+        :data:`ATTRIBUTE_NOUNS` words.
+
+        Example:
+            >>> label = AspectLabel(("cleanli",), "cleanliness", 1.0, 1.0)
+            >>> "spotless" in PhraseNamer(extractor=None, encoder=None).mention_forms(label)
+            True
+        """
+        words = tuple(word for word, noun in ATTRIBUTE_NOUNS.items() if noun in (label.text, *label.aliases))
+        return tuple(dict.fromkeys((label.text, *label.aliases, *words)))
 
     def same_aspect(self, a: AspectLabel, b: AspectLabel) -> bool:
         """Same terms, a shared alias or synonym, or display phrases at cosine >= ``join_threshold``."""

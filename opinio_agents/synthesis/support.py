@@ -101,7 +101,8 @@ def _query_idf(query: str, sentences: Sequence[StoredSentence]) -> tuple[dict[st
     for stored in sentences:
         present = term_set.intersection(stored.tokens)
         token_sets.append(present)
-        doc_freq.update(present)
+        for term in present:  # most sentences share no term: no Counter.update call for them
+            doc_freq[term] += 1
     n = len(sentences)
     return {t: math.log(1.0 + n / (1.0 + doc_freq[t])) for t in terms}, token_sets
 

@@ -1,0 +1,88 @@
+"""Aspect discovery's ranking: review share blended with HIRO's specificity (tiny inline fixtures)."""
+
+from __future__ import annotations
+
+import pytest
+
+from opinio_agents.errors import ConfigError
+from opinio_agents.hiro.aspects import DiscoveredAspect, aspect_rank, aspects_from_clusters
+from opinio_agents.hiro.labels import AspectLabel, ClusterNamer, PhraseNamer
+from opinio_agents.hiro.retriever import HiroCluster
+from opinio_agents.models import Sentence
+from opinio_agents.stores.catalog import StoredSentence
+from opinio_agents.text.preprocess import tokenize_for_bm25
+
+
+def stored(review: int, text: str, sentiment: float = 0.5) -> StoredSentence:
+    sentence = Sentence(
+        sentence_id=f"9:{review}:{len(text)}", entity_id="9", review_id=str(review), index=0, text=text,
+        start=0, end=len(text),
+    )
+    return StoredSentence(sentence, tuple(tokenize_for_bm25(text)), sentiment)
+
+
+class FirstWordNamer(ClusterNamer):
+    """Names a cluster after the first word of its first sentence (no model)."""
+
+    def name(self, clusters, tokens, texts):
+        out = []
+        for cluster in clusters:
+            word = texts[cluster[0]].split()[0].lower().strip(".")
+            out.append(AspectLabel((word,), word, 1.0, 1.0))
+        return out
+
+
+def _hotel() -> list[StoredSentence]:
+    """Ten reviews: every one mentions the staff, two a wine tasting."""
+    rows = [stored(r, "Staff were friendly.") for r in range(10)]
+    rows += [stored(0, "Wine tasting was fun."), stored(1, "Wine tasting every evening.")]
+    return rows
+
+
+def test_aspect_rank_blends_share_and_specificity():
+    common = DiscoveredAspect("staff", 60, 50, 5, 5, 100, 0.8)
+    rare = DiscoveredAspect("wine tasting", 12, 11, 0, 1, 100, 3.2)
+    assert aspect_rank(common, 0.0) == 0.8 and aspect_rank(rare, 0.0) == 3.2  # HIRO's score alone
+    assert aspect_rank(common, 1.0) == 0.6 and aspect_rank(rare, 1.0) == 0.12  # the review share alone
+    assert aspect_rank(common, 0.5) == pytest.approx((0.6 * 0.8) ** 0.5)
+    assert aspect_rank(common) > aspect_rank(rare)  # by default popularity weighs most
+    assert aspect_rank(DiscoveredAspect("x", 0, 0, 0, 0, 0, 1.0), 0.5) == 0.0  # no reviews: nothing to share
+
+
+def test_popular_aspect_outranks_a_more_specific_rare_one():
+    rows = _hotel()
+    clusters = [HiroCluster([(1,)], [10, 11], score=3.0), HiroCluster([(2,)], list(range(10)), score=0.9)]
+    found = aspects_from_clusters(clusters, rows, namer=FirstWordNamer())
+    assert [a.aspect for a in found] == ["staff", "wine"]
+    assert [a.mentions for a in found] == [10, 2]
+    assert found[0].score == 0.9  # the field is still HIRO's score of its best cluster
+    # Ranked by HIRO's score alone, the distinctive aspect comes first (the earlier order).
+    by_score = aspects_from_clusters(clusters, rows, namer=FirstWordNamer(), popularity=0.0)
+    assert [a.aspect for a in by_score] == ["wine", "staff"]
+    with pytest.raises(ConfigError):
+        aspects_from_clusters(clusters, rows, namer=FirstWordNamer(), popularity=1.5)
+
+
+def test_attribute_words_count_as_mentions_of_their_noun():
+    namer = PhraseNamer(extractor=None, encoder=None)
+    label = AspectLabel(("cleanli",), "cleanliness", 1.0, 1.0)
+    forms = namer.mention_forms(label)
+    assert forms[0] == "cleanliness" and {"clean", "spotless", "dirty"} <= set(forms)
+    assert namer.mention_forms(AspectLabel(("pool",), "pool", 1.0, 1.0)) == ("pool",)
+    assert ClusterNamer().mention_forms(AspectLabel(("wifi",), "wi-fi", 1.0, 1.0, ("internet",))) == (
+        "wi-fi",
+        "internet",
+    )
+
+    class Cleanliness(FirstWordNamer):
+        def name(self, clusters, tokens, texts):
+            return [AspectLabel(("cleanli",), "cleanliness", 1.0, 1.0) for _ in clusters]
+
+        def mention_forms(self, label):
+            return namer.mention_forms(label)
+
+    rows = [stored(0, "Cleanliness was perfect."), stored(1, "Cleanliness matters."), stored(2, "So clean!"),
+            stored(3, "A spotless room."), stored(4, "Dirty towels."), stored(5, "Great pool.")]
+    found = aspects_from_clusters([HiroCluster([(1,)], [0, 1], score=1.0)], rows, namer=Cleanliness())
+    assert found[0].mentions == 5  # the reviews saying clean, spotless or dirty mention it too
+    assert found[0].term_indices == [0, 1, 2, 3, 4]
