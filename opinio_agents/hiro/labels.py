@@ -30,8 +30,8 @@ Two namers share one interface (:class:`ClusterNamer`):
   :meth:`PhraseNamer.name_aspects` also returns a cluster's
   second aspects: runner-up names covering :data:`SECONDARY_COVERAGE` of it that name
   another aspect ("cleanliness" inside a "room" cluster), with the sentences using them.
-  Aspect discovery does not add them to its ranking (on the synthetic entities they
-  pushed planted aspects out of the top 10).
+  Aspect discovery ranks the attribute nouns among them (``attributes_only``); all of them
+  pushed planted aspects of the synthetic entities out of the top 15.
 * :class:`CtfidfNamer`: the earlier c-TF-IDF token labels (kept for comparison).
 
 c-TF-IDF (:func:`label_cluster`): a candidate term is an aspect-like App. D token (noun-ish, no sentiment,
@@ -439,6 +439,23 @@ class ClusterNamer:
         """Whether two labels name the same aspect (same App. D terms by default)."""
         return a.terms == b.terms
 
+    def name_aspects(
+        self,
+        clusters: Sequence[Sequence[int]],
+        tokens: Sequence[Sequence[str]],
+        texts: Sequence[str],
+        *,
+        attributes_only: bool = False,
+    ) -> list[list[tuple[AspectLabel, list[int]]]]:
+        """Per cluster, its name with all its sentences (none when unnamed), then any second aspects.
+
+        The base class finds no second aspects (``attributes_only`` changes nothing);
+        :meth:`PhraseNamer.name_aspects` does.
+        """
+        del attributes_only
+        labels = self.name(clusters, tokens, texts)
+        return [[] if label is None else [(label, list(c))] for c, label in zip(clusters, labels, strict=True)]
+
     def mention_forms(self, label: AspectLabel) -> tuple[str, ...]:
         """The words whose use in a sentence mentions the label's aspect: its text and aliases by default."""
         return (label.text, *label.aliases)
@@ -782,14 +799,22 @@ class PhraseNamer(ClusterNamer):
         return [names[0][0] if names else None for names in self._diversify(found)]
 
     def name_aspects(
-        self, clusters: Sequence[Sequence[int]], tokens: Sequence[Sequence[str]], texts: Sequence[str]
+        self,
+        clusters: Sequence[Sequence[int]],
+        tokens: Sequence[Sequence[str]],
+        texts: Sequence[str],
+        *,
+        attributes_only: bool = False,
     ) -> list[list[tuple[AspectLabel, list[int]]]]:
         """Per cluster, its name and any second aspect it holds, each with the sentences it covers.
 
         The first entry is :meth:`name`'s label with the whole cluster; then come runner-up names that
         cover at least :data:`SECONDARY_COVERAGE` of the cluster and name another aspect
         (not :meth:`same_aspect` as any name before them), each with the cluster's sentences that use it.
+        With ``attributes_only``, only attribute nouns (:data:`ATTRIBUTE_NOUNS`: "cleanliness",
+        "noise") are second aspects.
         """
+        attributes = set(ATTRIBUTE_NOUNS.values())
         del tokens  # phrases are chunked from the text itself
         texts = list(texts)  # passed down, never kept on the namer: one namer serves every thread at once
         table = self._phrases(texts)
@@ -801,6 +826,8 @@ class PhraseNamer(ClusterNamer):
                 continue
             names = [(found[0][0], list(cluster))]
             for label, covered in found[1:]:
+                if attributes_only and label.text not in attributes:
+                    continue
                 if label.coverage >= SECONDARY_COVERAGE and not any(
                     self.same_aspect(label, other) for other, _ in names
                 ):
