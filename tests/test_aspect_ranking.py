@@ -86,3 +86,43 @@ def test_attribute_words_count_as_mentions_of_their_noun():
     found = aspects_from_clusters([HiroCluster([(1,)], [0, 1], score=1.0)], rows, namer=Cleanliness())
     assert found[0].mentions == 5  # the reviews saying clean, spotless or dirty mention it too
     assert found[0].term_indices == [0, 1, 2, 3, 4]
+
+
+def _room_hotel() -> list[StoredSentence]:
+    texts = [
+        "The room was clean.", "Spotless room.", "Our room was small.", "The room was quiet at night.",
+        "Room had a view.", "Clean and big room.", "Nice room.", "Dirty carpet in the room.",
+        "Breakfast was good.", "The pool was cold.",
+    ]
+    return [stored(r, t) for r, t in enumerate(texts)]
+
+
+def test_attribute_second_aspect_of_a_cluster_is_ranked():
+    rows = _room_hotel()
+    namer = PhraseNamer(extractor=None, encoder=None)
+    clusters = [HiroCluster([(1,)], list(range(8)), score=1.0, reviews=8)]
+    found = aspects_from_clusters(clusters, rows, namer=namer)
+    assert [a.aspect for a in found] == ["room", "cleanliness"]
+    clean = found[1]
+    assert clean.sentence_indices == [0, 1, 5, 7]  # the room sentences that say clean / spotless / dirty
+    assert clean.clusters[0].indices == [0, 1, 5, 7] and clean.clusters[0].reviews == 4
+    assert clean.clusters[0].subpaths == [(1,)] and clean.score == 1.0
+    alone = aspects_from_clusters(clusters, rows, namer=namer, second_aspects=False)
+    assert [a.aspect for a in alone] == ["room"]
+
+
+def test_only_attribute_nouns_are_second_aspects():
+    texts = [
+        "The room had a view.", "Room view of the sea.", "Our room was small.", "The room had a view of the park.",
+        "Room was fine.", "Nice room.",
+    ]
+    rows = [stored(r, t) for r, t in enumerate(texts)]
+    namer = PhraseNamer(extractor=None, encoder=None)
+    every = namer.name_aspects([list(range(6))], [r.tokens for r in rows], texts)[0]
+    assert [label.text for label, _ in every] == ["room", "view"]  # "view" is a second aspect ...
+    found = aspects_from_clusters([HiroCluster([(1,)], list(range(6)), score=1.0)], rows, namer=namer)
+    assert [a.aspect for a in found] == ["room"]  # ... but no attribute: discovery leaves it in the room
+    assert ClusterNamer.name_aspects(namer, [[0, 1], []], [r.tokens for r in rows], texts) == [
+        [(namer.name([[0, 1]], [r.tokens for r in rows], texts)[0], [0, 1])],
+        [],
+    ]

@@ -368,6 +368,7 @@ def discover_aspects(
     examples: int = 3,
     namer: ClusterNamer | None = None,
     popularity: float = POPULARITY_WEIGHT,
+    second_aspects: bool = SECOND_ASPECTS,
     cache: bool = True,
 ) -> list[DiscoveredAspect]:
     """The entity's most discussed aspects, weighed with how distinctive they are, best first.
@@ -382,6 +383,8 @@ def discover_aspects(
         examples: Example sentence ids per aspect.
         namer: Cluster namer (default: :func:`default_namer` for the store's embedding model).
         popularity: Weight of the review share in the ranking (:func:`aspect_rank`).
+        second_aspects: Also rank the attribute aspects clusters hold besides their names
+            (see :func:`aspects_from_clusters`).
         cache: With the default namer, read the result stored with the hierarchy when it is
             current, and store a computed one (see the module docstring); False always computes.
 
@@ -405,6 +408,7 @@ def discover_aspects(
             "clusters_per_aspect": float(clusters_per_aspect),
             "examples": examples,
             "popularity": float(popularity),
+            "second_aspects": bool(second_aspects),
             "namer": "phrase-minilm" if minilm else "phrase",
             "encoder": os.environ.get(ENCODER_ENV, "") if minilm else "",
         }
@@ -418,7 +422,13 @@ def discover_aspects(
     total = len({s.sentence.review_id for s in stored}) or info.n_reviews
     namer = namer or default_namer(_store_uses_minilm(hiro.index))
     found = aspects_from_clusters(
-        clusters, stored, total_reviews=total, examples=examples, namer=namer, popularity=popularity
+        clusters,
+        stored,
+        total_reviews=total,
+        examples=examples,
+        namer=namer,
+        popularity=popularity,
+        second_aspects=second_aspects,
     )[:top_k]
     if params is not None:
         hiro.save_result(key, "aspects", params, [aspect_record(a) for a in found], state=state)
