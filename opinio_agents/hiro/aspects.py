@@ -77,7 +77,7 @@ class DiscoveredAspect:
         sentence_indices: Every sentence of its clusters (positions in ``index.sentences``).
         mention_indices: Every sentence counted as a mention.
         term_indices: The sentences that name the aspect (lexical mentions).
-        clusters: The HIRO clusters it was built from.
+        clusters: The HIRO clusters it was built from (of a second aspect, the sentences of the cluster that use it).
     """
 
     aspect: str
