@@ -283,3 +283,11 @@ def test_index_stdin_error_names_stdin_and_indexes_nothing(tmp_path) -> None:
     [line] = done.stderr.strip().splitlines()
     assert line.startswith("error: <stdin>: line 3, entity 2, review 1, field 'text'"), line
     assert not (tmp_path / "store" / "catalog.sqlite").exists()
+
+
+@pytest.mark.slow
+def test_triplets_command_prints_json_lines_and_no_model_loading_bar(tmp_path) -> None:
+    result = opinio("triplets", cwd=tmp_path, stdin="The staff were friendly.\n")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.splitlines()[0])["triplets"][0]["aspect"] == "staff"
+    assert "Loading weights" not in result.stderr  # transformers' progress bar is silenced

@@ -42,6 +42,7 @@ from opinio_agents.embeddings.local import (
     LocalModelEncoder,
     default_model_path,
     model_fingerprint,
+    quiet_transformers,
 )
 from opinio_agents.errors import ConfigError, MissingDependencyError
 
@@ -295,7 +296,7 @@ class SentenceEncoder(LocalModelEncoder):
                         from sentence_transformers import SentenceTransformer
                     except ImportError as exc:  # pragma: no cover - core dependency
                         raise MissingDependencyError("sentence_transformers", purpose="embeddings") from exc
-                    _quiet_transformers()
+                    quiet_transformers()
                     self._model = SentenceTransformer(
                         str(self.path), device=self.device, local_files_only=True
                     )
@@ -327,16 +328,6 @@ class SentenceEncoder(LocalModelEncoder):
             normalize_embeddings=True,
         )
         return np.asarray(vectors, dtype=np.float32)
-
-
-def _quiet_transformers() -> None:
-    """Silence transformers' per-load progress bar (it is noise in CLI output)."""
-    try:
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()
-    except ImportError:  # pragma: no cover
-        return
 
 
 def get_encoder(model_path: str | Path | None = None, *, backend: str | None = None) -> Encoder:

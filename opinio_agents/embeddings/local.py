@@ -27,7 +27,14 @@ import numpy as np
 
 from opinio_agents.errors import ConfigError, MissingDependencyError
 
-__all__ = ["DEFAULT_MODEL_NAME", "LocalModelEncoder", "default_model_path", "lowercases", "model_fingerprint"]
+__all__ = [
+    "DEFAULT_MODEL_NAME",
+    "LocalModelEncoder",
+    "default_model_path",
+    "lowercases",
+    "model_fingerprint",
+    "quiet_transformers",
+]
 
 #: Name recorded in stores and metadata for the default model.
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
@@ -84,6 +91,19 @@ def model_fingerprint(path: str | Path) -> str:
         with file.open("rb") as handle:
             digest.update(handle.read(1 << 20))
     return digest.hexdigest()[:16]
+
+
+def quiet_transformers() -> None:
+    """Silence transformers' per-load progress bar ("Loading weights ..."): noise in CLI output and logs.
+
+    Called before every local ``from_pretrained`` of the package (encoders, the triplet
+    extractor's features, seq2seq extractors, the entailment judge); a no-op without transformers.
+    """
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover - core dependency
+        return
+    hf_logging.disable_progress_bar()
 
 
 class LocalModelEncoder:

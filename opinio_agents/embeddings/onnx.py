@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from opinio_agents.embeddings.local import LocalModelEncoder
+from opinio_agents.embeddings.local import LocalModelEncoder, quiet_transformers
 from opinio_agents.errors import ConfigError, MissingDependencyError
 
 if TYPE_CHECKING:
@@ -158,6 +158,7 @@ def _export(model_path: Path, target: Path) -> None:
     import torch
     from transformers import AutoModel
 
+    quiet_transformers()
     model = AutoModel.from_pretrained(str(model_path), local_files_only=True).eval()
 
     class Pooled(torch.nn.Module):

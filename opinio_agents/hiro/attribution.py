@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from opinio_agents.embeddings.local import quiet_transformers
 from opinio_agents.errors import ConfigError, LLMError, MissingDependencyError
 from opinio_agents.hiro.generators import GeneratedSentence
 
@@ -209,6 +210,7 @@ class NLIEntailmentJudge:
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
         except ImportError as exc:  # pragma: no cover - core dependency
             raise MissingDependencyError("transformers", purpose="the NLI attribution judge") from exc
+        quiet_transformers()
         self._tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
         self._model = AutoModelForSequenceClassification.from_pretrained(str(self.path), local_files_only=True)
         self._model.to(self.device).eval()

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from opinio_agents.embeddings.local import quiet_transformers
 from opinio_agents.errors import ConfigError, MissingDependencyError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -88,6 +89,7 @@ def load_encoder(path: str | None = None) -> HFEncoder:
             raise MissingDependencyError(
                 "transformers", purpose="the embedded triplet extractor"
             ) from exc
+        quiet_transformers()
         tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
         model = AutoModel.from_pretrained(path, local_files_only=True)
         model.eval()

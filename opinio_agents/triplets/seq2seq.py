@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from opinio_agents.embeddings.local import quiet_transformers
 from opinio_agents.errors import ConfigError, MissingDependencyError
 from opinio_agents.triplets.base import Triplet, TripletExtractor
 from opinio_agents.triplets.parsing import parse_triplet_text
@@ -91,6 +92,7 @@ class TransformersTripletExtractor(TripletExtractor):
                     raise MissingDependencyError(
                         "transformers", purpose="seq2seq triplet extraction"
                     ) from exc
+                quiet_transformers()
                 tokenizer = AutoTokenizer.from_pretrained(self.model_path, local_files_only=True)
                 model = AutoModelForSeq2SeqLM.from_pretrained(
                     self.model_path, local_files_only=True
