@@ -73,6 +73,23 @@ def test_verbs_before_not_and_infinitives_are_not_noun_phrases():
     assert surfaces("We went down to breakfast.") == ["breakfast"]
 
 
+def test_building_attribute_words_name_a_decor_aspect():
+    # Reviewers call the building "the hotel" (too generic to name anything) and describe it with
+    # adjectives: those count as mentions of its decor, as "spotless" counts for cleanliness.
+    from opinio_agents.hiro.labels import AspectLabel
+
+    texts = [
+        "The hotel is modern and stylish.", "Dated but charming.", "It was recently renovated.",
+        "A beautifully decorated hotel.", "Breakfast was good.",
+    ]
+    labels = _namer().name([[0, 1, 2, 3]], _tokens(texts), texts)
+    assert labels[0] is not None and labels[0].text == "decor"
+    forms = _namer().mention_forms(AspectLabel(("decor",), "decor", 1.0, 1.0))
+    assert {"renovated", "dated", "modern"} <= set(forms)
+    # Words with many other objects ("beautiful view", "old TV") are no decor mentions.
+    assert "beautiful" not in forms and "old" not in forms
+
+
 def test_a_repeated_name_gives_way_to_the_attribute_the_cluster_is_about():
     texts = [
         "Our room was lovely.", "The room was big.", "Nice room with a view.", "The room was quiet.",
