@@ -90,6 +90,30 @@ def test_stored_vectors_are_used_instead_of_encoding(encoder) -> None:
     assert ExtractiveSynthesizer(NoEncode()).synthesize(item)[0].polarity is Polarity.CONS  # type: ignore[arg-type]
 
 
+def test_candidates_are_scored_as_their_key_points() -> None:
+    """The anecdote's opinion clause is a general statement once trimmed; scored on it, it wins."""
+
+    class NoEncode:
+        name = "x"
+
+        def encode(self, texts):  # pragma: no cover - must not be called
+            raise AssertionError("encoder called although vectors were given")
+
+    evidence = [
+        ev(0, "We liked the rooms when we arrived.", 0.6),
+        ev(1, "On our second night we arrived late, but the rooms were spotless and quiet.", 0.6),
+    ]
+    item = QueryEvidence(
+        query="rooms",
+        evidence=evidence,
+        support=Support(reviews=2, positive=2),
+        vectors=np.ones((2, 4)) / 2.0,  # same embedding: only the wording tells them apart
+    )
+    (highlight,) = ExtractiveSynthesizer(NoEncode()).synthesize(item)  # type: ignore[arg-type]
+    assert highlight.text == "The rooms were spotless and quiet."
+    assert highlight.sentence_ids[0] == "1:1:0"
+
+
 def test_duplicate_evidence_is_cited_once(synth) -> None:
     evidence = [ev(0, "Noisy rooms!!", -0.5), ev(1, "NOISY ROOMS.", -0.5), ev(2, "Street noise all night.", -0.6)]
     (h,) = synth.synthesize(QueryEvidence(query="noise", evidence=evidence, support=Support(reviews=3, negative=3)))

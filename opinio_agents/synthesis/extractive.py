@@ -11,7 +11,8 @@ This is the paper's retrieval-only ablation done carefully. For each query:
 2. **Sentence.** Among the evidence on that side, pick the one that best states
    the majority opinion: central (mean cosine similarity to the other evidence
    on that side), clearly opinionated (|sentiment|), on topic (mentions the
-   query) and short.
+   query), short and stated generally. Each candidate is scored as the key point
+   it becomes (step 3), so the trimmed clause is what gets judged.
 3. **Key point.** Trim it to key-point style (:func:`to_key_point`).
 
 Example:
@@ -32,7 +33,7 @@ from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, Polar
 from opinio_agents.synthesis.base import Synthesizer
 from opinio_agents.synthesis.keypoint import to_key_point
 from opinio_agents.synthesis.selection import (
-    DEFAULT_WEIGHTS,
+    QUERY_WEIGHTS,
     SelectionWeights,
     score_candidates,
     select_points,
@@ -57,7 +58,8 @@ class ExtractiveSynthesizer(Synthesizer):
         majority_share: Share of the budget the majority side gets when a query splits.
         mmr_lambda: MMR trade-off between score and novelty of a further point.
         max_pool: Support-set sentences a side chooses from at most.
-        weights: Selection weights.
+        weights: Selection weights (:data:`~opinio_agents.synthesis.selection.QUERY_WEIGHTS`),
+            applied to the candidates as trimmed key points (:func:`to_key_point`).
         min_point_support: A further key point stays only when at least this share of the
             side's candidates is nearer to it than to the earlier points
             (:func:`~opinio_agents.synthesis.selection.supported_points`): a distinct,
@@ -80,7 +82,7 @@ class ExtractiveSynthesizer(Synthesizer):
         majority_share: float = 0.65,
         mmr_lambda: float = 0.7,
         max_pool: int = 300,
-        weights: SelectionWeights = DEFAULT_WEIGHTS,
+        weights: SelectionWeights = QUERY_WEIGHTS,
         min_point_support: float = 0.1,
     ) -> None:
         super().__init__()
@@ -155,14 +157,15 @@ class ExtractiveSynthesizer(Synthesizer):
             budget = max(1, round(self.budget_words * share))
             max_points = self.max_points if majority else max(1, self.max_points - 1)
             texts = [c.text for c in candidates]
+            # Scored as the key points they become (trimmed clause, no filler): what the reader gets.
+            points = [to_key_point(t, item.query, sign=sign, max_words=self.max_words) for t in texts]
             scores = score_candidates(
-                texts,
+                points,
                 vectors,
                 sentiments=[c.sentiment or 0.0 for c in candidates],
                 query_vector=item.query_vector,
                 weights=self.weights,
             )
-            points = [to_key_point(t, item.query, sign=sign, max_words=self.max_words) for t in texts]
             chosen = select_points(
                 points,
                 vectors,

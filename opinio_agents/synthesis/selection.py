@@ -65,6 +65,7 @@ __all__ = [
     "supported_points",
     "DEFAULT_WEIGHTS",
     "SMALL_ENTITY_WEIGHTS",
+    "QUERY_WEIGHTS",
     "is_first_person",
     "select_summary",
     "SummaryItem",
@@ -195,6 +196,10 @@ class SelectionWeights:
 
 
 DEFAULT_WEIGHTS = SelectionWeights()
+#: Weights of query-focused key points (the extractive synthesizer, scored on the trimmed key
+#: points): genericity counts more than in :data:`DEFAULT_WEIGHTS`, since human aspect summaries
+#: state the shared opinion in general terms (SPACE dev aspect ROUGE-L 23.4 -> 23.9 at 0.4 vs 0.25).
+QUERY_WEIGHTS = SelectionWeights(genericity=0.4)
 #: Weights of :func:`select_summary` (tuned on the FewSum entities outside its test split:
 #: general ROUGE-L 19.7 vs LexRank 17.0 at the references' mean length).
 SMALL_ENTITY_WEIGHTS = SelectionWeights(
