@@ -90,6 +90,29 @@ def test_building_attribute_words_name_a_decor_aspect():
     assert "beautiful" not in forms and "old" not in forms
 
 
+def test_a_use_of_a_part_mentions_the_broader_aspect_and_the_part_keeps_its_name(tmp_path):
+    # The lobby, the furniture and the building are part of the decor: their uses mention "decor"
+    # (with decor's attribute words), but "lobby" stays its own aspect and mentions only itself.
+    from opinio_agents.hiro.labels import AspectLabel, load_aspect_parts
+
+    namer = _namer()
+    lobby = AspectLabel(("lobby",), "lobby", 1.0, 1.0)
+    decor = AspectLabel(("decor",), "decor", 1.0, 1.0)
+    assert {"decor", "lobby", "furniture", "building", "renovated"} <= set(namer.mention_forms(decor))
+    room_decor = AspectLabel(("room", "decor"), "room decor", 1.0, 1.0)
+    assert {"room decor", "lobby", "furniture"} <= set(namer.mention_forms(room_decor))
+    assert set(namer.mention_forms(lobby)) == {"lobby"}
+    assert not namer.same_aspect(lobby, decor)
+    path = tmp_path / "lexicon.json"
+    path.write_text(json.dumps({"attribute_nouns": {}, "synonyms": [], "aspect_parts": {"Decor": ["Lobby"]}}))
+    assert load_aspect_parts(path) == {"decor": frozenset({"lobby"})}
+    path.write_text(json.dumps({"attribute_nouns": {}, "synonyms": []}))
+    assert load_aspect_parts(path) == {}
+    path.write_text(json.dumps({"aspect_parts": 3}))
+    with pytest.raises(ConfigError, match="aspect_parts"):
+        load_aspect_parts(path)
+
+
 def test_a_repeated_name_gives_way_to_the_attribute_the_cluster_is_about():
     texts = [
         "Our room was lovely.", "The room was big.", "Nice room with a view.", "The room was quiet.",

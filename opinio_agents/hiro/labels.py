@@ -27,6 +27,8 @@ Two namers share one interface (:class:`ClusterNamer`):
   becomes "cleanliness" rather than joining the first). Opinion targets are extracted
   only for the clusters whose name they can change (the runner-up is within the boost of
   the best name), in one batch per call, and cached per sentence text.
+  A use of a part of a broader aspect (:data:`ASPECT_PARTS`: the lobby, the furniture, the building
+  are part of the decor) also mentions that aspect (:meth:`PhraseNamer.mention_forms`).
   :meth:`PhraseNamer.name_aspects` also returns a cluster's
   second aspects: runner-up names covering :data:`SECONDARY_COVERAGE` of it that name
   another aspect ("cleanliness" inside a "room" cluster), with the sentences using them.
@@ -75,7 +77,9 @@ __all__ = [
     "noun_phrases",
     "ATTRIBUTE_NOUNS",
     "SYNONYMS",
+    "ASPECT_PARTS",
     "load_lexicon",
+    "load_aspect_parts",
 ]
 
 #: A label must occur in at least this share of the cluster's sentences.
@@ -259,11 +263,40 @@ def load_lexicon(path: str | Path = LEXICON_PATH) -> tuple[dict[str, str], tuple
     return nouns, synonyms
 
 
+def load_aspect_parts(path: str | Path = LEXICON_PATH) -> dict[str, frozenset[str]]:
+    """Read the ``aspect_parts`` of an aspect-name lexicon (none when the file has no such key).
+
+    ``{aspect: [parts]}``: a use of a part (``lobby``, ``furniture``) also mentions the broader
+    aspect (``decor``; :meth:`PhraseNamer.mention_forms`); each part keeps its own name.
+
+    Example:
+        >>> "lobby" in load_aspect_parts()["decor"]
+        True
+
+    Raises:
+        ConfigError: When the file is missing or malformed.
+    """
+    import json
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return {
+            str(aspect).lower(): frozenset(str(w).lower() for w in parts)
+            for aspect, parts in data.get("aspect_parts", {}).items()
+        }
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise ConfigError(
+            f"aspect lexicon {str(path)!r} is unreadable ({exc}); 'aspect_parts' must be {{aspect: [parts]}}"
+        ) from exc
+
+
 _LEXICON = load_lexicon()
 #: Attribute adjectives and the noun that names what they describe ("The room was spotless" is about cleanliness).
 ATTRIBUTE_NOUNS: dict[str, str] = _LEXICON[0]
 #: Synonym sets the sentence encoder scores too low to merge (lower-case surface forms).
 SYNONYMS: tuple[frozenset[str], ...] = _LEXICON[1]
+#: Nouns whose use also mentions a broader aspect (``decor``: ``lobby``, ``furniture``, ``building``).
+ASPECT_PARTS: dict[str, frozenset[str]] = load_aspect_parts()
 
 #: Exponent of the idf factor of a head's score (0: prevalence only; 1: c-TF-IDF).
 IDF_POWER = 0.0
@@ -420,6 +453,16 @@ def _attributes(text: str) -> list[tuple[tuple[str, ...], str]]:
         if noun is not None:
             found.append((tuple(tokenize_for_bm25(noun)), noun))
     return found
+
+
+def _parts_of(label: AspectLabel) -> frozenset[str]:
+    """The :data:`ASPECT_PARTS` of the label's name or head word ("room decor": decor's parts)."""
+    for name in (label.text, *label.aliases):
+        words = name.split()
+        parts = ASPECT_PARTS.get(name) or (ASPECT_PARTS.get(words[-1]) if words else None)
+        if parts:
+            return parts
+    return frozenset()
 
 
 class ClusterNamer:
@@ -847,8 +890,9 @@ class PhraseNamer(ClusterNamer):
             >>> "spotless" in PhraseNamer(extractor=None, encoder=None).mention_forms(label)
             True
         """
-        words = tuple(word for word, noun in ATTRIBUTE_NOUNS.items() if noun in (label.text, *label.aliases))
-        return tuple(dict.fromkeys((label.text, *label.aliases, *words)))
+        names = (label.text, *label.aliases, *sorted(_parts_of(label)))
+        words = tuple(word for word, noun in ATTRIBUTE_NOUNS.items() if noun in names)
+        return tuple(dict.fromkeys((*names, *words)))
 
     def same_aspect(self, a: AspectLabel, b: AspectLabel) -> bool:
         """Same terms, a shared alias or synonym, or display phrases at cosine >= ``join_threshold``."""
