@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -112,6 +113,19 @@ SMALL_ENTITY_SENTENCES = 250
 GENERAL_ASPECT = "overall"
 
 
+def _ranked_evidence(stored: Sequence[StoredSentence], cited: Sequence[int]) -> list[Evidence]:
+    """The cited sentences (positions into ``stored``, best first) as evidence scored ``1 / rank``."""
+    return [
+        Evidence(
+            sentence_id=stored[i].sentence.sentence_id,
+            text=stored[i].sentence.text,
+            score=1.0 / (rank + 1),
+            sentiment=stored[i].sentiment,
+        )
+        for rank, i in enumerate(cited)
+    ]
+
+
 def aspect_highlights(
     aspect: DiscoveredAspect,
     stored: list[StoredSentence],
@@ -175,15 +189,7 @@ def aspect_highlights(
             order = central_order(texts)
             text = to_key_point(texts[order[0]], aspect.aspect, sign=sign)
         cited = [indices[j] for j in order[: max(max_cited, max_points)]]
-        evidence = [
-            Evidence(
-                sentence_id=stored[i].sentence.sentence_id,
-                text=stored[i].sentence.text,
-                score=1.0 / (rank + 1),
-                sentiment=stored[i].sentiment,
-            )
-            for rank, i in enumerate(cited)
-        ]
+        evidence = _ranked_evidence(stored, cited)
         leaning = evidence_polarity(evidence)
         notes = [f"HIRO clusters {[list(p) for c in aspect.clusters for p in c.subpaths]}, score {aspect.score}"]
         out.append(
@@ -267,15 +273,7 @@ def sentence_highlights(
         ]
         nearest = sorted(same, key=lambda j: (-float(vecs[j] @ vecs[i]), j))[: max_cited - 1]
         cited = [i, *nearest]
-        evidence = [
-            Evidence(
-                sentence_id=stored[j].sentence.sentence_id,
-                text=stored[j].sentence.text,
-                score=1.0 / (rank + 1),
-                sentiment=stored[j].sentiment,
-            )
-            for rank, j in enumerate(cited)
-        ]
+        evidence = _ranked_evidence(stored, cited)
         if aspect is not None:
             support = Support(
                 reviews=aspect.mentions,
