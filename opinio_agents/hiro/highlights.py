@@ -113,6 +113,23 @@ SMALL_ENTITY_SENTENCES = 250
 GENERAL_ASPECT = "overall"
 
 
+def _cited_highlight(
+    query: str, side: Polarity, text: str, evidence: list[Evidence], support: Support, notes: list[str]
+) -> Highlight:
+    """A query-free highlight: its text (at most 600 characters) and whether its side agrees with its evidence."""
+    leaning = evidence_polarity(evidence)
+    return Highlight(
+        query=query,
+        polarity=side,
+        text=text[:600],
+        evidence=evidence,
+        support=support,
+        evidence_polarity=leaning,
+        polarity_agrees=None if leaning is None else leaning is side,
+        notes=notes,
+    )
+
+
 def _ranked_evidence(stored: Sequence[StoredSentence], cited: Sequence[int]) -> list[Evidence]:
     """The cited sentences (positions into ``stored``, best first) as evidence scored ``1 / rank``."""
     return [
@@ -190,19 +207,9 @@ def aspect_highlights(
             text = to_key_point(texts[order[0]], aspect.aspect, sign=sign)
         cited = [indices[j] for j in order[: max(max_cited, max_points)]]
         evidence = _ranked_evidence(stored, cited)
-        leaning = evidence_polarity(evidence)
         notes = [f"HIRO clusters {[list(p) for c in aspect.clusters for p in c.subpaths]}, score {aspect.score}"]
         out.append(
-            Highlight(
-                query=aspect.aspect,
-                polarity=side,
-                text=text[:600],
-                evidence=evidence,
-                support=support,
-                evidence_polarity=leaning,
-                polarity_agrees=None if leaning is None else leaning is side,
-                notes=notes,
-            )
+            _cited_highlight(aspect.aspect, side, text, evidence, support, notes)
         )
     return out
 
@@ -297,18 +304,10 @@ def sentence_highlights(
             notes.append(
                 f"HIRO clusters {[list(p) for c in aspect.clusters for p in c.subpaths]}, score {aspect.score}"
             )
-        leaning = evidence_polarity(evidence)
         name = aspect.aspect if aspect is not None else GENERAL_ASPECT
         out.append(
-            Highlight(
-                query=name,
-                polarity=side,
-                text=to_key_point(stored[i].sentence.text, "", sign=sign)[:600],
-                evidence=evidence,
-                support=support,
-                evidence_polarity=leaning,
-                polarity_agrees=None if leaning is None else leaning is side,
-                notes=notes,
+            _cited_highlight(
+                name, side, to_key_point(stored[i].sentence.text, "", sign=sign), evidence, support, notes
             )
         )
     return out
