@@ -308,7 +308,7 @@ def test_unexpected_error_is_a_generic_500_without_traceback(
     def boom(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("secret internal detail /srv/x.py")
 
-    monkeypatch.setattr(rag, "highlights", boom)
+    monkeypatch.setattr(rag, "stream_highlights", boom)  # the route's entry into the façade
     with TestClient(create_app(rag, rate_limit=None), raise_server_exceptions=False) as c:
         r = c.get("/entities/7/highlights", params={"query": "pool"})
     assert r.status_code == 500 and r.json()["error"]["type"] == "internal_error"

@@ -22,13 +22,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 import shutil
+import tempfile
 import threading
 import time
 import uuid
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from pydantic import BaseModel, Field
 
@@ -96,6 +97,36 @@ class IndexJobs:
             snapshot = job.model_copy(deep=True)
         self._pool.submit(self._run, job.job_id, path)
         return snapshot
+
+    def submit_upload(
+        self, stream: BinaryIO, name: str, filename: str, *, skip_invalid: bool = False, max_bytes: int
+    ) -> JobStatus:
+        """Copy an upload to a private folder (``413`` past ``max_bytes``) and queue it.
+
+        Args:
+            stream: The uploaded bytes.
+            name: A safe file name for the copy (its extension picks the reader).
+            filename: The name the client gave (shown in the job and its errors).
+            skip_invalid: Skip bad records instead of failing the job.
+            max_bytes: Largest upload.
+        """
+        from opinio_agents.serve.errors import ApiError
+
+        folder = Path(tempfile.mkdtemp(prefix="opinio-upload-"))
+        target = folder / name
+        written = 0
+        try:
+            with open(target, "wb") as out:
+                while chunk := stream.read(1 << 20):
+                    written += len(chunk)
+                    if written > max_bytes:
+                        raise ApiError(413, "too_large", f"the upload is larger than {max_bytes:,} bytes",
+                                       field="file", limit=max_bytes)
+                    out.write(chunk)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        return self.submit(target, filename, skip_invalid=skip_invalid)
 
     def get(self, job_id: str) -> JobStatus | None:
         """A copy of the job's status (None when unknown or forgotten)."""
