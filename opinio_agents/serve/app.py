@@ -28,6 +28,7 @@ from opinio_agents.serve.settings import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_UPLOAD_BYTES,
     DEFAULT_RATE_LIMIT,
+    LOOPBACK_HOSTS,
     STATIC_DIR,
     ServeSettings,
 )
@@ -72,6 +73,7 @@ def create_app(
     llm: "BaseChatModel | None" = None,
     static_dir: str | Path | None = None,
     max_review_chars: int = 100_000,
+    allowed_hosts: list[str] | None = None,
     settings: ServeSettings | None = None,
 ) -> "FastAPI":
     """The HTTP service (routes in :mod:`opinio_agents.serve`) over one shared façade.
@@ -86,6 +88,8 @@ def create_app(
         llm: The chat model of ``POST /entities/{id}/chat`` (default: ``rag.llm``).
         static_dir: The web page's directory (default: the package's ``serve/static``).
         max_review_chars: Longest review accepted by ``POST /index``.
+        allowed_hosts: ``Host`` names the server answers to (port ignored; ``["*"]``: any);
+            default: the loopback names (``127.0.0.1``, ``localhost``, ``::1``).
         settings: Every setting at once (:class:`~opinio_agents.serve.settings.ServeSettings`);
             when given, the keyword arguments above except ``llm`` and ``static_dir`` are ignored.
 
@@ -114,13 +118,18 @@ def create_app(
         settings = ServeSettings(
             api_key=api_key, max_body_bytes=max_body_bytes, max_upload_bytes=max_upload_bytes,
             rate_limit=rate_limit, cors_origins=tuple(cors_origins or ()), max_review_chars=max_review_chars,
+            allowed_hosts=tuple(allowed_hosts) if allowed_hosts else LOOPBACK_HOSTS,
         )
-    jobs = IndexJobs(rag, max_review_chars=settings.max_review_chars, max_file_bytes=settings.max_upload_bytes)
+    jobs = IndexJobs(
+        rag, max_review_chars=settings.max_review_chars, max_file_bytes=settings.max_upload_bytes,
+        jobs_dir=settings.jobs_dir, queue_depth=settings.job_queue_depth, max_entities=settings.max_upload_entities,
+        max_reviews=settings.max_upload_reviews,
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
-        jobs.shutdown(wait=False)
+        jobs.shutdown(wait=False)  # a job cut here is resumed from its record by the next server
 
     app = FastAPI(
         lifespan=lifespan,
@@ -150,13 +159,7 @@ def _add_middleware(app: "FastAPI", settings: ServeSettings) -> None:
     """The guard (key, rate, size) and, when origins are given, CORS."""
     from opinio_agents.serve.guard import Guard
 
-    app.add_middleware(
-        Guard,  # type: ignore[arg-type]
-        api_key=settings.api_key,
-        rate_limit=settings.rate_limit,
-        max_body_bytes=settings.max_body_bytes,
-        max_upload_bytes=settings.max_upload_bytes,
-    )
+    app.add_middleware(Guard, settings=settings)  # type: ignore[arg-type]
     if settings.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
 
