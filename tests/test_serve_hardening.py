@@ -326,4 +326,6 @@ def test_a_named_proxy_is_trusted(rag: OpinioRAG) -> None:
     app = create_app(rag, rate_limit=RateLimit(per_second=1, burst=3))
     with _Server(app, forwarded_allow_ips=["127.0.0.1"]) as server:
         codes = [server.get("/healthz", {"X-Forwarded-For": f"10.0.{i}.1"})[0] for i in range(8)]
+        status, stream = server.get("/entities/7/highlights/stream?query=wi-fi", {"X-Forwarded-For": "10.1.1.1"})
     assert codes == [200] * 8  # each forwarded client has its own bucket
+    assert status == 200 and stream.rstrip().split("\n\n")[-1].startswith("event: done")  # the whole stream

@@ -13,7 +13,7 @@ from fastapi import APIRouter
 from opinio_agents.agents.chat import ChatAnswer, ReviewChat
 from opinio_agents.serve.deps import EntityKey, State
 from opinio_agents.serve.errors import ApiError
-from opinio_agents.serve.schemas import ChatRequest
+from opinio_agents.serve.schemas import EVENT_STREAM_RESPONSES, ChatRequest
 from opinio_agents.serve.streaming import EventStream, sse
 
 __all__ = ["router"]
@@ -24,7 +24,7 @@ router = APIRouter(tags=["chat"])
 @router.post(
     "/entities/{entity_id:path}/chat",
     response_class=EventStream,
-    responses={200: {"content": {"text/event-stream": {}}, "description": "Server-sent events"}},
+    responses=EVENT_STREAM_RESPONSES,
 )
 def chat(key: EntityKey, state: State, body: ChatRequest) -> Any:
     """Answer the last user message from the reviews, streamed as server-sent events.

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Query
 from opinio_agents.models import HighlightSet
 from opinio_agents.serve.deps import EntityKey, Rag, Settings
 from opinio_agents.serve.errors import ApiError
-from opinio_agents.serve.schemas import Retriever
+from opinio_agents.serve.schemas import EVENT_STREAM_RESPONSES, Retriever
 from opinio_agents.serve.settings import ServeSettings
 from opinio_agents.serve.streaming import Deferred, EventStream, check_cancel, sse
 from opinio_agents.synthesis.summarizer import SummaryDone
@@ -114,7 +114,7 @@ def highlights(
 @router.get(
     "/entities/{entity_id:path}/highlights/stream",
     response_class=EventStream,
-    responses={200: {"content": {"text/event-stream": {}}, "description": "Server-sent events"}},
+    responses=EVENT_STREAM_RESPONSES,
 )
 def highlights_stream(
     key: EntityKey,
