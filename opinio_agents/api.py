@@ -631,6 +631,10 @@ class OpinioRAG:
         """The highlights of a planned request (:meth:`plan`); ``result.meta`` is filled from it."""
         return request.summarizer.summarize(request)
 
+    def stream(self, request: HighlightRequest) -> Iterator[SummaryEvent]:
+        """A planned request's outcomes as they complete, then its ``SummaryDone`` (the streaming :meth:`run`)."""
+        return request.summarizer.stream(request)
+
     def query_mode(
         self, entity_id: str | int, queries: Sequence[str] | None = None, *, query_free: QueryFree = False
     ) -> QueryMode:

@@ -214,8 +214,8 @@ class _Counted:
         self.computed = 0
         self.first = threading.Event()
 
-    def __call__(self, key: str, queries: Any, **kwargs: Any) -> Iterator[Any]:
-        outcomes = list(self.real(key, ["wi-fi"], **kwargs))
+    def __call__(self, request: Any) -> Iterator[Any]:
+        outcomes = list(self.real(request))
         for _ in range(20):
             self.computed += 1
             time.sleep(0.05)  # the work of one query
@@ -249,8 +249,8 @@ async def _call_then_leave(app: Any, path: str, query: str, leave: threading.Eve
 
 @pytest.mark.parametrize("path", ["/entities/7/highlights/stream", "/entities/7/highlights"])
 def test_work_stops_when_the_client_leaves(rag: OpinioRAG, monkeypatch: pytest.MonkeyPatch, path: str) -> None:
-    counted = _Counted(rag.stream_highlights)
-    monkeypatch.setattr(rag, "stream_highlights", counted)
+    counted = _Counted(rag.stream)
+    monkeypatch.setattr(rag, "stream", counted)
     app = create_app(rag, rate_limit=None)
     sent = asyncio.run(_call_then_leave(app, path, "query=wi-fi", counted.first))  # leaves after the first query
     assert counted.computed >= 1 and all(m.get("status", 200) == 200 for m in sent)  # the work did start

@@ -91,6 +91,7 @@ def create_app(
     static_dir: str | Path | None = None,
     max_review_chars: int = 100_000,
     allowed_hosts: list[str] | None = None,
+    chat_verify: bool = True,
     settings: ServeSettings | None = None,
 ) -> "FastAPI":
     """The HTTP service (routes in :mod:`opinio_agents.serve`) over one shared façade.
@@ -107,6 +108,7 @@ def create_app(
         max_review_chars: Longest review accepted by ``POST /index``.
         allowed_hosts: ``Host`` names the server answers to (port ignored; ``["*"]``: any);
             default: the loopback names (``127.0.0.1``, ``localhost``, ``::1``).
+        chat_verify: Check chat answers against their excerpts (the chat guard; loads the triplet model).
         settings: Every setting at once (:class:`~opinio_agents.serve.settings.ServeSettings`);
             when given, the keyword arguments above except ``llm`` and ``static_dir`` are ignored.
 
@@ -135,7 +137,7 @@ def create_app(
         settings = ServeSettings(
             api_key=api_key, max_body_bytes=max_body_bytes, max_upload_bytes=max_upload_bytes,
             rate_limit=rate_limit, cors_origins=tuple(cors_origins or ()), max_review_chars=max_review_chars,
-            allowed_hosts=tuple(allowed_hosts) if allowed_hosts else LOOPBACK_HOSTS,
+            allowed_hosts=tuple(allowed_hosts) if allowed_hosts else LOOPBACK_HOSTS, chat_verify=chat_verify,
         )
     jobs = IndexJobs(
         rag, max_review_chars=settings.max_review_chars, max_file_bytes=settings.max_upload_bytes,

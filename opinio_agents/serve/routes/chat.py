@@ -46,7 +46,8 @@ def chat(key: EntityKey, state: State, body: ChatRequest) -> Any:
             "no LLM is configured for chat: start the server with --llm SPEC (and --base-url for an "
             "OpenAI-compatible server), or send \"extractive\": true for an answer quoting the reviews",
         )
-    session = ReviewChat(state.rag, key, llm=model, k=body.k, retriever=body.retriever)
+    session = ReviewChat(state.rag, key, llm=model, k=body.k, retriever=body.retriever,
+                         verify=state.settings.chat_verify)
     if body.extractive:
         session.llm = None
     history = [(m.role, m.content) for m in body.messages]
