@@ -178,11 +178,16 @@ def test_upload_limits_are_named_and_the_queue_is_bounded(rag: OpinioRAG, monkey
 
         monkeypatch.setattr(rag, "index", slow)
         one = json.dumps([_entity("q1")]).encode()
-        codes = [c.post("/index", files={"file": ("one.json", one)}).status_code for _ in range(4)]
-        release.set()
-        assert codes[:2] == [202, 202] and 503 in codes[2:]  # one running, one waiting, then full
+        running = c.post("/index", files={"file": ("one.json", one)}).json()["job_id"]
+        deadline = time.monotonic() + 30
+        while c.get(f"/jobs/{running}").json()["state"] == "queued" and time.monotonic() < deadline:
+            time.sleep(0.02)  # the worker took it: it is running (held in rag.index)
+        codes = [c.post("/index", files={"file": ("one.json", one)}).status_code for _ in range(2)]
         full = c.post("/index", files={"file": ("one.json", one)})
-        assert full.status_code in (202, 503)
+        release.set()
+        assert codes == [202, 503]  # one running, one waiting, then full
+        assert full.status_code == 503 and full.json()["error"]["type"] == "queue_full"
+        assert int(full.headers["retry-after"]) > 0
 
 
 # ----------------------------------------------------------------------------- 7. crash recovery
