@@ -47,11 +47,11 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
 from opinio_agents.errors import ConfigError
+from opinio_agents.kinds import Granularity
 from opinio_agents.models import Trend, TrendPoint
 
 __all__ = [
@@ -66,16 +66,15 @@ __all__ = [
     "mann_kendall",
     "pettitt",
     "compute_trend",
-    "DEFAULT_ALPHA",
+    "SIGNIFICANCE_LEVEL",
     "MIN_MENTIONS",
     "MIN_SEGMENT",
     "MIN_EFFECT",
     "QUARTER_MIN_MENTIONS",
 ]
 
-Granularity = Literal["year", "quarter"]
 #: Significance level of the trend test.
-DEFAULT_ALPHA = 0.01
+SIGNIFICANCE_LEVEL = 0.01
 #: Fewer dated mentions than this: ``insufficient``.
 MIN_MENTIONS = 20
 #: Mentions each side of a change point needs.
@@ -448,7 +447,7 @@ def compute_trend(
     review_dates: Sequence[dt.date | None],
     *,
     granularity: Granularity | None = None,
-    alpha: float = DEFAULT_ALPHA,
+    alpha: float = SIGNIFICANCE_LEVEL,
     min_mentions: int = MIN_MENTIONS,
     min_segment: int = MIN_SEGMENT,
     min_effect: float = MIN_EFFECT,

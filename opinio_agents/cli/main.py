@@ -36,7 +36,9 @@ from rich.text import Text
 
 from opinio_agents.cli.llm_limits import LLMDeadlineOpt, LLMTimeoutOpt, llm_limits
 from opinio_agents.errors import ConfigError, OpinioError
+from opinio_agents.io.base import DEFAULT_MAX_REVIEW_CHARS
 from opinio_agents.io.outputs import check_output_path, terminal_safe, write_text_atomic
+from opinio_agents.kinds import DEFAULT_STORE, RetrieverKind, SynthesizerKind
 
 __all__ = ["app", "main", "run"]
 
@@ -63,14 +65,12 @@ def _root(
     # ``--debug`` is taken out of the arguments by main() (so it works anywhere); this makes --help show it.
 
 StoreOpt = Annotated[Path, typer.Option("--store", help="Index directory.", show_default=True)]
-DEFAULT_STORE = Path(".opinio")
 MaxReviewCharsOpt = Annotated[
     int, typer.Option("--max-review-chars", min=1, help="Longest review text accepted (a longer one is a bad record).")
 ]
 MaxFileMbOpt = Annotated[
     int, typer.Option("--max-file-mb", min=1, help="Largest input file accepted, in MiB (a larger one is refused).")
 ]
-DEFAULT_MAX_REVIEW_CHARS = 100_000
 DEFAULT_MAX_FILE_MB = 16 << 10
 DEBUG_FLAG = "--debug"
 
@@ -79,12 +79,6 @@ class Format(str, Enum):
     table = "table"
     json = "json"
     markdown = "markdown"
-
-
-class RetrieverChoice(str, Enum):
-    bm25 = "bm25"
-    dense = "dense"
-    hybrid = "hybrid"
 
 
 class EncoderChoice(str, Enum):
@@ -103,12 +97,6 @@ EncoderOpt = Annotated[
         show_default=False,
     ),
 ]
-
-
-class SynthesizerChoice(str, Enum):
-    extractive = "extractive"
-    llm = "llm"
-    long_context = "long-context"
 
 
 class LLMCallsChoice(str, Enum):
@@ -257,7 +245,7 @@ def highlight_cmd(
         typer.Option("--query", "-q", help="A user-centric query; repeat for several. Default: expert queries."),
     ] = None,
     top_k: Annotated[int, typer.Option("--top-k", "-k", min=1, help="Evidence sentences per query.")] = 10,
-    retriever: Annotated[RetrieverChoice, typer.Option(help="Retriever.")] = RetrieverChoice.hybrid,
+    retriever: Annotated[RetrieverKind, typer.Option(help="Retriever.")] = "hybrid",
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
     store: StoreOpt = DEFAULT_STORE,
@@ -267,7 +255,7 @@ def highlight_cmd(
     ] = None,
     base_url: Annotated[str | None, typer.Option(help="Base URL of an OpenAI-compatible server.")] = None,
     synthesizer: Annotated[
-        SynthesizerChoice | None, typer.Option(help="extractive (default without --llm), llm, long-context.")
+        SynthesizerKind | None, typer.Option(help="extractive (default without --llm), llm, long-context.")
     ] = None,
     query_free: Annotated[
         bool,
@@ -340,11 +328,11 @@ def highlight_cmd(
         check_output_path(output)  # before any work: a bad -o fails in a second, not after the run
     rag = OpinioRAG(
         store,
-        retriever=retriever.value,
+        retriever=retriever,
         top_k=top_k,
         llm=llm,
         base_url=base_url,
-        synthesizer=synthesizer.value if synthesizer else None,
+        synthesizer=synthesizer,
         llm_options={
             **llm_limits(llm_timeout, llm_deadline),
             **({"llm_calls": llm_calls.value} if llm_calls is not LLMCallsChoice.per_query else {}),

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from opinio_agents.errors import ConfigError, MissingDependencyError
+from opinio_agents.io.base import DEFAULT_MAX_REVIEW_CHARS
+from opinio_agents.kinds import AspectSource, RetrieverKind
 from opinio_agents.serve.errors import ApiError, classify, error_body
 from opinio_agents.serve.guard import Guard, RateLimit
 from opinio_agents.serve.jobs import IndexJobs, JobStatus
@@ -52,7 +54,6 @@ DEFAULT_MAX_BODY_BYTES = 1 << 20
 DEFAULT_MAX_UPLOAD_BYTES = 64 << 20
 DEFAULT_RATE_LIMIT = RateLimit(per_second=20.0, burst=60)
 MAX_QUERIES = 20
-Retriever = Literal["bm25", "dense", "hybrid"]
 
 _NO_UI = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>opinio serve</title></head>
 <body><h1>opinio serve</h1><p>The web page is not installed in this copy of opinio_agents
@@ -79,7 +80,7 @@ class ChatRequest(BaseModel):
 
     messages: list[ChatMessage] = Field(min_length=1, max_length=50)
     k: int = Field(default=6, ge=1, le=20, description="Review sentences retrieved for the answer.")
-    retriever: Retriever | None = None
+    retriever: RetrieverKind | None = None
     extractive: bool = Field(
         default=False, description="Answer extractively (support count + top sentences) even without an LLM."
     )
@@ -122,7 +123,7 @@ class AspectsOut(BaseModel):
 
     entity_id: str
     entity_name: str
-    source: Literal["hiro", "expert-queries"]
+    source: AspectSource
     aspects: list[AspectOut]
 
 
@@ -290,7 +291,7 @@ def create_app(
     cors_origins: list[str] | None = None,
     llm: "BaseChatModel | None" = None,
     static_dir: str | Path | None = None,
-    max_review_chars: int = 100_000,
+    max_review_chars: int = DEFAULT_MAX_REVIEW_CHARS,
 ) -> "FastAPI":
     """The HTTP service (routes in :mod:`opinio_agents.serve`) over one shared façade.
 
@@ -451,7 +452,7 @@ def create_app(
             return chat_model[0]
 
     def highlight_args(
-        key: str, query: list[str], retriever: Retriever | None, top_k: int | None, expert: bool
+        key: str, query: list[str], retriever: RetrieverKind | None, top_k: int | None, expert: bool
     ) -> tuple[list[str] | None, dict[str, Any]]:
         queries = _clean_queries(query)
         if queries and expert:
@@ -499,7 +500,7 @@ def create_app(
     def highlights(
         entity_id: EntityId,
         query: Queries = [],  # noqa: B006 - FastAPI reads the default, never mutates it
-        retriever: Retriever | None = None,
+        retriever: RetrieverKind | None = None,
         top_k: TopK = None,
         expert: Expert = False,
     ) -> Any:
@@ -522,7 +523,7 @@ def create_app(
     def highlights_stream(
         entity_id: EntityId,
         query: Queries = [],  # noqa: B006
-        retriever: Retriever | None = None,
+        retriever: RetrieverKind | None = None,
         top_k: TopK = None,
         expert: Expert = False,
     ) -> Any:
@@ -562,7 +563,7 @@ def create_app(
         key = entity_key(entity_id)
         record = rag.store.entity_record(key)
         items: list[AspectOut] = []
-        source: Literal["hiro", "expert-queries"] = "hiro"
+        source: AspectSource = "hiro"
         if rag.hiro_fitted:
             for a in rag.aspects(key, top_k=top_k):
                 items.append(
@@ -603,7 +604,7 @@ def create_app(
         max_rating: Annotated[float | None, Query(ge=0)] = None,
         since: dt.date | None = None,
         until: dt.date | None = None,
-        retriever: Retriever | None = None,
+        retriever: RetrieverKind | None = None,
     ) -> Any:
         """The ``k`` review sentences most relevant to ``q`` (optionally filtered), with support counts."""
         key = entity_key(entity_id)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from opinio_agents.errors import DataError, OpinioError
+from opinio_agents.io.base import DEFAULT_MAX_REVIEW_CHARS
 from opinio_agents.serve.errors import classify
 
 if TYPE_CHECKING:
@@ -77,7 +78,12 @@ class IndexJobs:
     """
 
     def __init__(
-        self, rag: OpinioRAG, *, max_review_chars: int = 100_000, max_file_bytes: int = 64 << 20, keep: int = 100
+        self,
+        rag: OpinioRAG,
+        *,
+        max_review_chars: int = DEFAULT_MAX_REVIEW_CHARS,
+        max_file_bytes: int = 64 << 20,
+        keep: int = 100,
     ) -> None:
         self.rag = rag
         self.max_review_chars = max_review_chars
