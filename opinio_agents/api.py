@@ -38,9 +38,8 @@ from opinio_agents.models import Entity, HighlightSet, Support
 from opinio_agents.retrieval.factory import RetrieverFactory, ScoredSentence
 from opinio_agents.stores.sentence_store import DEFAULT_STORE, SentenceStore
 from opinio_agents.synthesis.base import Synthesizer
-from opinio_agents.synthesis.request import HighlightRequest, QueryFree
 from opinio_agents.synthesis.selection import DEFAULT_SUMMARY_WORDS
-from opinio_agents.synthesis.summarizer import Summarizer, SummaryEvent
+from opinio_agents.synthesis.summarizer import HighlightRequest, QueryFree, Summarizer, SummaryEvent
 from opinio_agents.synthesis.verification import VERIFY_BY_DEFAULT, HighlightVerifier
 from opinio_agents.trends import Weighting
 
@@ -589,10 +588,10 @@ class OpinioRAG:
         half_life_days: float | None = None,
         weight_helpful: bool = False,
     ) -> HighlightRequest:
-        """The :class:`~opinio_agents.synthesis.request.HighlightRequest` of a highlight run, resolved once.
+        """The :class:`~opinio_agents.synthesis.summarizer.HighlightRequest` of a highlight run, resolved once.
 
         The one place where a run's entity key, queries and mode are decided (by
-        :func:`~opinio_agents.synthesis.request.plan_queries`) and its summarizer is chosen; the CLI,
+        :func:`~opinio_agents.synthesis.summarizer.plan_queries`) and its summarizer is chosen; the CLI,
         the HTTP service, MCP and the agent tools all come through here, and nothing below decides
         again. Nothing is computed: :meth:`run` (or ``request.summarizer.stream(request)``) does the work.
         The arguments are those of :meth:`highlights`.
@@ -606,7 +605,7 @@ class OpinioRAG:
             >>> request.mode, request.queries[:2]                            # doctest: +SKIP
             ('expert-queries', ('cleanliness', 'staff'))
         """
-        from opinio_agents.synthesis.request import plan_queries
+        from opinio_agents.synthesis.summarizer import plan_queries
 
         weighting = Weighting(since=since, until=until, half_life_days=half_life_days, helpful=weight_helpful)
         given = synthesizer if synthesizer is not None else self.synthesizer_kind
@@ -651,7 +650,7 @@ class OpinioRAG:
             >>> rag.query_mode("plain", query_free="auto")      # doctest: +SKIP
             'query-free'
         """
-        from opinio_agents.synthesis.request import plan_queries
+        from opinio_agents.synthesis.summarizer import plan_queries
 
         return plan_queries(self.store, entity_id, queries, query_free=query_free)[2]
 

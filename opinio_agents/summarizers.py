@@ -36,9 +36,8 @@ from opinio_agents.hiro.retriever import DEFAULT_TOP_K
 from opinio_agents.models import Evidence, Highlight, HighlightSet, QueryEvidence, QueryFailure, RunMeta, Support
 from opinio_agents.synthesis.alerts import CriticalComplaintCheck
 from opinio_agents.synthesis.base import SynthesisOutcome
-from opinio_agents.synthesis.request import HighlightRequest
 from opinio_agents.synthesis.selection import DEFAULT_SUMMARY_WORDS
-from opinio_agents.synthesis.summarizer import Draft, Summarizer, SummaryDone, SummaryEvent
+from opinio_agents.synthesis.summarizer import Draft, HighlightRequest, Summarizer, SummaryDone, SummaryEvent
 
 if TYPE_CHECKING:
     from opinio_agents.hiro.store import HiroIndex

@@ -31,13 +31,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
+from opinio_agents.cli.console import check_store_path, err, fail, out, plain, say_error
 from opinio_agents.cli.llm_limits import LLMDeadlineOpt, LLMTimeoutOpt, llm_limits
-from opinio_agents.errors import ConfigError, OpinioError
+from opinio_agents.errors import OpinioError
 from opinio_agents.io.base import DEFAULT_MAX_REVIEW_CHARS
-from opinio_agents.io.outputs import check_output_path, terminal_safe, write_text_atomic
+from opinio_agents.io.outputs import check_output_path, write_text_atomic
 from opinio_agents.kinds import DEFAULT_STORE, RetrieverKind, SynthesizerKind
 
 __all__ = ["app", "main", "run"]
@@ -51,8 +50,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
 
 
 @app.callback()
@@ -102,43 +99,6 @@ EncoderOpt = Annotated[
 class LLMCallsChoice(str, Enum):
     per_query = "per-query"
     per_entity = "per-entity"
-
-
-def plain(text: object, style: str = "") -> Text:
-    """``text`` as rich ``Text`` (never parsed as markup), control and bidi characters escaped."""
-    return Text(terminal_safe(str(text)), style=style)
-
-
-def say_error(message: object) -> None:
-    """Print ``error: message`` on stderr: one line, the message taken literally."""
-    line = terminal_safe(" ".join(str(message).split()) if "\n" in str(message) else str(message))
-    err.print(Text.assemble(("error:", "bold red"), " ", line), highlight=False, soft_wrap=True)
-
-
-def fail(message: str, code: int = 2) -> typer.Exit:
-    """Print ``error: message`` on stderr and return the Exit to raise."""
-    say_error(message)
-    return typer.Exit(code)
-
-
-def check_store_path(store: Path) -> Path:
-    """``store``, refused with one line when it names something that is not a directory.
-
-    Example:
-        >>> check_store_path(Path("/etc/hostname"))  # doctest: +SKIP
-        ConfigError: --store '/etc/hostname' is a file, not a store directory; ...
-    """
-    if store.exists() and not store.is_dir():
-        raise ConfigError(
-            f"--store {str(store)!r} is a file, not a store directory; pass a directory "
-            "(it is created when missing), e.g. --store .opinio"
-        )
-    for parent in store.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise ConfigError(f"--store {str(store)!r}: {str(parent)!r} is a file, not a directory")
-            break
-    return store
 
 
 @app.command("index")
