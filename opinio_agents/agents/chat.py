@@ -37,7 +37,8 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -501,7 +502,8 @@ class ReviewChat(Runnable[ChatInput, str]):
         """The model's answer, sentence by sentence, as far as it passes the guard."""
         guard = turn.guard = self.answer_guard(turn.evidence, turn.query)
         shown = 0
-        raw = self._llm_stream(turn, run_manager, config)
+        cancel = threading.Event()
+        raw = self._llm_stream(turn, run_manager, config, cancel)
         try:
             for text in raw:
                 for sentence in guard.feed(text):
@@ -511,9 +513,8 @@ class ReviewChat(Runnable[ChatInput, str]):
                     guard.stop()
                     break
         finally:
-            close = getattr(raw, "close", None)
-            if close is not None:
-                close()
+            cancel.set()  # a local model stops generating; a server's stream is closed below
+            raw.close()
         for sentence in guard.close():
             yield sentence if not shown else " " + sentence
             shown += 1
@@ -533,7 +534,9 @@ class ReviewChat(Runnable[ChatInput, str]):
         for item in evidence[: self.extractive_sentences]:
             yield f"\n  [{item.marker}] \"{sanitize_review_text(item.text)}\""
 
-    def _llm_stream(self, turn: _Turn, run_manager: Any, config: RunnableConfig) -> Iterator[str]:
+    def _llm_stream(
+        self, turn: _Turn, run_manager: Any, config: RunnableConfig, cancel: threading.Event
+    ) -> Generator[str, None, None]:
         from langchain_core.runnables.config import patch_config
 
         llm = self.llm
@@ -542,7 +545,7 @@ class ReviewChat(Runnable[ChatInput, str]):
         messages = self.messages(turn.question, turn.query, turn.support, turn.evidence, turn.history)
         child = patch_config(config, callbacks=run_manager.get_child()) if run_manager is not None else config
         try:
-            for chunk in _bounded(llm, self.max_tokens).stream(messages, config=child):
+            for chunk in _budgeted(llm, self.max_tokens, cancel).stream(messages, config=child):
                 text = _chunk_text(chunk.content)
                 if text:
                     yield text
@@ -607,14 +610,37 @@ def _normal(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
 
 
-def _bounded(llm: BaseChatModel, max_tokens: int) -> Any:
-    """``llm`` with the answer's token budget bound where the model takes one.
+def _budgeted(llm: BaseChatModel, max_tokens: int, cancel: threading.Event) -> Any:
+    """``llm`` bound to the answer's token budget, and stoppable mid-answer where that needs help.
 
-    OpenAI-compatible models (vLLM, llama.cpp's server, LM Studio, Ollama's /v1) take
-    ``max_tokens`` per call; a local pipeline model has its own ``max_new_tokens`` (set
-    when it is loaded) and is passed through unchanged. The guard stops any model early
-    once it repeats itself or has said enough.
+    * A local transformers pipeline (``hf:`` models, ``ChatHuggingFace``) generates in a
+      thread that would run to its token limit after the reader stops; it gets
+      ``max_new_tokens`` and a logits processor that ends the generation (end-of-sequence)
+      once ``cancel`` is set, i.e. when the guard has seen a loop or enough sentences.
+      Sampling stays as the model was loaded (SmolLM2-135M copies an excerpt greedily; a
+      repetition penalty of 1.15 made it ramble: 11-13 sentences with 0-4 backed, against
+      1-3 with 1 backed and the loop cut by the guard).
+    * A model with a ``max_tokens`` field (OpenAI-compatible servers: vLLM, llama.cpp's
+      server, LM Studio, Ollama's /v1) gets ``max_tokens`` per call; closing its stream
+      closes the HTTP response.
+    * Any other model is passed through; the guard still stops reading it.
     """
+    pipeline = getattr(getattr(llm, "llm", None), "pipeline", None)
+    if pipeline is not None and type(llm).__name__ == "ChatHuggingFace":
+        from transformers import LogitsProcessor, LogitsProcessorList
+
+        eos = pipeline.tokenizer.eos_token_id
+
+        class StopWhenCancelled(LogitsProcessor):
+            def __call__(self, input_ids: Any, scores: Any) -> Any:
+                if cancel.is_set() and eos is not None:
+                    scores = scores.clone()
+                    scores[:, :] = -float("inf")
+                    scores[:, eos] = 0.0
+                return scores
+
+        stop = LogitsProcessorList([StopWhenCancelled()])
+        return llm.bind(pipeline_kwargs={"max_new_tokens": max_tokens, "logits_processor": stop})
     fields = getattr(type(llm), "model_fields", {})
     if "max_tokens" in fields:
         current = getattr(llm, "max_tokens", None)
