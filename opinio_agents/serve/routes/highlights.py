@@ -1,6 +1,6 @@
 """``GET /entities/{id}/highlights`` and ``.../highlights/stream``: PROS/CONS highlights, whole or streamed.
 
-The HTTP parameters become one :class:`~opinio_agents.synthesis.request.HighlightRequest`
+The HTTP parameters become one :class:`~opinio_agents.synthesis.summarizer.HighlightRequest`
 (:meth:`OpinioRAG.plan <opinio_agents.api.OpinioRAG.plan>` decides the entity, the queries and
 the mode once); both routes run the façade's highlight stream and stop between queries once the client is gone
 (:mod:`opinio_agents.serve.streaming`).
@@ -13,14 +13,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from opinio_agents.api import OpinioRAG
+from opinio_agents.kinds import RetrieverKind
 from opinio_agents.models import HighlightSet
 from opinio_agents.serve.deps import EntityKey, Rag, Settings
 from opinio_agents.serve.errors import ApiError
-from opinio_agents.serve.schemas import EVENT_STREAM_RESPONSES, Retriever
+from opinio_agents.serve.schemas import EVENT_STREAM_RESPONSES
 from opinio_agents.serve.settings import ServeSettings
 from opinio_agents.serve.streaming import Deferred, EventStream, check_cancel, sse
-from opinio_agents.synthesis.request import HighlightRequest
-from opinio_agents.synthesis.summarizer import SummaryDone
+from opinio_agents.synthesis.summarizer import HighlightRequest, SummaryDone
 
 __all__ = ["router", "plan", "check_queries"]
 
@@ -59,7 +59,7 @@ def check_queries(queries: list[str], settings: ServeSettings) -> list[str]:
 
 
 def plan(
-    rag: OpinioRAG, key: str, settings: ServeSettings, query: list[str], retriever: Retriever | None,
+    rag: OpinioRAG, key: str, settings: ServeSettings, query: list[str], retriever: RetrieverKind | None,
     top_k: int | None, expert: bool,
 ) -> HighlightRequest:
     """The façade's :class:`HighlightRequest` for the HTTP parameters (queries, else expert, else query-free)."""
@@ -87,7 +87,7 @@ def highlights(
     rag: Rag,
     settings: Settings,
     query: Queries = [],  # noqa: B006 - FastAPI reads the default, never mutates it
-    retriever: Retriever | None = None,
+    retriever: RetrieverKind | None = None,
     top_k: TopK = None,
     expert: Expert = False,
 ) -> Any:
@@ -122,7 +122,7 @@ def highlights_stream(
     rag: Rag,
     settings: Settings,
     query: Queries = [],  # noqa: B006
-    retriever: Retriever | None = None,
+    retriever: RetrieverKind | None = None,
     top_k: TopK = None,
     expert: Expert = False,
 ) -> Any:
