@@ -17,7 +17,7 @@ from typing import Annotated
 from pydantic import BaseModel, BeforeValidator, Field
 
 from opinio_agents.agents.filters import ReviewFilters
-from opinio_agents.kinds import AspectSource, PolarityName, Verdict
+from opinio_agents.kinds import AspectSource, ChatRole, PolarityName, Verdict
 from opinio_agents.models import Support
 
 __all__ = [
@@ -28,6 +28,8 @@ __all__ = [
     "ReviewHighlightsInput",
     "AspectOverviewInput",
     "CompareEntitiesInput",
+    "ChatTurn",
+    "AskReviewsInput",
     "EntityInfo",
     "EntityList",
     "SupportInfo",
@@ -104,6 +106,27 @@ class CompareEntitiesInput(BaseModel):
     query: str = Field(min_length=1, description="The aspect to compare them on, e.g. 'wi-fi' or 'location'.")
     k: int = Field(default=3, ge=1, le=10, description="Example sentences per entity (1-10).")
     filters: ReviewFilters | None = Field(default=None, description="Optional metadata filters (as search_reviews).")
+
+
+class ChatTurn(BaseModel):
+    """One earlier turn of a conversation (the caller keeps the conversation)."""
+
+    role: ChatRole
+    content: str = Field(max_length=4000)
+
+
+class AskReviewsInput(BaseModel):
+    """Arguments of ``ask_reviews``."""
+
+    entity: EntityRef = Field(description=_ENTITY_DOC)
+    question: str = Field(
+        min_length=1, max_length=2000, description="The question, e.g. 'How is the wi-fi?' or a follow-up."
+    )
+    history: list[ChatTurn] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Earlier turns of this conversation, oldest first, so follow-ups ('is it free?') keep context.",
+    )
 
 
 class EntityInfo(BaseModel):
