@@ -166,7 +166,10 @@ class OpinioRAG:
         """The verifier a run uses: ``verify`` if given, else the façade's setting; None when off.
 
         The façade keeps one :class:`~opinio_agents.synthesis.verification.HighlightVerifier`
-        (its triplet cache is shared by every run and thread), using the façade's encoder.
+        shared by every run and thread. Its triplets go through a
+        :class:`~opinio_agents.triplets.cache.CachedTripletExtractor` whose rows live in the
+        store (``triplets.sqlite``), and its phrase vectors through the retrievers' cached
+        query encoder, so a sentence is extracted once across queries, runs and processes.
 
         Example:
             >>> OpinioRAG("/tmp/opinio-demo").verifier(False) is None      # doctest: +SKIP
@@ -181,7 +184,11 @@ class OpinioRAG:
             return None
         with self._lock:
             if self._verifier is None:
-                self._verifier = HighlightVerifier(encoder=self.encoder)
+                from opinio_agents.triplets.cache import CachedTripletExtractor
+
+                self._verifier = HighlightVerifier(
+                    CachedTripletExtractor(cache_dir=self.store.store_dir), encoder=self.retrievers.encoder
+                )
             return self._verifier
 
     def _store_backend(self, embedding_model: str | Path | None) -> str | None:

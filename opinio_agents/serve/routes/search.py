@@ -10,10 +10,10 @@ from opinio_agents.agents.filters import ReviewFilters
 from opinio_agents.agents.schemas import SearchResult
 from opinio_agents.agents.toolkit import ReviewToolkit
 from opinio_agents.api import OpinioRAG
-from opinio_agents.kinds import AspectSource
+from opinio_agents.kinds import AspectSource, RetrieverKind
 from opinio_agents.serve.deps import EntityKey, Rag
 from opinio_agents.serve.errors import ApiError
-from opinio_agents.serve.schemas import AspectOut, AspectsOut, Retriever
+from opinio_agents.serve.schemas import AspectOut, AspectsOut
 from opinio_agents.serve.streaming import json_response
 
 __all__ = ["router"]
@@ -84,7 +84,7 @@ def search(
     max_rating: Rating = None,
     since: dt.date | None = None,
     until: dt.date | None = None,
-    retriever: Retriever | None = None,
+    retriever: RetrieverKind | None = None,
 ) -> Any:
     """The ``k`` review sentences most relevant to ``q`` (optionally filtered), with support counts."""
     if not q.strip():
