@@ -273,6 +273,7 @@ class HighlightPipeline(Summarizer):
                     pool=pool,
                     pool_vectors=embeddings[pool_rows],
                     query_vector=query_vector,
+                    mentions=frozenset(stored[int(i)].sentence.sentence_id for i in mentioning),
                 )
             )
         return items

@@ -30,6 +30,7 @@ from opinio_agents.models import Support  # noqa: E402
 from opinio_agents.report.html import build_report  # noqa: E402
 from opinio_agents.serve import create_app  # noqa: E402
 from opinio_agents.synthesis.support import aspect_terms, aspect_text  # noqa: E402
+from opinio_agents.text.duplicates import same_statement, statement_tokens  # noqa: E402
 
 ASPECTS = ["wi-fi", "breakfast buffet", "parking", "room"]
 #: How a user asks the chat about each aspect (the issue's questions).
@@ -94,6 +95,9 @@ def test_every_surface_gives_the_same_numbers(rag: OpinioRAG, client: TestClient
         chat.invoke(question)
         assert chat.last_answer is not None
         seen[q]["chat"] = split(chat.last_answer.support.model_dump())
+        cited = [c.text for c in chat.last_answer.evidence]
+        tokens = [statement_tokens(c) for c in cited]
+        assert not any(same_statement(a, b) for i, a in enumerate(tokens) for b in tokens[i + 1 :]), cited
 
     toolkit = ReviewToolkit(rag)
     for q in ASPECTS:
@@ -109,6 +113,14 @@ def test_every_surface_gives_the_same_numbers(rag: OpinioRAG, client: TestClient
     for h in report.result.highlights:
         seen[h.query][f"report {h.polarity.value}"] = split(h.support)
 
+    for h in result.highlights:  # no two quotes under a highlight say the same thing
+        tokens = [statement_tokens(e.text) for e in h.evidence]
+        assert not any(same_statement(a, b) for i, a in enumerate(tokens) for b in tokens[i + 1 :]), h.query
+    for q in ASPECTS:  # both sides wherever the minority passes the synthesizer's split threshold
+        support = rag.support("101", q)
+        sides = {h.polarity.value for h in result.highlights if h.query == q}
+        if min(support.positive, support.negative) >= 0.35 * (support.positive + support.negative) > 0:
+            assert sides == {"pros", "cons"}, (q, support)
     for q in ASPECTS:
         wrong = {surface: got for surface, got in seen[q].items() if got != truth[q]}
         assert not wrong, f"{q}: rag.support says {truth[q]}, but {wrong}"

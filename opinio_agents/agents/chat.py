@@ -48,6 +48,7 @@ from opinio_agents.agents.filters import ReviewFilters
 from opinio_agents.agents.schemas import SupportInfo
 from opinio_agents.errors import ConfigError, LLMError
 from opinio_agents.retrieval.factory import ScoredSentence
+from opinio_agents.text.duplicates import distinct_indices
 
 if TYPE_CHECKING:
     from langchain_core.callbacks import CallbackManagerForChainRun
@@ -359,7 +360,8 @@ class ReviewChat(Runnable[ChatInput, str]):
                 previous = standalone_query(asked, previous)
         query = standalone_query(question, previous)
         meta = self.filters.to_metadata_filters() if self.filters else None
-        hits = self.rag.retrieve(self.entity_key, query, top_k=self.k, retriever=self.retriever, filters=meta)  # type: ignore[arg-type]
+        hits = self.rag.retrieve(self.entity_key, query, top_k=2 * self.k, retriever=self.retriever, filters=meta)  # type: ignore[arg-type]
+        hits = [hits[i] for i in distinct_indices([h.sentence.text for h in hits], limit=self.k)]  # distinct citations
         support = SupportInfo.of(self.rag.support(self.entity_key, query))
         return _Turn(
             question=question,
