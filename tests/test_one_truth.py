@@ -60,7 +60,7 @@ def rag(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpinioRAG]:
 
 @pytest.fixture(scope="module")
 def client(rag: OpinioRAG) -> Iterator[TestClient]:
-    with TestClient(create_app(rag, rate_limit=None), raise_server_exceptions=False) as c:
+    with TestClient(create_app(rag, rate_limit=None), raise_server_exceptions=False, base_url="http://127.0.0.1") as c:
         yield c
 
 
