@@ -51,6 +51,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from opinio_agents.errors import ConfigError
+from opinio_agents.kinds import Verdict
 from opinio_agents.models import Polarity
 
 if TYPE_CHECKING:
@@ -89,7 +90,6 @@ CONTRADICTED_MARK = "[contradicted by the excerpts it cites]"
 #: What happens to a sentence that fails a check: removed, or shown behind a visible mark.
 Unsupported = Literal["drop", "mark"]
 Issue = Literal["no-citation", "contradicted", "repeated"]
-Verdict = Literal["supported", "weak", "contradicted"]
 
 # A bracket group that holds only citation numbers: [S1], [s2], [3], [S1, S2], [S1; 4].
 _GROUP = re.compile(r"\[\s*((?:S\s*)?\d{1,3}(?:\s*[,;]\s*(?:S\s*)?\d{1,3})*)\s*\]", re.IGNORECASE)

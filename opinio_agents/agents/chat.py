@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel, Field
@@ -48,6 +48,7 @@ from opinio_agents.agents.answer_guard import AnswerGuard, GuardReport, Sentence
 from opinio_agents.agents.filters import ReviewFilters
 from opinio_agents.agents.schemas import SupportInfo
 from opinio_agents.errors import ConfigError, LLMError
+from opinio_agents.kinds import ChatMode
 from opinio_agents.retrieval.factory import ScoredSentence
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ class ChatAnswer(BaseModel):
     entity_name: str = ""
     question: str
     answer: str
-    mode: Literal["llm", "extractive"]
+    mode: ChatMode
     search_query: str
     covered: bool = Field(description="Whether any review discusses the question.")
     support: SupportInfo
@@ -270,7 +271,7 @@ class ReviewChat(Runnable[ChatInput, str]):
         self._last_query: str | None = None
 
     @property
-    def mode(self) -> Literal["llm", "extractive"]:
+    def mode(self) -> ChatMode:
         """``llm`` when a chat model is configured, else ``extractive``."""
         return "llm" if self.llm is not None else "extractive"
 
