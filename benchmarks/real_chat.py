@@ -80,7 +80,7 @@ def _uncovered(rag: Any, entity: str, question: str) -> bool:
     from opinio_agents.text.preprocess import tokenize_for_bm25
 
     topic = set(tokenize_for_bm25(question)) - _QUESTION_WORDS
-    return not any(topic & set(tokenize_for_bm25(s.text)) for s in rag.store.sentences(entity))
+    return not any(topic & set(s.tokens) for s in rag.store.sentences(entity))
 
 
 def _analyze(answer: Any, guard: Any) -> dict[str, int]:

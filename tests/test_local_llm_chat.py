@@ -105,7 +105,7 @@ def test_http_route_and_mcp_tool_answer_through_the_same_guards(rag: OpinioRAG) 
 
     app = create_app(rag, rate_limit=None)
     body = {"messages": [{"role": "user", "content": "How is the breakfast?"}], "k": 4}
-    with TestClient(app, raise_server_exceptions=False) as client:
+    with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
         r = client.post("/entities/101/chat", json=body)
     assert r.status_code == 200, r.text
     blocks = [
