@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, BeforeValidator, Field
 
 from opinio_agents.agents.filters import ReviewFilters
+from opinio_agents.kinds import AspectSource, PolarityName, Verdict
 from opinio_agents.models import Support
 
 __all__ = [
@@ -27,6 +28,8 @@ __all__ = [
     "ReviewHighlightsInput",
     "AspectOverviewInput",
     "CompareEntitiesInput",
+    "ChatTurn",
+    "AskReviewsInput",
     "EntityInfo",
     "EntityList",
     "SupportInfo",
@@ -105,6 +108,27 @@ class CompareEntitiesInput(BaseModel):
     filters: ReviewFilters | None = Field(default=None, description="Optional metadata filters (as search_reviews).")
 
 
+class ChatTurn(BaseModel):
+    """One earlier turn of a conversation (the caller keeps the conversation)."""
+
+    role: Literal["user", "assistant"]
+    content: str = Field(max_length=4000)
+
+
+class AskReviewsInput(BaseModel):
+    """Arguments of ``ask_reviews``."""
+
+    entity: EntityRef = Field(description=_ENTITY_DOC)
+    question: str = Field(
+        min_length=1, max_length=2000, description="The question, e.g. 'How is the wi-fi?' or a follow-up."
+    )
+    history: list[ChatTurn] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Earlier turns of this conversation, oldest first, so follow-ups ('is it free?') keep context.",
+    )
+
+
 class EntityInfo(BaseModel):
     """One indexed entity."""
 
@@ -165,11 +189,11 @@ class HighlightItem(BaseModel):
     """One PRO or CON highlight with the ids of the sentences that back it."""
 
     query: str
-    polarity: Literal["pros", "cons"]
+    polarity: PolarityName
     text: str
     sentence_ids: list[str]
     support: str
-    verdict: Literal["supported", "weak", "contradicted"] | None = Field(
+    verdict: Verdict | None = Field(
         default=None, description="How well its own evidence backs it (None when verification is off)."
     )
     verification: str = Field(default="", description="The verdict in words, with the AR/SF/OF scores.")
@@ -199,7 +223,7 @@ class AspectOverview(BaseModel):
 
     entity_id: str
     entity_name: str = ""
-    source: Literal["hiro", "expert-queries"]
+    source: AspectSource
     aspects: list[AspectItem]
 
 

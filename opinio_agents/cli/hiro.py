@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from opinio_agents.cli.console import plain
 from opinio_agents.errors import OpinioError
 from opinio_agents.io.outputs import terminal_safe
 
 if TYPE_CHECKING:
     from rich.table import Table
-    from rich.text import Text
 
     from opinio_agents.hiro.compare import EntityComparison, Standing
 
@@ -64,13 +64,6 @@ def _fail(error: OpinioError) -> None:
     raise typer.Exit(code=2)
 
 
-def _t(value: object) -> Text:
-    """A table cell: untrusted text as rich ``Text`` (never markup), control characters escaped."""
-    from rich.text import Text
-
-    return Text(terminal_safe(str(value)))
-
-
 DatasetArg = Annotated[Path, typer.Argument(help="OpinioBank JSON/JSONL file (indexed on first use).")]
 EntityOpt = Annotated[str, typer.Option("--entity", "-e", help="Entity id.")]
 StoreOpt = Annotated[Path, typer.Option("--store", help="Store directory.")]
@@ -101,7 +94,7 @@ def aspects_command(
     from rich.table import Table
 
     index = rag.store
-    table = Table(title=_t(f"Aspects of {index.entity_record(entity).entity_name or entity}"))
+    table = Table(title=plain(f"Aspects of {index.entity_record(entity).entity_name or entity}"))
     for column in ("aspect", "mentions", "share", "positive", "negative", "HIRO score"):
         table.add_column(column, no_wrap=True)
     table.add_column("example", overflow="fold", min_width=30)
@@ -109,13 +102,13 @@ def aspects_command(
     for a in found:
         example = by_id.get(a.example_sentence_ids[0], "") if a.example_sentence_ids else ""
         table.add_row(
-            _t(a.aspect),
-            _t(a.mentions),
-            _t(f"{a.share:.0%}"),
-            _t(a.positive),
-            _t(a.negative),
-            _t(f"{a.score:.2f}"),
-            _t(example[:90]),
+            plain(a.aspect),
+            plain(a.mentions),
+            plain(f"{a.share:.0%}"),
+            plain(a.positive),
+            plain(a.negative),
+            plain(f"{a.score:.2f}"),
+            plain(example[:90]),
         )
     Console().print(table)
 
@@ -158,17 +151,17 @@ def compare_command(
     if report.since is not None:
         Console().print(_standing_table(report))
         return
-    table = Table(title=_t(f"{report.entity_name or report.entity_id} vs {report.compared_with} other entities"))
+    table = Table(title=plain(f"{report.entity_name or report.entity_id} vs {report.compared_with} other entities"))
     for column in ("aspect", "here", "elsewhere", "lift", "positive here", "positive elsewhere"):
         table.add_column(column)
     for item in report.items:
         table.add_row(
-            _t(item.aspect),
-            _t(f"{item.share_here:.0%}"),
-            _t(f"{item.share_others:.0%}"),
-            _t(f"x{item.lift:.1f}"),
-            _t(f"{item.positive_here:.0%}"),
-            _t(f"{item.positive_others:.0%}"),
+            plain(item.aspect),
+            plain(f"{item.share_here:.0%}"),
+            plain(f"{item.share_others:.0%}"),
+            plain(f"x{item.lift:.1f}"),
+            plain(f"{item.positive_here:.0%}"),
+            plain(f"{item.positive_others:.0%}"),
         )
     Console().print(table)
 
@@ -181,21 +174,21 @@ def _standing_table(report: EntityComparison) -> Table:
     now_label = first.now.window if first and first.now else "now"
     before_label = first.year_before.window if first and first.year_before else "a year earlier"
     table = Table(
-        title=_t(f"{report.entity_name or report.entity_id} vs {report.compared_with} other entities, in time"),
-        caption=_t(
+        title=plain(f"{report.entity_name or report.entity_id} vs {report.compared_with} other entities, in time"),
+        caption=plain(
             "% positive of the mentions here vs elsewhere, and rank here among the entities "
             "with 3+ mentions (1st = most positive)"
         ),
     )
     table.add_column("aspect", overflow="fold")
-    table.add_column(_t(f"now\n{now_label}"), overflow="fold")
-    table.add_column(_t(f"a year earlier\n{before_label}"), overflow="fold")
+    table.add_column(plain(f"now\n{now_label}"), overflow="fold")
+    table.add_column(plain(f"a year earlier\n{before_label}"), overflow="fold")
     table.add_column("change", overflow="fold")
     for item in report.items:
         now, before = item.now, item.year_before
         if now is None or before is None:
             continue
-        table.add_row(_t(item.aspect), _t(now.cell()), _t(before.cell()), _t(_change(now, before)))
+        table.add_row(plain(item.aspect), plain(now.cell()), plain(before.cell()), plain(_change(now, before)))
     return table
 
 
