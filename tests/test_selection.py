@@ -494,17 +494,6 @@ def test_query_free_key_points_name_their_aspect() -> None:
     assert aspect_highlights(only_doors, rows, embeddings=embeddings) == []
 
 
-def test_summary_skips_a_sentence_that_repeats_another_aspect() -> None:
-    items = [
-        SummaryItem("The location of this hotel was awesome.", "location", 60),
-        SummaryItem("This hotel was in a great location in Rome.", "hotel", 50),
-        SummaryItem("The staff were friendly.", "staff", 40),
-        SummaryItem("Friendly staff at the front desk.", "desk", 30),
-    ]
-    texts = [i.text for i in compose_summary(items, budget_words=100)]
-    assert texts == ["The location of this hotel was awesome.", "The staff were friendly."]
-
-
 def test_multi_aspect_key_point_is_cut_to_the_query() -> None:
     from opinio_agents.synthesis.keypoint import subject_clauses
 

@@ -70,8 +70,6 @@ __all__ = [
     "select_summary",
     "SummaryItem",
     "compose_summary",
-    "repeats",
-    "REPEAT_OVERLAP",
     "summary_of",
     "DEFAULT_SUMMARY_WORDS",
     "SummaryLayout",
@@ -484,11 +482,6 @@ def support_pool(
     return np.flatnonzero(mask)
 
 
-#: Share of the shorter sentence's content words two summary sentences may share before the later
-#: one counts as a repeat (:func:`repeats`).
-REPEAT_OVERLAP = 0.6
-
-
 @dataclass(frozen=True)
 class SummaryItem:
     """A candidate sentence of a query-free summary.
@@ -506,34 +499,9 @@ class SummaryItem:
     rank: int = 0
 
 
-def repeats(item: SummaryItem, other: SummaryItem, *, overlap: float = REPEAT_OVERLAP) -> bool:
-    """Whether ``item`` says again what ``other`` (a sentence already in the paragraph) says.
-
-    It does when it names ``other``'s aspect while being about another one ("This hotel was in
-    a great location." after the location's "The location was awesome."), or when most of its
-    content words (at least ``overlap`` of the shorter sentence's) are ``other``'s.
-
-    Example:
-        >>> location = SummaryItem("The location of this hotel was awesome.", "location", 50)
-        >>> repeats(SummaryItem("This hotel was in a great location in Rome.", "hotel", 30), location)
-        True
-        >>> repeats(SummaryItem("The rooms were small but clean.", "rooms", 30), location)
-        False
-    """
-    from opinio_agents.synthesis.keypoint import mentions_any
-
-    if item.group != other.group and mentions_any(item.text, [other.group]):
-        return True
-    mine, theirs = set(content_tokens(item.text)), set(content_tokens(other.text))
-    if not mine or not theirs:
-        return False
-    return len(mine & theirs) >= overlap * min(len(mine), len(theirs))
-
-
 def compose_summary(items: Sequence[SummaryItem], *, budget_words: int = 75) -> list[SummaryItem]:
     """The sentences of a summary paragraph covering aspects in proportion to their mentions.
 
-    A sentence that :func:`repeats` one already chosen is skipped (one sentence per opinion).
     Each aspect's main point comes first in order of mentions; then further
     points go to the aspects whose share of the chosen sentences lags most
     behind their share of mentions, until ``budget_words``. The result is
@@ -564,8 +532,6 @@ def compose_summary(items: Sequence[SummaryItem], *, budget_words: int = 75) -> 
         nonlocal words
         key = _key(item.text)
         if not key or key in seen:
-            return False
-        if any(repeats(item, other) for members in chosen.values() for other in members):
             return False
         n = len(item.text.split())
         if words and words + n > budget_words * 1.15:
