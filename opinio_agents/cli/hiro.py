@@ -58,12 +58,13 @@ def _open_rag(dataset: Path, entity: str, store: Path, *, others: bool = False):
 
     rag = OpinioRAG(store_dir=store)
     missing = not rag.store.has_entity(entity)
-    if missing or (others and not _others(rag, rag.store.require_entity(entity))):
+    alone = not missing and others and not _others(rag, rag.store.require_entity(entity))
+    if missing or alone:
         if not dataset.exists():
             raise typer.BadParameter(f"dataset {str(dataset)!r} does not exist", param_hint="DATASET")
         rag.index(dataset)
     key = rag.store.require_entity(entity)
-    if others and not missing and _others(rag, key):
+    if alone and _others(rag, key):
         typer.echo(
             f"note: the store held no other entity; indexed {terminal_safe(str(dataset))} to compare {entity} with",
             err=True,
