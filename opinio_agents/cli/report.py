@@ -49,7 +49,7 @@ def report_command(
       opinio report sample.json --entity 202 --query pool --query "kids club" -o pool.html
     """
     from opinio_agents.api import OpinioRAG
-    from opinio_agents.cli.main import check_store_path, err, plain
+    from opinio_agents.cli.console import check_store_path, err, plain
     from opinio_agents.io.loaders import load_entity
     from opinio_agents.io.outputs import check_output_path, plural, write_text_atomic
     from opinio_agents.report import build_report, render_report

@@ -43,6 +43,7 @@ from opinio_agents.datasets import phrases as bank
 from opinio_agents.datasets.compose import Mention, ReviewComposer
 from opinio_agents.errors import ConfigError
 from opinio_agents.io.outputs import atomic_writer
+from opinio_agents.kinds import PolarityName
 from opinio_agents.models import Entity, Sentiment
 
 __all__ = [
@@ -78,7 +79,7 @@ class PlantedOpinion:
     """
 
     aspect: str
-    polarity: Literal["pros", "cons"]
+    polarity: PolarityName
     prevalence: float
     strength: float
     mentioned: int = 0
@@ -270,7 +271,7 @@ def generate_entity(
     per_review: list[list[Mention]] = [[] for _ in range(reviews_per_entity)]
     planted: list[PlantedOpinion] = []
     for name in chosen:
-        side: Literal["pros", "cons"] = "pros" if rng.random() < 0.6 else "cons"
+        side: PolarityName = "pros" if rng.random() < 0.6 else "cons"
         share = round(rng.uniform(*prevalence), 3)
         agree = round(rng.uniform(*strength), 3)
         n_mention = max(1, round(share * reviews_per_entity))

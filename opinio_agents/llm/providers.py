@@ -11,8 +11,10 @@ defaults of the package. Accepted forms of ``spec``:
   ``/v1``. ``OPENAI_API_KEY`` is used when set, else the placeholder ``"not-needed"``.
 * ``"ollama:llama3.1"`` - ``langchain-ollama``'s ``ChatOllama`` (the ``ollama``
   extra) against ``http://localhost:11434`` or ``base_url``; native JSON-schema output.
-* ``"hf:/path/to/model"`` or an existing directory - a local Hugging Face causal LM
-  through ``langchain-huggingface`` (the ``huggingface`` extra), loaded with
+* ``"hf:/path/to/model"``, ``"hf:/path/to/model.gguf"``, an existing directory or
+  ``.gguf`` file - a local Hugging Face causal LM
+  (:class:`~opinio_agents.llm.local.LocalChatModel`: JSON-schema constrained decoding,
+  greedy, a repetition penalty; the ``huggingface`` extra), loaded with
   ``local_files_only=True`` (nothing is ever downloaded) on ``device`` ``"cpu"``,
   ``"cuda"`` / ``"cuda:N"`` or ``"auto"`` (the first GPU when there is one).
 * a LangChain ``BaseChatModel`` - returned unchanged.
@@ -22,7 +24,7 @@ defaults of the package. Accepted forms of ``spec``:
 
 A missing extra raises :class:`~opinio_agents.errors.MissingDependencyError` with the
 ``pip install`` line. Paper defaults (App. B.3): temperature 0.7, top_p 0.9, 256 new
-tokens (512 for the long-context baseline). API keys are never logged or put in
+tokens (512 for the long-context baseline); local ``hf:`` models decode greedily. API keys are never logged or put in
 error messages.
 
 Example:
@@ -54,18 +56,24 @@ __all__ = [
     "ACCEPTED_FORMS",
     "OLLAMA_OPENAI_URL",
     "LOCAL_API_KEY_PLACEHOLDER",
+    "API_TEMPERATURE",
+    "LOCAL_TEMPERATURE",
 ]
 
 logger = logging.getLogger(__name__)
 
 ACCEPTED_FORMS = (
     "'openai:MODEL' (needs OPENAI_API_KEY), 'openai:MODEL' with base_url= for any "
-    "OpenAI-compatible server, 'ollama:MODEL', 'hf:/local/model/dir' (or an existing "
-    "directory), or a LangChain BaseChatModel object"
+    "OpenAI-compatible server, 'ollama:MODEL', 'hf:/local/model/dir' or 'hf:/local/model.gguf' "
+    "(or an existing directory or .gguf file), or a LangChain BaseChatModel object"
 )
 OLLAMA_OPENAI_URL = "http://localhost:11434/v1"
 LOCAL_API_KEY_PLACEHOLDER = "not-needed"
 _PROVIDERS = ("openai", "ollama", "hf", "huggingface")
+#: Sampling temperature of API and server models when none is given (the paper's App. B.3).
+API_TEMPERATURE = 0.7
+#: Temperature of local ``hf:`` models when none is given: greedy, as small models drift when sampled.
+LOCAL_TEMPERATURE = 0.0
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -77,7 +85,8 @@ def parse_spec(spec: str) -> tuple[str, str]:
     text = spec.strip()
     if not text:
         raise ConfigError(f"llm={spec!r} is empty; give one of {ACCEPTED_FORMS}")
-    if Path(text).expanduser().is_dir():
+    local = Path(text).expanduser()
+    if local.is_dir() or (local.is_file() and local.suffix.lower() == ".gguf"):
         return "hf", text
     provider, sep, model = text.partition(":")
     provider = provider.strip().lower()
@@ -121,7 +130,7 @@ def _init(provider: str, model: str, extra: str, purpose: str, **kwargs: Any) ->
     return chat
 
 
-_PROVIDER_MODULES = {"openai": "langchain_openai", "ollama": "langchain_ollama", "huggingface": "langchain_huggingface"}
+_PROVIDER_MODULES = {"openai": "langchain_openai", "ollama": "langchain_ollama"}
 
 
 def hf_device_index(device: str | int) -> int:
@@ -166,7 +175,7 @@ def resolve_chat_model(
     spec: str | BaseChatModel | None,
     *,
     base_url: str | None = None,
-    temperature: float = 0.7,
+    temperature: float | None = None,
     top_p: float = 0.9,
     max_tokens: int = 256,
     timeout: float = 60.0,
@@ -178,7 +187,8 @@ def resolve_chat_model(
     Args:
         spec: Provider string, a ``BaseChatModel`` (returned as is) or None.
         base_url: URL of an OpenAI-compatible server (``.../v1``) or of Ollama.
-        temperature: Sampling temperature (paper: 0.7); 0 means greedy decoding for ``hf:``.
+        temperature: Sampling temperature; None: :data:`API_TEMPERATURE` (the paper's 0.7) for
+            API and server models, :data:`LOCAL_TEMPERATURE` (greedy) for ``hf:`` models.
         top_p: Nucleus sampling (paper: 0.9).
         max_tokens: Maximum new tokens (paper: 256; 512 for the long-context baseline).
         timeout: Per-request timeout in seconds (OpenAI and Ollama).
@@ -210,9 +220,9 @@ def resolve_chat_model(
             f"llm must be a string or a LangChain BaseChatModel, got {type(spec).__name__}; "
             f"give one of {ACCEPTED_FORMS}"
         )
-    _check_params(temperature, top_p, max_tokens, timeout, max_retries)
+    _check_params(API_TEMPERATURE if temperature is None else temperature, top_p, max_tokens, timeout, max_retries)
     text = spec.strip()
-    if base_url and ":" not in text and text and not Path(text).expanduser().is_dir():
+    if base_url and ":" not in text and text and not Path(text).expanduser().exists():
         provider, model = "openai", text
     else:
         provider, model = parse_spec(spec)
@@ -227,7 +237,7 @@ def resolve_chat_model(
             )
         kwargs: dict[str, Any] = {
             "api_key": key or LOCAL_API_KEY_PLACEHOLDER,
-            "temperature": temperature,
+            "temperature": API_TEMPERATURE if temperature is None else temperature,
             "top_p": top_p,
             "max_tokens": max_tokens,
             "timeout": timeout,
@@ -239,7 +249,7 @@ def resolve_chat_model(
 
     if provider == "ollama":
         ollama_kwargs: dict[str, Any] = {
-            "temperature": temperature,
+            "temperature": API_TEMPERATURE if temperature is None else temperature,
             "top_p": top_p,
             "num_predict": max_tokens,
             "client_kwargs": {"timeout": timeout},
@@ -258,37 +268,20 @@ def resolve_chat_model(
     return _huggingface(model, temperature=temperature, top_p=top_p, max_tokens=max_tokens, device=device)
 
 
-def _huggingface(path: str, *, temperature: float, top_p: float, max_tokens: int, device: str | int) -> BaseChatModel:
-    model_dir = Path(path).expanduser()
-    if not model_dir.is_dir():
-        raise ConfigError(
-            f"llm='hf:{path}': {str(model_dir)!r} is not a directory; give the path of a local "
-            "Hugging Face model (models are never downloaded)"
-        )
-    if importlib.util.find_spec("langchain_huggingface") is None:
-        raise MissingDependencyError("langchain_huggingface", "huggingface", "local Hugging Face chat models")
+def _huggingface(
+    path: str, *, temperature: float | None, top_p: float, max_tokens: int, device: str | int
+) -> BaseChatModel:
+    """A :class:`~opinio_agents.llm.local.LocalChatModel` from a folder or a ``.gguf`` file (greedy by default)."""
+    from opinio_agents.llm.local import LocalChatModel
+
     index = hf_device_index(device)
-    sampling = temperature > 0
-    pipeline_kwargs: dict[str, Any] = {"max_new_tokens": max_tokens, "do_sample": sampling, "return_full_text": False}
-    if sampling:
-        pipeline_kwargs.update(temperature=temperature, top_p=top_p)
-    try:
-        return _init(
-            "huggingface",
-            str(model_dir.resolve()),
-            "huggingface",
-            "local Hugging Face chat models",
-            task="text-generation",
-            device=index,
-            model_kwargs={"local_files_only": True},
-            pipeline_kwargs=pipeline_kwargs,
-        )
-    except (OSError, ValueError) as exc:
-        raise ConfigError(
-            f"llm='hf:{path}': cannot load a local causal language model from {str(model_dir)!r} "
-            f"({type(exc).__name__}: {str(exc)[:300]}); the folder needs config.json, the weights and a "
-            "tokenizer with a chat template (save_pretrained output)"
-        ) from exc
+    return LocalChatModel.load(
+        path,
+        device="cpu" if index < 0 else f"cuda:{index}",
+        max_new_tokens=max_tokens,
+        temperature=LOCAL_TEMPERATURE if temperature is None else temperature,
+        top_p=top_p,
+    )
 
 
 def model_name_of(model: Any) -> str:

