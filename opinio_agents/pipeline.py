@@ -334,6 +334,7 @@ class HighlightPipeline(Summarizer):
             outcomes=outcomes(),
             meta=meta,
             mentions=mentions,
+            fallback=synthesizer.fallback,
         )
 
     def _drop_instruction_only(self, outcome: SynthesisOutcome, flagged: list[FlaggedSentence]) -> SynthesisOutcome:
