@@ -27,16 +27,20 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from opinio_agents.embeddings import DEFAULT_MODEL_NAME, ENCODER_BACKENDS, ENCODER_ENV, Encoder, get_encoder
 from opinio_agents.errors import ConfigError, OpinioError, StoreError
 from opinio_agents.indexing import Indexer, IndexStats
+from opinio_agents.kinds import SYNTHESIZERS, QueryMode, RetrieverKind, SynthesizerKind
 from opinio_agents.models import Entity, HighlightSet, Support
-from opinio_agents.retrieval.factory import RetrieverFactory, RetrieverKind, ScoredSentence
+from opinio_agents.retrieval.factory import RetrieverFactory, ScoredSentence
 from opinio_agents.stores.sentence_store import DEFAULT_STORE, SentenceStore
+from opinio_agents.summarizers import QUERY_FREE_TOP_K
 from opinio_agents.synthesis.base import Synthesizer
-from opinio_agents.synthesis.summarizer import QueryMode, Summarizer, SummaryEvent
+from opinio_agents.synthesis.request import HighlightRequest, QueryFree
+from opinio_agents.synthesis.selection import DEFAULT_SUMMARY_WORDS
+from opinio_agents.synthesis.summarizer import Summarizer, SummaryEvent
 from opinio_agents.synthesis.verification import VERIFY_BY_DEFAULT, HighlightVerifier
 from opinio_agents.trends import Weighting
 
@@ -51,12 +55,7 @@ if TYPE_CHECKING:
     from opinio_agents.pipeline import HighlightPipeline
     from opinio_agents.synthesis.long_context import LongContextSynthesizer
 
-__all__ = ["OpinioRAG", "SynthesizerKind", "QueryFree"]
-
-SynthesizerKind = Literal["extractive", "llm", "long-context"]
-SYNTHESIZERS: tuple[str, ...] = ("extractive", "llm", "long-context")
-#: ``query_free=`` values: False (queries or expert queries, else an error), True (HIRO), "auto".
-QueryFree = bool | Literal["auto"]
+__all__ = ["OpinioRAG", "SynthesizerKind", "QueryFree", "HighlightRequest"]
 
 
 class OpinioRAG:
@@ -511,14 +510,21 @@ class OpinioRAG:
         Raises:
             ConfigError: On settings that the chosen summarizer cannot honour.
         """
+        kind = synthesizer if synthesizer is not None else self.synthesizer_kind
         if weighting is not None and not weighting.is_default and (
-            query_free or synthesizer == "long-context" or self.synthesizer_kind == "long-context"
-            or isinstance(synthesizer, Summarizer) or _is_long_context(synthesizer)
+            query_free or kind == "long-context" or isinstance(kind, Summarizer) or _is_long_context(kind)
         ):
             raise ConfigError(
                 "since/until, a half-life and helpful-vote weighting apply to the retrieval pipeline "
                 "(queries or expert queries), not to query-free or long-context highlights; drop them or ask queries"
             )
+        if isinstance(kind, Summarizer) and (kind.query_free or not query_free):
+            if top_k is not None or retriever is not None or filters is not None:
+                raise ConfigError(
+                    f"the {type(kind).__name__} given is run as it is; set top_k, retriever and filters on it "
+                    "instead of passing them here"
+                )
+            return kind
         if query_free:
             if synthesizer is not None or retriever is not None or filters is not None:
                 raise ConfigError(
@@ -526,15 +532,9 @@ class OpinioRAG:
                 )
             from opinio_agents.summarizers import QueryFreeSummarizer
 
-            return QueryFreeSummarizer(self._require_hiro(), top_k=top_k or 8, verifier=self.verifier(verify) or False)
-        kind = synthesizer if synthesizer is not None else self.synthesizer_kind
-        if isinstance(kind, Summarizer):
-            if top_k is not None or retriever is not None or filters is not None:
-                raise ConfigError(
-                    f"the {type(kind).__name__} given is run as it is; set top_k, retriever and filters on it "
-                    "instead of passing them here"
-                )
-            return kind
+            return QueryFreeSummarizer(
+                self._require_hiro(), top_k=top_k or QUERY_FREE_TOP_K, verifier=self.verifier(verify) or False
+            )
         if kind == "long-context" or _is_long_context(kind):
             if retriever is not None or filters is not None:
                 raise ConfigError("the long-context baseline retrieves nothing; drop retriever= and filters=")
@@ -581,13 +581,75 @@ class OpinioRAG:
             weighting=weighting,
         )
 
+    def plan(
+        self,
+        entity_id: str | int,
+        queries: Sequence[str] | None = None,
+        *,
+        top_k: int | None = None,
+        retriever: RetrieverKind | None = None,
+        synthesizer: SynthesizerKind | Synthesizer | Summarizer | LongContextSynthesizer | None = None,
+        filters: MetadataFilters | None = None,
+        query_free: QueryFree = False,
+        verify: bool | HighlightVerifier | None = None,
+        since: dt.date | None = None,
+        until: dt.date | None = None,
+        half_life_days: float | None = None,
+        weight_helpful: bool = False,
+    ) -> HighlightRequest:
+        """The :class:`~opinio_agents.synthesis.request.HighlightRequest` of a highlight run, resolved once.
+
+        The one place where a run's entity key, queries and mode are decided (by
+        :func:`~opinio_agents.synthesis.request.plan_queries`) and its summarizer is chosen; the CLI,
+        the HTTP service, MCP and the agent tools all come through here, and nothing below decides
+        again. Nothing is computed: :meth:`run` (or ``request.summarizer.stream(request)``) does the work.
+        The arguments are those of :meth:`highlights`.
+
+        Raises:
+            StoreError: When the entity is not indexed (or query-free mode finds no HIRO hierarchy).
+            ConfigError: When there are no queries to answer, or on incompatible settings.
+
+        Example:
+            >>> request = rag.plan("101", query_free="auto")                 # doctest: +SKIP
+            >>> request.mode, request.queries[:2]                            # doctest: +SKIP
+            ('expert-queries', ('cleanliness', 'staff'))
+        """
+        from opinio_agents.synthesis.request import plan_queries
+
+        weighting = Weighting(since=since, until=until, half_life_days=half_life_days, helpful=weight_helpful)
+        given = synthesizer if synthesizer is not None else self.synthesizer_kind
+        if isinstance(given, Summarizer) and given.query_free and query_free is not True:
+            if queries:  # a given HIRO summarizer discovers its own aspects
+                raise ConfigError(
+                    f"the query-free {type(given).__name__} takes no queries; drop the queries, or use the "
+                    "retrieval summarizer to answer them"
+                )
+            query_free = True
+        key, asked, mode = plan_queries(self.store, entity_id, queries, query_free=query_free)
+        summarizer = self.summarizer(
+            top_k=top_k,
+            retriever=retriever,
+            synthesizer=synthesizer,
+            filters=filters,
+            query_free=mode == "query-free",
+            verify=verify,
+            weighting=None if weighting.is_default else weighting,
+        )
+        return HighlightRequest(
+            entity_key=key, queries=asked, mode=mode, summarizer=summarizer, **summarizer.request_settings()
+        )
+
+    def run(self, request: HighlightRequest) -> HighlightSet:
+        """The highlights of a planned request (:meth:`plan`); ``result.meta`` is filled from it."""
+        return request.summarizer.summarize(request)
+
     def query_mode(
         self, entity_id: str | int, queries: Sequence[str] | None = None, *, query_free: QueryFree = False
     ) -> QueryMode:
         """The mode :meth:`highlights` would run with these arguments (nothing is computed).
 
-        Lets a caller announce query-free mode before running it (the CLI prints a line on
-        stderr). Returns ``"queries"``, ``"expert-queries"`` or ``"query-free"``.
+        Returns ``"queries"``, ``"expert-queries"`` or ``"query-free"``, as
+        :meth:`plan` decides it (``plan(...).mode``, without choosing a summarizer).
 
         Raises:
             ConfigError: Exactly when :meth:`highlights` would refuse the arguments for lack
@@ -597,26 +659,9 @@ class OpinioRAG:
             >>> rag.query_mode("plain", query_free="auto")      # doctest: +SKIP
             'query-free'
         """
-        from opinio_agents.pipeline import query_mode, resolve_queries
+        from opinio_agents.synthesis.request import plan_queries
 
-        if query_free not in (True, False, "auto"):
-            raise ConfigError(f"query_free={query_free!r} must be True, False or 'auto'")
-        key = self.store.require_entity(entity_id)
-        if query_free is True:
-            if queries:
-                raise ConfigError("query_free=True takes no queries; drop the queries or query_free=True")
-            return "query-free"
-        mode = query_mode(self.store, key, queries)
-        if mode is None and query_free == "auto":
-            return "query-free"
-        resolve_queries(self.store, key, queries)  # raises the explanatory ConfigError
-        return mode or "queries"
-
-    def _choose(
-        self, entity_id: str | int, queries: Sequence[str] | None, query_free: QueryFree, **settings: Any
-    ) -> tuple[str, Summarizer]:
-        mode = self.query_mode(entity_id, queries, query_free=query_free)
-        return self.store.require_entity(entity_id), self.summarizer(query_free=mode == "query-free", **settings)
+        return plan_queries(self.store, entity_id, queries, query_free=query_free)[2]
 
     def highlights(
         self,
@@ -636,8 +681,8 @@ class OpinioRAG:
     ) -> HighlightSet:
         """PROS/CONS highlights of one entity, with alerts; ``result.meta.mode`` says which mode ran.
 
-        Every highlight carries the ``trend`` of its aspect over time (mention share and
-        stance per year or quarter, with an improving / worsening / stable label).
+        Same as ``run(plan(...))``. Every highlight carries the ``trend`` of its aspect over time
+        (mention share and stance per year or quarter, with an improving / worsening / stable label).
 
         Args:
             entity_id: An indexed entity.
@@ -649,8 +694,8 @@ class OpinioRAG:
             query_free: ``False`` (default): answer queries, raising ConfigError when there are
                 none (no queries given, no expert review). ``True``: HIRO's query-free highlights
                 (``meta.mode == "query-free"``). ``"auto"``: query-free only when there are no queries;
-                callers should tell the user when ``result.meta.mode == "query-free"`` (or ask
-                :meth:`query_mode` first).
+                callers should tell the user when ``result.meta.mode == "query-free"`` (or
+                :meth:`plan` first and read ``request.mode``).
             verify: Verify each highlight against its own evidence (default: the façade's ``verify``).
             since: Count support (and take evidence and trends) only from reviews published
                 on or after this date.
@@ -669,19 +714,22 @@ class OpinioRAG:
             >>> rag.highlights("101", ["wi-fi"], half_life_days=365).cons[0].support.weighting  # doctest: +SKIP
             'recency half-life 365 d'
         """
-        weighting = Weighting(since=since, until=until, half_life_days=half_life_days, helpful=weight_helpful)
-        key, summarizer = self._choose(
-            entity_id,
-            queries,
-            query_free,
-            top_k=top_k,
-            retriever=retriever,
-            synthesizer=synthesizer,
-            filters=filters,
-            verify=verify,
-            weighting=None if weighting.is_default else weighting,
+        return self.run(
+            self.plan(
+                entity_id,
+                queries,
+                top_k=top_k,
+                retriever=retriever,
+                synthesizer=synthesizer,
+                filters=filters,
+                query_free=query_free,
+                verify=verify,
+                since=since,
+                until=until,
+                half_life_days=half_life_days,
+                weight_helpful=weight_helpful,
+            )
         )
-        return summarizer.summarize(key, queries)
 
     def stream_highlights(
         self,
@@ -696,11 +744,12 @@ class OpinioRAG:
         Takes the same arguments as :meth:`highlights`; the final result equals what it returns
         (same highlights, failures, alerts and meta).
         """
-        key, summarizer = self._choose(entity_id, queries, query_free, **settings)
-        yield from summarizer.stream(key, queries)
+        request = self.plan(entity_id, queries, query_free=query_free, **settings)
+        yield from request.summarizer.stream(request)
 
     def query_free_highlights(
-        self, entity_id: str | int, *, top_k: int = 8, alpha: float | None = None, summary_words: int = 75
+        self, entity_id: str | int, *, top_k: int = QUERY_FREE_TOP_K, alpha: float | None = None,
+        summary_words: int = DEFAULT_SUMMARY_WORDS,
     ) -> HighlightSet:
         """Highlights without any query: HIRO's popular and entity-specific clusters, plus alerts.
 
@@ -709,11 +758,11 @@ class OpinioRAG:
         """
         from opinio_agents.summarizers import QueryFreeSummarizer
 
-        key = self.store.require_entity(entity_id)
-        hiro = self._require_hiro()
-        return QueryFreeSummarizer(
-            hiro, top_k=top_k, alpha=alpha, summary_words=summary_words, verifier=self.verifier() or False
-        ).summarize(key)
+        summarizer = QueryFreeSummarizer(
+            self._require_hiro(), top_k=top_k, alpha=alpha, summary_words=summary_words,
+            verifier=self.verifier() or False,
+        )
+        return summarizer.summarize(summarizer.request(entity_id))
 
     def entities(self) -> list[str]:
         """Ids of the indexed entities."""

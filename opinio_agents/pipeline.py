@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from opinio_agents.errors import ConfigError
+from opinio_agents.kinds import RetrieverKind
 from opinio_agents.models import (
     SENTIMENT_THRESHOLD,
     Evidence,
@@ -40,12 +41,12 @@ from opinio_agents.models import (
     RunMeta,
     Support,
 )
-from opinio_agents.retrieval.factory import RetrieverFactory, RetrieverKind, ScoredSentence
-from opinio_agents.stores.sentence_store import SentenceStore
+from opinio_agents.retrieval.factory import RetrieverFactory, ScoredSentence
 from opinio_agents.synthesis.alerts import CriticalComplaintCheck
 from opinio_agents.synthesis.base import SynthesisOutcome, Synthesizer
+from opinio_agents.synthesis.request import HighlightRequest
 from opinio_agents.synthesis.selection import support_pool
-from opinio_agents.synthesis.summarizer import Draft, QueryMode, Summarizer, usage_delta
+from opinio_agents.synthesis.summarizer import Draft, Summarizer, usage_delta
 from opinio_agents.synthesis.support import mention_indices, support_of
 from opinio_agents.text.injection import injection_reasons
 from opinio_agents.trends import Weighting, in_window
@@ -57,39 +58,10 @@ if TYPE_CHECKING:
 
     from opinio_agents.synthesis.verification import HighlightVerifier
 
-__all__ = ["HighlightPipeline", "resolve_queries", "query_mode", "MAJORITY_BACKFILL"]
+__all__ = ["HighlightPipeline", "MAJORITY_BACKFILL"]
 
 #: Deeper sentences added on the majority side when the top-K evidence has none of it.
 MAJORITY_BACKFILL = 2
-
-
-def query_mode(store: SentenceStore, entity_key: str, queries: Sequence[str] | None) -> QueryMode | None:
-    """Where the queries of a run come from: ``queries``, ``expert-queries``, or None when there are none."""
-    if queries:
-        return "queries"
-    return "expert-queries" if store.entity_record(entity_key).queries else None
-
-
-def resolve_queries(store: SentenceStore, entity_key: str, queries: Sequence[str] | None) -> list[str]:
-    """The queries to answer: the given ones, else the entity's expert-review queries.
-
-    Raises:
-        ConfigError: When every given query is blank, or none is given and the
-            entity has no expert review (nothing switches to query-free mode silently).
-    """
-    if queries:
-        cleaned = [q.strip() for q in queries if q and q.strip()]
-        if not cleaned:
-            raise ConfigError("every query given is empty; pass queries such as --query wi-fi")
-        return list(dict.fromkeys(cleaned))
-    asked = store.entity_record(entity_key).queries
-    if asked:
-        return list(asked)
-    raise ConfigError(
-        f"entity {entity_key!r} has no expert-review queries; pass queries explicitly "
-        "(CLI: --query 'wi-fi' --query 'breakfast'), or ask for HIRO's query-free highlights "
-        "(OpinioRAG.highlights(..., query_free=True))"
-    )
 
 
 class HighlightPipeline(Summarizer):
@@ -153,16 +125,22 @@ class HighlightPipeline(Summarizer):
         self.top_k = top_k
         self.filters = filters
 
+    def request_settings(self) -> dict[str, Any]:
+        """The pipeline's retriever, top-K, filters, weighting and verification, as a request carries them."""
+        return {**super().request_settings(), "retriever": self.retriever, "top_k": self.top_k, "filters": self.filters}
+
     # -- retrieval -------------------------------------------------------------------
-    def _retrieve(self, key: str, query: str, top_k: int, vector: np.ndarray) -> list[ScoredSentence]:
-        window = self.weighting
+    def _retrieve(
+        self, key: str, query: str, top_k: int, vector: np.ndarray, request: HighlightRequest
+    ) -> list[ScoredSentence]:
+        window, retriever = request.weighting, request.retriever or self.retriever
         if not window.windowed:
             return self.retrievers.retrieve(
-                key, query, retriever=self.retriever, top_k=top_k, filters=self.filters, query_embedding=vector
+                key, query, retriever=retriever, top_k=top_k, filters=request.filters, query_embedding=vector
             )
         # Only sentences of reviews published in the window: fetch deeper, keep the first top_k inside it.
         hits = self.retrievers.retrieve(
-            key, query, retriever=self.retriever, top_k=top_k * 5, filters=self.filters, query_embedding=vector
+            key, query, retriever=retriever, top_k=top_k * 5, filters=request.filters, query_embedding=vector
         )
         inside = [h for h in hits if in_window(h.sentence.publication_date, window.since, window.until)]
         return inside[:top_k]
@@ -216,13 +194,19 @@ class HighlightPipeline(Summarizer):
         *,
         flagged: list[FlaggedSentence] | None = None,
         mentions: dict[str, np.ndarray] | None = None,
+        request: HighlightRequest | None = None,
     ) -> list[QueryEvidence]:
         """Retrieve the top-K evidence and the entity-wide support of each query.
 
         Instruction-like sentences are left out of ``evidence`` and ``pool`` (unless
         ``screen_injection`` is off) and appended to ``flagged`` when it is given.
         ``mentions``, when given, receives each query's mentioning sentence indices.
+        ``request`` gives the retriever, top-K, filters and weighting (default: the pipeline's own).
         """
+        if request is None:
+            request = HighlightRequest(str(entity_id), tuple(queries), "queries", self, **self.request_settings())
+        top_k = request.top_k or self.top_k
+        weighting = request.weighting
         info = self.store.entity_record(entity_id)
         key = info.key
         stored = self.store.sentences(key)
@@ -233,15 +217,15 @@ class HighlightPipeline(Summarizer):
         screen = self._review_screen(stored)
         items = []
         for query, query_vector in zip(queries, query_vectors):
-            hits = self._retrieve(key, query, self.top_k, query_vector)
+            hits = self._retrieve(key, query, top_k, query_vector, request)
             mentioning = mention_indices(
                 query, stored, embeddings=embeddings, query_embedding=query_vector, encoder=self.retrievers.encoder
             )
             if mentions is not None:
                 mentions[query] = mentioning
-            support = support_of(stored, mentioning, total_reviews=total_reviews, weighting=self.weighting)
+            support = support_of(stored, mentioning, total_reviews=total_reviews, weighting=weighting)
             hits = self._screen(
-                query, self._with_majority_side(key, query, hits, support, query_vector), flagged, screen
+                query, self._with_majority_side(key, query, hits, support, query_vector, request), flagged, screen
             )
             evidence = [
                 Evidence(sentence_id=h.sentence.sentence_id, text=h.sentence.text, score=h.score, sentiment=h.sentiment)
@@ -249,8 +233,8 @@ class HighlightPipeline(Summarizer):
             ]
             rows = [position[h.sentence.sentence_id] for h in hits]
             pool_rows = support_pool(query, stored, embeddings, query_vector)
-            if self.weighting.windowed and len(pool_rows):
-                since, until = self.weighting.since, self.weighting.until
+            if weighting.windowed and len(pool_rows):
+                since, until = weighting.since, weighting.until
                 pool_rows = pool_rows[
                     np.array([in_window(stored[int(i)].sentence.publication_date, since, until) for i in pool_rows])
                 ]
@@ -280,7 +264,13 @@ class HighlightPipeline(Summarizer):
         return items
 
     def _with_majority_side(
-        self, key: str, query: str, hits: list[ScoredSentence], support: Support, query_vector: np.ndarray
+        self,
+        key: str,
+        query: str,
+        hits: list[ScoredSentence],
+        support: Support,
+        query_vector: np.ndarray,
+        request: HighlightRequest,
     ) -> list[ScoredSentence]:
         """Add up to ``MAJORITY_BACKFILL`` deeper hits on the entity-wide majority side when the top-K has none.
 
@@ -295,24 +285,26 @@ class HighlightPipeline(Summarizer):
         seen = {h.sentence.sentence_id for h in hits}
         extra = [
             h
-            for h in self._retrieve(key, query, self.top_k * 5, query_vector)
+            for h in self._retrieve(key, query, (request.top_k or self.top_k) * 5, query_vector, request)
             if h.sentence.sentence_id not in seen and sign * h.sentiment > SENTIMENT_THRESHOLD
         ]
         return hits + extra[:MAJORITY_BACKFILL]
 
     # -- the Summarizer ------------------------------------------------------------------
-    def draft(self, entity_key: str, queries: Sequence[str] | None) -> Draft:
+    def draft(self, request: HighlightRequest) -> Draft:
         """Retrieve the evidence of every query now; synthesize lazily, as the outcomes are consumed."""
-        info = self.store.entity_record(entity_key)
-        asked = resolve_queries(self.store, entity_key, queries)
+        if request.mode == "query-free":
+            raise ConfigError("the retrieval pipeline answers queries; a query-free request needs HIRO's summarizer")
+        info = self.store.entity_record(request.entity_key)
+        asked = list(request.queries)
         started = time.perf_counter()
         flagged: list[FlaggedSentence] = []
         mentions: dict[str, np.ndarray] = {}
-        items = self.evidence(entity_key, asked, flagged=flagged, mentions=mentions)
+        items = self.evidence(request.entity_key, asked, flagged=flagged, mentions=mentions, request=request)
         meta = RunMeta(
-            mode=query_mode(self.store, entity_key, queries),
-            retriever=self.retriever,
-            top_k=self.top_k,
+            mode=request.mode,
+            retriever=request.retriever or self.retriever,
+            top_k=request.top_k or self.top_k,
             synthesizer=self.synthesizer.name,
             model=self.synthesizer.model_name,
             queries=asked,

@@ -33,9 +33,10 @@ from typing import TYPE_CHECKING, Any
 
 from opinio_agents.errors import ConfigError
 from opinio_agents.models import Evidence, Highlight, HighlightSet, QueryEvidence, QueryFailure, RunMeta, Support
-from opinio_agents.pipeline import query_mode, resolve_queries
 from opinio_agents.synthesis.alerts import CriticalComplaintCheck
 from opinio_agents.synthesis.base import SynthesisOutcome
+from opinio_agents.synthesis.request import HighlightRequest
+from opinio_agents.synthesis.selection import DEFAULT_SUMMARY_WORDS
 from opinio_agents.synthesis.summarizer import Draft, Summarizer, SummaryDone, SummaryEvent
 
 if TYPE_CHECKING:
@@ -44,7 +45,10 @@ if TYPE_CHECKING:
     from opinio_agents.synthesis.long_context import LongContextSynthesizer
     from opinio_agents.synthesis.verification import HighlightVerifier
 
-__all__ = ["LongContextSummarizer", "QueryFreeSummarizer"]
+__all__ = ["LongContextSummarizer", "QueryFreeSummarizer", "QUERY_FREE_TOP_K"]
+
+#: Aspects written up by a query-free run (HIRO: 8 clusters).
+QUERY_FREE_TOP_K = 8
 
 
 def _group(highlights: Sequence[Highlight]) -> dict[str, list[Highlight]]:
@@ -80,11 +84,13 @@ class LongContextSummarizer(Summarizer):
         super().__init__(store, checks=checks, verifier=verifier)
         self.synthesizer = synthesizer
 
-    def draft(self, entity_key: str, queries: Sequence[str] | None) -> Draft:
+    def draft(self, request: HighlightRequest) -> Draft:
         """One model call for all the queries, run when the outcomes are consumed."""
-        asked = resolve_queries(self.store, entity_key, queries)
-        mode = query_mode(self.store, entity_key, queries)
-        entity = self.store.entity(entity_key)
+        if request.mode == "query-free":
+            raise ConfigError("the long-context baseline answers queries; a query-free request needs HIRO's summarizer")
+        asked = list(request.queries)
+        mode = request.mode
+        entity = self.store.entity(request.entity_key)
         expected = None if entity.expert_review is not None else len(asked)
         draft = Draft(
             entity_id=entity.entity_id,
@@ -131,17 +137,18 @@ class QueryFreeSummarizer(Summarizer):
     """
 
     name = "hiro-extractive"
+    query_free = True
 
     def __init__(
         self,
         hiro: HiroIndex,
         *,
-        top_k: int = 8,
+        top_k: int = QUERY_FREE_TOP_K,
         alpha: float | None = None,
         split_threshold: float = 0.35,
         max_cited: int = 5,
         checks: CriticalComplaintCheck | None = None,
-        summary_words: int = 75,
+        summary_words: int = DEFAULT_SUMMARY_WORDS,
         verifier: HighlightVerifier | bool | None = None,
     ) -> None:
         super().__init__(hiro.index, checks=checks, verifier=verifier)
@@ -154,7 +161,13 @@ class QueryFreeSummarizer(Summarizer):
         self.max_cited = max_cited
         self.summary_words = summary_words
 
-    def stream(self, entity_id: str | int, queries: Sequence[str] | None = None) -> Iterator[SummaryEvent]:
+    def request_settings(self) -> dict[str, Any]:
+        """The number of aspects (``top_k``), the weighting and the verification, as a request carries them."""
+        return {**super().request_settings(), "top_k": self.top_k}
+
+    def stream(
+        self, request: HighlightRequest | str | int, queries: Sequence[str] | None = None
+    ) -> Iterator[SummaryEvent]:
         """The base class's stream, answered from the result stored with the HIRO hierarchy when current.
 
         With the default post-processing (the standard :class:`CriticalComplaintCheck`, no
@@ -163,12 +176,13 @@ class QueryFreeSummarizer(Summarizer):
         settings yields the same outcomes and result (only ``meta.timings`` differ) until
         an entity is re-indexed or added, the hierarchy is refitted or the code changes.
         """
-        params = self._result_params() if not queries else None
-        if params is None:
-            yield from super().stream(entity_id, queries)
-            return
         started = time.perf_counter()
-        key = self.store.require_entity(entity_id)
+        request = self._planned(request, queries)
+        params = self._result_params(request)
+        if params is None:
+            yield from super().stream(request)
+            return
+        key = request.entity_key
         state = self.hiro.result_state(key)
         stored = _events_from_record(self.hiro.load_result(key, "query-free-final", params, state=state))
         if stored is not None:
@@ -179,43 +193,46 @@ class QueryFreeSummarizer(Summarizer):
             yield SummaryDone(result)
             return
         seen: list[SynthesisOutcome] = []
-        for event in super().stream(key, queries):
+        for event in super().stream(request):
             if isinstance(event, SummaryDone):
                 self.hiro.save_result(key, "query-free-final", params, _events_record(seen, event.result), state=state)
             else:
                 seen.append(event)
             yield event
 
-    def _result_params(self) -> dict[str, Any] | None:
+    def _result_params(self, request: HighlightRequest) -> dict[str, Any] | None:
         """The settings a stored result must match (None when this run cannot be stored)."""
         checks = self.checks
-        if self.verifier is not None or type(checks) is not CriticalComplaintCheck:
+        if request.verify or request.queries or type(checks) is not CriticalComplaintCheck:
             return None
         return {
-            "top_k": self.top_k,
+            "top_k": self._top_k(request),
             "alpha": self.alpha,
             "split_threshold": self.split_threshold,
             "max_cited": self.max_cited,
             "summary_words": self.summary_words,
             "checks": [checks.apply_guard, checks.apply_alerts, checks.min_support, checks.max_examples],
             "trends": self.trends,
-            "weighting": {k: str(v) for k, v in dataclasses.asdict(self.weighting).items()},
+            "weighting": {k: str(v) for k, v in dataclasses.asdict(request.weighting).items()},
             "name": self.name,
         }
 
-    def draft(self, entity_key: str, queries: Sequence[str] | None) -> Draft:
+    def _top_k(self, request: HighlightRequest) -> int:
+        return request.top_k or self.top_k
+
+    def draft(self, request: HighlightRequest) -> Draft:
         """Discover the entity's aspects and write their highlights."""
         from opinio_agents.hiro.highlights import query_free_result
 
-        if queries:
+        if request.queries or request.mode != "query-free":
             raise ConfigError(
                 "the query-free (HIRO) summarizer takes no queries; drop the queries, or use the "
                 "retrieval summarizer to answer them"
             )
         found = query_free_result(
             self.hiro,
-            entity_key,
-            top_k=self.top_k,
+            request.entity_key,
+            top_k=self._top_k(request),
             alpha=self.alpha,
             split_threshold=self.split_threshold,
             max_cited=self.max_cited,

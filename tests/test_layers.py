@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "opinio_agents"
 
 # Lowest first. Units in one tuple are peers and must not import each other.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors",),
+    ("errors", "kinds"),
     ("models",),
     ("embeddings", "prompts", "io", "datasets", "trends"),
     ("text",),

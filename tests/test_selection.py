@@ -262,7 +262,10 @@ def test_summary_paragraph_is_composed_after_post_processing() -> None:
             return []
 
     class Fixed(Summarizer):
-        def draft(self, entity_key, queries):  # noqa: ANN001, ANN201
+        query_free = True  # it finds its own aspects, as HIRO's does
+
+        def draft(self, request):  # noqa: ANN001, ANN201
+            entity_key = request.entity_key
             outcomes = [
                 SynthesisOutcome(item=QueryEvidence(query=h.query, evidence=list(h.evidence)), highlights=[h])
                 for h in (staff, bugs, view)
@@ -355,8 +358,10 @@ def test_summarizer_recomposes_the_summary_with_the_drafts_layout() -> None:
 
     class Fixed(Summarizer):
         layout: SummaryLayout | None = None
+        query_free = True  # it finds its own aspects, as HIRO's does
 
-        def draft(self, entity_key, queries):  # noqa: ANN001, ANN201
+        def draft(self, request):  # noqa: ANN001, ANN201
+            entity_key = request.entity_key
             outcomes = [
                 SynthesisOutcome(item=QueryEvidence(query=h.query, evidence=list(h.evidence)), highlights=[h])
                 for h in (city, staff, room)

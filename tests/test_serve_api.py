@@ -23,7 +23,7 @@ pytest.importorskip("fastapi")
 
 from conftest import tiny_entity_dict  # noqa: E402
 from fake_encoder import HashEncoder  # noqa: E402
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient as _TestClient  # noqa: E402
 from langchain_core.language_models.fake_chat_models import FakeListChatModel  # noqa: E402
 
 from opinio_agents.api import OpinioRAG  # noqa: E402
@@ -34,6 +34,16 @@ from opinio_agents.serve import RateLimit, create_app  # noqa: E402
 from opinio_agents.serve.guard import TokenBucket  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+class TestClient(_TestClient):
+    """FastAPI's test client addressed as a loopback server (the default allowed host), not "testserver"."""
+
+    __test__ = False
+
+    def __init__(self, app: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("base_url", "http://127.0.0.1")
+        super().__init__(app, **kwargs)
 HIRO = {"n_codes": 6, "depth": 2}
 
 
@@ -308,7 +318,7 @@ def test_unexpected_error_is_a_generic_500_without_traceback(
     def boom(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("secret internal detail /srv/x.py")
 
-    monkeypatch.setattr(rag, "highlights", boom)
+    monkeypatch.setattr(rag, "stream_highlights", boom)  # the route's entry into the façade
     with TestClient(create_app(rag, rate_limit=None), raise_server_exceptions=False) as c:
         r = c.get("/entities/7/highlights", params={"query": "pool"})
     assert r.status_code == 500 and r.json()["error"]["type"] == "internal_error"

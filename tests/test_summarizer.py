@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from opinio_agents.api import OpinioRAG
 from opinio_agents.errors import ConfigError, StoreError
 from opinio_agents.models import Entity, Highlight, Polarity, QueryEvidence, RunMeta
 from opinio_agents.synthesis.base import SynthesisOutcome
-from opinio_agents.synthesis.summarizer import Draft, Summarizer, SummaryDone
+from opinio_agents.synthesis.summarizer import Draft, HighlightRequest, Summarizer, SummaryDone
 
 BED_BUGS = "We found bed bugs in the bed on the second night."
 
@@ -118,9 +117,10 @@ class _FixedSummarizer(Summarizer):
         super().__init__(index, **kwargs)
         self.runs = 0
 
-    def draft(self, entity_key: str, queries: Sequence[str] | None) -> Draft:
+    def draft(self, request: HighlightRequest) -> Draft:
         self.runs += 1
-        asked = list(queries or ["beds"])
+        entity_key = request.entity_key
+        asked = list(request.queries or ["beds"])
         item = QueryEvidence(query=asked[0], evidence=[])
         from opinio_agents.models import Evidence
 

@@ -500,8 +500,10 @@ def test_any_summarizer_gets_verification_from_the_base_seam(wrong_side_run) -> 
 
     class OneShot(Summarizer):
         name = "one-shot"
+        query_free = True  # it answers its own query, "wifi"
 
-        def draft(self, entity_key, queries):
+        def draft(self, request):
+            entity_key = request.entity_key
             item = QueryEvidence(query="wifi", evidence=NEG_WIFI)
             wrong = Highlight(query="wifi", polarity=PROS, text="Great wifi everywhere.", evidence=NEG_WIFI)
             return Draft(entity_id=entity_key, entity_name="", queries=["wifi"],

@@ -27,6 +27,11 @@ TOOL_DESCRIPTIONS: dict[str, str] = {
     "place?' before drilling down with search_reviews.",
     "compare_entities": "Compare two or more entities on one aspect: for each, how many reviews mention it, "
     "the positive/negative split and the best example sentences." + _UNTRUSTED,
+    "ask_reviews": "Answer a question about one entity from its reviews, in a few sentences: every sentence "
+    "shown cites the review excerpts it comes from ([S1] -> citations[].sentence_id) and was checked against "
+    "them (sentences without a valid citation, contradicted by their excerpts or repeated are removed; "
+    "guard says how many). covered=false means no review discusses the question, and the answer says so. "
+    "Pass earlier turns in history for follow-up questions." + _UNTRUSTED,
 }
 
 TOOL_NAMES: tuple[str, ...] = tuple(TOOL_DESCRIPTIONS)

@@ -7,7 +7,7 @@ the agent as the tool's answer instead of aborting the run.
 Example:
     >>> tools = make_langchain_tools(ReviewToolkit(rag))                    # doctest: +SKIP
     >>> [t.name for t in tools]                                              # doctest: +SKIP
-    ['list_entities', 'search_reviews', 'review_highlights', 'aspect_overview', 'compare_entities']
+    ['list_entities', 'search_reviews', 'review_highlights', 'aspect_overview', 'compare_entities', 'ask_reviews']
     >>> tools[1].invoke({"entity": "101", "query": "wi-fi", "k": 3})         # doctest: +SKIP
 """
 
@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from opinio_agents.agents.descriptions import TOOL_DESCRIPTIONS
 from opinio_agents.agents.schemas import (
+    AskReviewsInput,
     AspectOverviewInput,
     CompareEntitiesInput,
     ListEntitiesInput,
@@ -39,6 +40,7 @@ TOOL_SCHEMAS: dict[str, type[BaseModel]] = {
     "review_highlights": ReviewHighlightsInput,
     "aspect_overview": AspectOverviewInput,
     "compare_entities": CompareEntitiesInput,
+    "ask_reviews": AskReviewsInput,
 }
 
 

@@ -2,7 +2,7 @@
 
 Any MCP client (desktop assistants, IDE agents) can start ``opinio mcp --store DIR``
 and call ``list_entities``, ``search_reviews``, ``review_highlights``,
-``aspect_overview`` and ``compare_entities``; results are structured JSON.
+``aspect_overview``, ``compare_entities`` and ``ask_reviews`` (the guarded chat); results are structured JSON.
 Nothing but the protocol is written to stdout; logs go to stderr.
 
 Example:
@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
+from opinio_agents.agents.chat import ChatAnswer
 from opinio_agents.agents.descriptions import TOOL_DESCRIPTIONS
 from opinio_agents.agents.filters import ReviewFilters
 from opinio_agents.agents.schemas import (
     AspectOverview,
+    ChatTurn,
     Comparison,
     EntityList,
     EntityRef,
@@ -99,7 +101,17 @@ def build_mcp_server(toolkit: ReviewToolkit, *, name: str = SERVER_NAME) -> Any:
     ) -> Comparison:
         return guard(lambda: toolkit.compare_entities(entities, query, k=k, filters=filters))
 
-    for fn in (list_entities, search_reviews, review_highlights, aspect_overview, compare_entities):
+    def ask_reviews(
+        entity: _ENTITY,
+        question: Annotated[str, Field(min_length=1, max_length=2000, description="The question to answer.")],
+        history: Annotated[
+            list[ChatTurn] | None, Field(max_length=50, description="Earlier turns, oldest first (for follow-ups).")
+        ] = None,
+    ) -> ChatAnswer:
+        return guard(lambda: toolkit.ask_reviews(entity, question, history))
+
+    tools = (list_entities, search_reviews, review_highlights, aspect_overview, compare_entities, ask_reviews)
+    for fn in tools:
         server.add_tool(fn, name=fn.__name__, description=TOOL_DESCRIPTIONS[fn.__name__], structured_output=True)
     return server
 

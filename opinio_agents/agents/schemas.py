@@ -27,6 +27,8 @@ __all__ = [
     "ReviewHighlightsInput",
     "AspectOverviewInput",
     "CompareEntitiesInput",
+    "ChatTurn",
+    "AskReviewsInput",
     "EntityInfo",
     "EntityList",
     "SupportInfo",
@@ -103,6 +105,27 @@ class CompareEntitiesInput(BaseModel):
     query: str = Field(min_length=1, description="The aspect to compare them on, e.g. 'wi-fi' or 'location'.")
     k: int = Field(default=3, ge=1, le=10, description="Example sentences per entity (1-10).")
     filters: ReviewFilters | None = Field(default=None, description="Optional metadata filters (as search_reviews).")
+
+
+class ChatTurn(BaseModel):
+    """One earlier turn of a conversation (the caller keeps the conversation)."""
+
+    role: Literal["user", "assistant"]
+    content: str = Field(max_length=4000)
+
+
+class AskReviewsInput(BaseModel):
+    """Arguments of ``ask_reviews``."""
+
+    entity: EntityRef = Field(description=_ENTITY_DOC)
+    question: str = Field(
+        min_length=1, max_length=2000, description="The question, e.g. 'How is the wi-fi?' or a follow-up."
+    )
+    history: list[ChatTurn] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Earlier turns of this conversation, oldest first, so follow-ups ('is it free?') keep context.",
+    )
 
 
 class EntityInfo(BaseModel):

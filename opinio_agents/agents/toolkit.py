@@ -2,7 +2,8 @@
 
 :class:`ReviewToolkit` wraps an :class:`~opinio_agents.api.OpinioRAG` and
 exposes ``list_entities``, ``search_reviews``, ``review_highlights``,
-``aspect_overview`` and ``compare_entities``; each takes the matching
+``aspect_overview``, ``compare_entities`` and ``ask_reviews`` (the guarded chat of
+:class:`~opinio_agents.agents.chat.ReviewChat`); each takes the matching
 ``*Input`` model's fields and returns a result model from
 :mod:`opinio_agents.agents.schemas`. The LangChain, LlamaIndex and MCP
 adapters only translate calls to and from these methods.
@@ -19,10 +20,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from opinio_agents.agents.chat import ChatAnswer, ReviewChat
 from opinio_agents.agents.filters import ReviewFilters
 from opinio_agents.agents.schemas import (
     AspectItem,
     AspectOverview,
+    ChatTurn,
     ComparedEntity,
     Comparison,
     EntityInfo,
@@ -208,6 +211,24 @@ class ReviewToolkit:
             hits, support = self._search(key, query, k, flt)
             sides.append(ComparedEntity(entity_id=key, entity_name=self._name(key), support=support, hits=hits))
         return Comparison(query=query, filters=flt.describe() if flt else "", entities=sides)
+
+    def ask_reviews(
+        self,
+        entity: str | int,
+        question: str,
+        history: Sequence[ChatTurn | dict[str, Any]] | None = None,
+    ) -> ChatAnswer:
+        """Answer ``question`` from the entity's reviews with :class:`ReviewChat` and all its guards.
+
+        The façade's LLM writes the answer (every sentence cited and checked against its
+        excerpts); without one the answer is extractive. ``history`` holds the earlier turns
+        (stateless: the caller keeps the conversation).
+        """
+        key = self.resolve_entity(entity)
+        turns = [t if isinstance(t, ChatTurn) else ChatTurn.model_validate(t) for t in history or []]
+        messages = [(t.role, t.content) for t in turns]
+        chat = ReviewChat(self.rag, key, retriever=self.retriever)
+        return chat.answer({"messages": [*messages, ("user", question)]})
 
 
 def _hiro_aspects(rag: OpinioRAG, key: str, top_k: int) -> list[str] | None:

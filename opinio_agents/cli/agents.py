@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -20,7 +20,10 @@ from opinio_agents.cli.llm_limits import llm_limits
 from opinio_agents.errors import OpinioError
 from opinio_agents.io.outputs import terminal_safe as _safe
 
-__all__ = ["register", "chat_command", "mcp_command"]
+if TYPE_CHECKING:
+    from opinio_agents.agents.answer_guard import GuardReport
+
+__all__ = ["register", "chat_command", "mcp_command", "guard_line"]
 
 _HELP = "Commands: /reset forgets the conversation, /quit (or Ctrl-D) leaves."
 
@@ -37,8 +40,16 @@ def chat_command(
     llm_timeout: Optional[float] = typer.Option(  # noqa: UP045
         None, "--llm-timeout", min=0.1, help="Seconds one LLM request may take (default 60)."
     ),
+    verify: bool = typer.Option(
+        True, "--verify/--no-verify",
+        help="Check each cited answer sentence against its excerpts (contradicted ones are removed).",
+    ),
+    mark_unsupported: bool = typer.Option(
+        False, "--mark-unsupported",
+        help="Show uncited or contradicted sentences behind a visible mark instead of removing them.",
+    ),
 ) -> None:
-    """Chat about one entity; answers stream and cite the review sentences they use."""
+    """Chat about one entity; every answer sentence cites the review sentences it uses and is checked."""
     from opinio_agents.agents.chat import ReviewChat
     from opinio_agents.api import OpinioRAG
 
@@ -50,7 +61,9 @@ def chat_command(
         added = sum(s.reviews_added + s.reviews_updated for s in stats)
         if added:
             typer.echo(_safe(f"indexed {added} new or changed reviews into {store}"), err=True)
-        session = ReviewChat(rag, entity, k=k)
+        session = ReviewChat(
+            rag, entity, k=k, verify=verify, unsupported="mark" if mark_unsupported else "drop"
+        )
     except OpinioError as exc:
         typer.echo(f"error: {_safe(str(exc), keep_newlines=False)}", err=True)
         raise typer.Exit(2) from exc
@@ -88,6 +101,32 @@ def chat_command(
             typer.echo("Sources:")
             for c in answer.evidence[: session.extractive_sentences]:
                 typer.echo(_safe(f"  [{c.marker}] {c.sentence_id}", keep_newlines=False))
+        if answer is not None and answer.guard is not None and (answer.guard.dropped or answer.guard.marked):
+            typer.echo(_safe(guard_line(answer.guard), keep_newlines=False))
+
+
+def guard_line(report: GuardReport) -> str:
+    """One line saying what the answer guard removed or marked, e.g. for ``opinio chat``.
+
+    Example:
+        >>> from opinio_agents.agents.answer_guard import GuardReport
+        >>> guard_line(GuardReport(sentences=4, shown=1, repaired=0, marked=0, dropped=3, uncited=1,
+        ...                        contradicted=1, repeated=1))
+        'Checked 4 model sentences: 3 removed (1 without a valid citation, 1 contradicted by its excerpts, 1 repeated)'
+    """
+    parts = [
+        f"{n} {what}"
+        for n, what in (
+            (report.uncited - report.repaired, "without a valid citation"),
+            (report.contradicted, "contradicted by its excerpts"),
+            (report.repeated, "repeated"),
+        )
+        if n
+    ]
+    done = " and ".join(
+        f"{n} {verb}" for n, verb in ((report.dropped, "removed"), (report.marked, "marked")) if n
+    )
+    return f"Checked {report.sentences} model sentences: {done or 'none removed'} ({', '.join(parts)})"
 
 
 def mcp_command(

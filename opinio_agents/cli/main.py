@@ -332,7 +332,7 @@ def highlight_cmd(
       opinio highlight sample.json --entity 101 --since 2022-01-01 --half-life 365
       opinio highlight sample.json --entity 101 --llm openai:gpt-4o-mini --llm-calls per-entity
     """
-    from opinio_agents.api import OpinioRAG, QueryFree
+    from opinio_agents.api import OpinioRAG
     from opinio_agents.cli.render import to_json, to_markdown, to_rich
     from opinio_agents.io.loaders import load_entity
 
@@ -363,24 +363,24 @@ def highlight_cmd(
         max_file_bytes=max_file_mb << 20,
     )
     rag.index(record, show_progress=not quiet, wait=wait)  # also fits/encodes HIRO for query-free mode
-    mode: QueryFree = True if query_free else "auto"
-    if not query_free and rag.query_mode(record.key, query or None, query_free=mode) == "query-free":
-        err.print(  # announced before the work starts: never a silent mode switch
-            plain(
-                f"note: entity {record.key} has no queries (no --query, no expert review): "
-                "query-free mode, HIRO's popular and distinctive aspects"
-            ),
-            highlight=False,
-        )
-    result = rag.highlights(
+    request = rag.plan(  # the façade decides the mode, once: query-free only when there is no query at all
         record.key,
         query or None,
-        query_free=mode,
+        query_free=True if query_free else "auto",
         since=since.date() if since else None,
         until=until.date() if until else None,
         half_life_days=half_life,
         weight_helpful=weight_helpful,
     )
+    if request.mode == "query-free" and not query_free:
+        err.print(  # announced before the work starts: never a silent mode switch
+            plain(
+                f"note: entity {request.entity_key} has no queries (no --query, no expert review): "
+                "query-free mode, HIRO's popular and distinctive aspects"
+            ),
+            highlight=False,
+        )
+    result = rag.run(request)
     if fmt is Format.json:
         text = to_json(result)
     elif fmt is Format.markdown:

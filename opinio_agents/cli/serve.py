@@ -31,6 +31,18 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _is_wildcard(host: str) -> bool:
+    return host in ("0.0.0.0", "::", "")
+
+
+def _allowed_hosts(host: str, extra: list[str] | None) -> tuple[str, ...]:
+    """The Host names answered: the bound address (unless a wildcard), the loopback names, and ``extra``."""
+    from opinio_agents.serve.settings import LOOPBACK_HOSTS
+
+    names = [] if _is_wildcard(host) else [host]
+    return tuple(dict.fromkeys([*names, *LOOPBACK_HOSTS, *(extra or [])]))
+
+
 def serve_command(
     store: Annotated[Path, typer.Option("--store", help="Index directory to serve.")] = Path(".opinio"),
     dataset: Annotated[
@@ -59,6 +71,22 @@ def serve_command(
     cors_origin: Annotated[
         list[str] | None,
         typer.Option("--cors-origin", help="Allow browser calls from this origin (repeat). Default: CORS off."),
+    ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="A Host name clients use to reach the server (repeat; '*': any). Default: the bound address "
+            "and localhost, which refuses DNS-rebinding pages.",
+        ),
+    ] = None,
+    forwarded_allow_ips: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--forwarded-allow-ips",
+            help="Address of a reverse proxy whose X-Forwarded-For names the client (repeat). Default: none, "
+            "the socket's address is the client (rate limit and key throttle key on it).",
+        ),
     ] = None,
     rate_limit: Annotated[
         float, typer.Option("--rate-limit", min=0, help="Requests per second per client (bursts of 3x); 0: no limit.")
@@ -89,6 +117,9 @@ def serve_command(
     from opinio_agents.cli.main import check_store_path, err, plain
     from opinio_agents.serve.app import create_app
     from opinio_agents.serve.guard import RateLimit
+    from opinio_agents.serve.jobs import JOBS_FOLDER
+    from opinio_agents.serve.server import uvicorn_config
+    from opinio_agents.serve.settings import ServeSettings
 
     check_store_path(store)
     if api_key is not None and not api_key.strip():
@@ -110,17 +141,23 @@ def serve_command(
     if not _is_loopback(host) and api_key is None:
         err.print(plain(f"warning: serving on {host} without --api-key: anyone who can reach it can use it"),
                   highlight=False)
-    app = create_app(
-        rag,
+    hosts = _allowed_hosts(host, allowed_host)
+    if _is_wildcard(host) and not allowed_host:
+        err.print(plain(f"note: bound to {host}, answering only to localhost names; add --allowed-host NAME "
+                        "for the name remote clients use"), highlight=False)
+    settings = ServeSettings(
         api_key=api_key,
         max_body_bytes=max_body_kb << 10,
         max_upload_bytes=max_upload_mb << 20,
         rate_limit=RateLimit(per_second=rate_limit, burst=max(1, int(3 * rate_limit))) if rate_limit > 0 else None,
-        cors_origins=list(cors_origin) if cors_origin else None,
+        cors_origins=tuple(cors_origin or ()),
+        allowed_hosts=hosts,
+        jobs_dir=store / JOBS_FOLDER,
     )
-    config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning" if quiet else "info", timeout_graceful_shutdown=5,
-        server_header=False,
+    app = create_app(rag, settings=settings)
+    config = uvicorn_config(
+        app, host=host, port=port, forwarded_allow_ips=forwarded_allow_ips,
+        log_level="warning" if quiet else "info", timeout_graceful_shutdown=5,
     )
     server = uvicorn.Server(config)
     shown = f"[{host}]" if ":" in host else host

@@ -33,7 +33,7 @@ Example:
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opinio_agents.errors import (
     ConfigError,
@@ -46,7 +46,10 @@ from opinio_agents.errors import (
     StoreError,
 )
 
-__all__ = ["ApiError", "classify", "error_body", "GENERIC_500"]
+__all__ = ["ApiError", "classify", "error_body", "install_handlers", "GENERIC_500"]
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 log = logging.getLogger("opinio_agents.serve")
 
@@ -135,3 +138,49 @@ def classify(exc: BaseException) -> tuple[int, dict[str, Any]]:
         return 400, error_body("bad_request", str(exc))
     log.error("unhandled error while serving a request", exc_info=(type(exc), exc, exc.__traceback__))
     return 500, error_body("internal_error", GENERIC_500)
+
+
+def _field_of(loc: tuple[Any, ...] | list[Any]) -> str:
+    parts = [str(p) for p in loc]
+    if parts and parts[0] in ("query", "path", "body", "header", "cookie", "form"):
+        parts = parts[1:]
+    return ".".join(parts)
+
+
+_HTTP_KINDS = {404: "not_found", 405: "method_not_allowed", 413: "too_large", 401: "unauthorized"}
+
+
+def install_handlers(app: FastAPI) -> None:
+    """Answer every error of ``app`` through :func:`classify` (and FastAPI's own errors in the same shape)."""
+    from fastapi import Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
+    async def mapped(request: Request, exc: Exception) -> JSONResponse:
+        status, body = classify(exc)  # unexpected errors: traceback logged, the body names nothing internal
+        headers = exc.headers if isinstance(exc, ApiError) and exc.headers else None
+        return JSONResponse(body, status_code=status, headers=headers)
+
+    async def validation(request: Request, exc: Exception) -> JSONResponse:
+        errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+        problems = [{"field": _field_of(e.get("loc", ())), "message": str(e.get("msg", ""))} for e in errors]
+        field = problems[0]["field"] if problems else ""
+        what = problems[0]["message"] if problems else "invalid request"
+        message = f"field {field!r}: {what}" if field else what
+        return JSONResponse(error_body("validation_error", message, field=field or None, errors=problems),
+                            status_code=422)
+
+    async def http_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        kind = _HTTP_KINDS.get(exc.status_code, "http_error")
+        message = str(exc.detail)
+        if exc.status_code == 404 and message == "Not Found":
+            message = f"no route {request.url.path!r}; see /docs for the routes"
+        extra: dict[str, Any] = {"field": "body"} if exc.status_code == 413 else {}
+        return JSONResponse(error_body(kind, message, **extra), status_code=exc.status_code, headers=exc.headers)
+
+    app.add_exception_handler(OpinioError, mapped)
+    app.add_exception_handler(RequestValidationError, validation)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(Exception, mapped)

@@ -25,7 +25,7 @@ stream yields each query's outcome as it completes and ends with a
 
 Example:
     >>> summarizer = HighlightPipeline(factory)                        # doctest: +SKIP
-    >>> for event in summarizer.stream("101", ["wi-fi", "pool"]):     # doctest: +SKIP
+    >>> for event in summarizer.stream(summarizer.request("101", ["wi-fi", "pool"])):  # doctest: +SKIP
     ...     if isinstance(event, SummaryDone):
     ...         print(len(event.result.alerts), event.result.meta.mode)
     ...     else:
@@ -38,12 +38,14 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from opinio_agents.errors import ConfigError, OpinioError
+from opinio_agents.kinds import QueryMode
 from opinio_agents.models import Highlight, HighlightSet, LLMOutcomes, QueryEvidence, RunMeta, TokenUsage
 from opinio_agents.synthesis.alerts import CriticalComplaintCheck
 from opinio_agents.synthesis.base import SynthesisOutcome
+from opinio_agents.synthesis.request import HighlightRequest, QueryFree, plan_request
 from opinio_agents.synthesis.verification import VERIFY_BY_DEFAULT, HighlightVerifier, verify_outcome
 from opinio_agents.trends import Weighting
 
@@ -54,10 +56,16 @@ if TYPE_CHECKING:
     from opinio_agents.stores.sentence_store import SentenceStore
     from opinio_agents.synthesis.selection import SummaryLayout
 
-__all__ = ["Summarizer", "Draft", "SummaryDone", "SummaryEvent", "QueryMode", "usage_delta", "resolve_verifier"]
-
-#: Where a result's queries came from: given by the caller, the entity's expert review, or none (HIRO).
-QueryMode = Literal["queries", "expert-queries", "query-free"]
+__all__ = [
+    "Summarizer",
+    "Draft",
+    "HighlightRequest",
+    "SummaryDone",
+    "SummaryEvent",
+    "QueryMode",
+    "usage_delta",
+    "resolve_verifier",
+]
 
 
 @dataclass
@@ -181,6 +189,10 @@ def _replace_contradicted(
 class Summarizer(ABC):
     """Base class: implement :meth:`draft`; :meth:`summarize` and :meth:`stream` come for free.
 
+    A run answers one :class:`~opinio_agents.synthesis.request.HighlightRequest` (entity key,
+    resolved queries, mode, settings), planned once by the façade (``OpinioRAG.plan``) or by
+    :meth:`request`; the draft and the post-processing read it and decide nothing again.
+
     Args:
         store: The store holding the entities.
         checks: The post-processing step (guard + alerts); the default checks everything.
@@ -195,6 +207,8 @@ class Summarizer(ABC):
     weighting: Weighting = Weighting()
     #: Whether each highlight gets the trend of its aspect (:mod:`opinio_agents.synthesis.timeline`).
     trends: bool = True
+    #: True for a summarizer that discovers its own aspects (HIRO): its requests are query-free.
+    query_free: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -207,27 +221,52 @@ class Summarizer(ABC):
         self.checks = checks or CriticalComplaintCheck()
         self.verifier = resolve_verifier(verifier)
 
-    @abstractmethod
-    def draft(self, entity_key: str, queries: Sequence[str] | None) -> Draft:
-        """The queries, the (lazy) per-query outcomes and the metadata for one entity.
+    def request(
+        self, entity_id: str | int, queries: Sequence[str] | None = None, *, query_free: QueryFree = False
+    ) -> HighlightRequest:
+        """The request this summarizer runs for an entity and queries, with its own settings.
 
         Raises:
-            ConfigError: When the queries cannot be resolved for this summarizer.
+            StoreError: When the entity is not indexed.
+            ConfigError: When there are no queries to answer (see
+                :func:`~opinio_agents.synthesis.request.plan_queries`).
+        """
+        return plan_request(
+            self, entity_id, queries, query_free=query_free, **self.request_settings()
+        )
+
+    def request_settings(self) -> dict[str, Any]:
+        """The settings a request of this summarizer carries (``retriever``, ``top_k`` ...): its own."""
+        return {"weighting": self.weighting, "verify": self.verifier is not None}
+
+    @abstractmethod
+    def draft(self, request: HighlightRequest) -> Draft:
+        """The (lazy) per-query outcomes and the metadata of one request.
+
+        Raises:
+            ConfigError: When this summarizer cannot answer the request.
         """
 
-    def stream(self, entity_id: str | int, queries: Sequence[str] | None = None) -> Iterator[SummaryEvent]:
+    def stream(
+        self, request: HighlightRequest | str | int, queries: Sequence[str] | None = None
+    ) -> Iterator[SummaryEvent]:
         """Yield each query's guarded outcome as it completes, then one :class:`SummaryDone`.
+
+        Args:
+            request: A planned request, or an entity id (planned here by :meth:`request`).
+            queries: With an entity id: its queries (None: the expert-review ones).
 
         The final result carries the same highlights, failures, alerts and meta
         as :meth:`summarize` would return.
         """
         started = time.perf_counter()
-        key = self.store.require_entity(entity_id)
-        draft = self.draft(key, queries)
+        request = self._planned(request, queries)
+        key = request.entity_key
+        draft = self.draft(request)
         prepared = time.perf_counter() - started
         t0 = time.perf_counter()
         by_query: dict[str, list[SynthesisOutcome]] = {}
-        verifier = self.verifier
+        verifier = (self.verifier or resolve_verifier(True)) if request.verify else None
         verifying = 0.0
         dropped = []
         stored: list[StoredSentence] | None = None
@@ -252,7 +291,7 @@ class Summarizer(ABC):
 
                 r0 = time.perf_counter()
                 stored = stored if stored is not None else self.store.sentences(key)
-                attach_trends(outcome.highlights, stored, draft.mentions, weighting=self.weighting)
+                attach_trends(outcome.highlights, stored, draft.mentions, weighting=request.weighting)
                 trends += time.perf_counter() - r0
             by_query.setdefault(outcome.item.query, []).append(outcome)
             yield outcome
@@ -290,6 +329,7 @@ class Summarizer(ABC):
             timings["trends"] = trends
         timings["total"] = time.perf_counter() - started
         meta.timings = {k: round(v, 4) for k, v in timings.items()}
+        meta.mode = request.mode
         if not meta.queries:
             meta.queries = list(draft.queries)
         meta.dropped = [*meta.dropped, *dropped]
@@ -298,10 +338,17 @@ class Summarizer(ABC):
         result.meta = meta
         yield SummaryDone(result)
 
-    def summarize(self, entity_id: str | int, queries: Sequence[str] | None = None) -> HighlightSet:
-        """All highlights, failures, alerts and meta of one entity."""
+    def _planned(self, request: HighlightRequest | str | int, queries: Sequence[str] | None) -> HighlightRequest:
+        if isinstance(request, HighlightRequest):
+            if queries is not None:
+                raise ConfigError("a HighlightRequest carries its queries; plan them with it, not here")
+            return request
+        return self.request(request, queries)
+
+    def summarize(self, request: HighlightRequest | str | int, queries: Sequence[str] | None = None) -> HighlightSet:
+        """All highlights, failures, alerts and meta of one request (or of an entity and its queries)."""
         result: HighlightSet | None = None
-        for event in self.stream(entity_id, queries):
+        for event in self.stream(request, queries):
             if isinstance(event, SummaryDone):
                 result = event.result
         if result is None:  # pragma: no cover - stream() always ends with a SummaryDone
