@@ -283,6 +283,7 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
 
     _native: Runnable[Any, Any] | None = PrivateAttr(default=None)
     _natives: dict[str, Runnable[Any, Any]] = PrivateAttr(default_factory=dict)
+    _json_object: bool = PrivateAttr(default=False)
     _active: str = PrivateAttr(default="parser")
     _lock: Any = PrivateAttr(default=None)
     _keys: tuple[str, ...] = PrivateAttr(default=())
@@ -398,9 +399,13 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
         try:
             result, attempts = yield _Ask(messages, tag, spent)
         except LLMError as exc:
-            if not self._should_downgrade(exc):
+            if self._json_object_only(exc):
+                logger.info("the server takes response_format json_object with a schema; asking that way from now on")
+                self._json_object = True
+            elif not self._should_downgrade(exc):
                 raise
-            self._downgrade(exc)
+            else:
+                self._downgrade(exc)
             done = (exc.attempts or spent + 1) - spent
             result, more = yield _Ask(messages, tag, spent + done)
             attempts = done + more
@@ -410,8 +415,19 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
     def _retry_args(self, ask: _Ask, deadline: Deadline, redactor: Redactor) -> dict[str, Any]:
         return {"what": f"{self.what} call", "deadline": deadline, "spent": ask.spent, "redact": redactor.clean}
 
+    def _json_object_only(self, exc: LLMError) -> bool:
+        """Whether the server refused ``json_schema`` but takes ``json_object`` with a schema
+        (llama-cpp-python's server: "response_format.type should be 'text' or 'json_object'")."""
+        if self._active != "native" or self._json_object:
+            return False
+        text = str(exc.__cause__ or exc)
+        return "json_object" in text and "json_schema" in text
+
     def _native_for(self, schema: dict[str, Any] | None) -> Runnable[Any, Any] | None:
         """The native runnable of one call: the output model's, or one for ``schema`` (kept per schema text)."""
+        if self._json_object and self._native is not None:
+            wanted = schema or self.output_model.model_json_schema()
+            return self.model.bind(response_format={"type": "json_object", "schema": wanted})
         if schema is None or self._native is None:
             return self._native
         key = json.dumps(schema, sort_keys=True)
