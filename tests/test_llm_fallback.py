@@ -123,3 +123,31 @@ def test_verification_is_on_when_a_model_writes_and_a_contradicted_claim_is_repl
     assert result.meta.llm.schema_valid_rate == 1.0  # the answer parsed; its claim did not hold
     assert result.highlights and all(h.origin == "extractive-fallback" for h in result.highlights)
     assert all(h.polarity is Polarity.CONS and h.verification is not None for h in result.highlights)
+
+
+def test_a_server_that_takes_only_json_object_gets_the_schema_that_way() -> None:
+    """llama-cpp-python's server refuses response_format json_schema (HTTP 500, "'text' or 'json_object'")
+    but constrains json_object to a given schema: the call turns to that for good (the real server:
+    tests/test_local_llm.py)."""
+    pytest.importorskip("langchain_openai")
+    from langchain_core.messages import HumanMessage
+    from loopback_server import LoopbackServer, ok, status
+
+    from opinio_agents.llm import StructuredChat, resolve_chat_model
+    from opinio_agents.prompts.highlight import HighlightOutput
+
+    refusal = {"error": {"type": "internal_server_error", "message": "1 validation error: {'loc': ('body', "
+                         "'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", "
+                         "'input': 'json_schema'}"}}
+    good = answer(("CONS", "Slow wi-fi.", ["S1"]))
+    with LoopbackServer([status(500, refusal), ok(good), ok(good)]) as server:
+        model = resolve_chat_model("openai:local", base_url=server.base_url)
+        chat = StructuredChat(model, HighlightOutput, mode="native", retry=RetryPolicy(max_retries=0))
+        first = chat.invoke([HumanMessage("Query: wi-fi")])
+        second = chat.invoke([HumanMessage("Query: wi-fi")])
+        bodies = [r["body"] for r in server.requests]
+    assert first.value.highlights[0].text == "Slow wi-fi." and first.mode == second.mode == "native"
+    assert bodies[0]["response_format"]["type"] == "json_schema"
+    for body in bodies[1:]:  # the retry and every later call: json_object carrying the bounded schema
+        assert body["response_format"]["type"] == "json_object"
+        assert body["response_format"]["schema"]["properties"]["highlights"]["maxItems"] == 2
