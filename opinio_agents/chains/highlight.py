@@ -77,6 +77,9 @@ HIGHLIGHT_REPAIR_INSTRUCTION = (
 
 _LABEL_RE = re.compile(r"^\[?\s*[sS]\s*(\d+)\s*\]?$")
 _WORD_RE = re.compile(r"[a-z0-9]+")
+#: A highlight must hold a word of three or more letters outside markup (small models write "<em>" or "S1").
+_PHRASE_WORD_RE = re.compile(r"[^\W\d_]{3,}")
+_MARKUP_RE = re.compile(r"<[^<>]*>")
 
 
 def label_for(index: int) -> str:
@@ -274,6 +277,10 @@ class HighlightChain(StructuredChatChain[Any, HighlightResult]):
             text = " ".join(draft.text.split())
             if not text:
                 raise OutputInvalid("a highlight has empty text")
+            if not _PHRASE_WORD_RE.search(_MARKUP_RE.sub(" ", text)):
+                raise OutputInvalid(
+                    f"highlight {self._redactor.snippet(text, 40)} says nothing: write a short phrase about the query"
+                )
             if self._leaks_prompt(text):
                 raise OutputInvalid("a highlight repeats the instructions instead of summarizing the evidence")
             cited: list[Evidence] = []

@@ -175,13 +175,24 @@ def _replace_contradicted(
         return outcome, lost
     for highlight in rewritten:
         highlight.origin = "extractive-fallback"
-    if not outcome.highlights and fallback is not None:
+    # After a contradiction only the model's *supported* claims stay; without one, the fallback answers.
+    supported = [
+        h for h in outcome.highlights
+        if h.origin == "llm" and h.verification is not None and h.verification.verdict == "supported"
+    ]
+    others = [h for h in outcome.highlights if h.origin != "llm"]
+    if not supported and fallback is not None:
         shown = fallback(outcome.item)
         if shown:
             for highlight in shown:
                 highlight.notes.append("extractive fallback: verification contradicted the model's highlight")
-            outcome, more = verify_outcome(verifier, checks, SynthesisOutcome(item=outcome.item, highlights=shown))
+            checked, more = verify_outcome(verifier, checks, SynthesisOutcome(item=outcome.item, highlights=shown))
             lost = [*lost, *more]
+            sides = {h.polarity for h in checked.highlights}
+            outcome = SynthesisOutcome(
+                item=outcome.item,
+                highlights=[*checked.highlights, *[h for h in others if h.polarity not in sides]],
+            )
     outcome.llm = "contradicted"
     return outcome, lost
 
