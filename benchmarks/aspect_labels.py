@@ -172,6 +172,46 @@ def synthetic_section(store: Path, encoder, reviews: int, namers: dict) -> list[
     return lines
 
 
+def names_any_aspect(label: str) -> bool:
+    """Whether ``label`` names any phrase-bank aspect (planted in the entity or not)."""
+    return any(names_planted(label, aspect) for aspect in phrases.ASPECTS)
+
+
+def seeds_section(store: Path, encoder, seeds: list[int], namers: dict, reviews: int = 300) -> list[str]:
+    """Unseen seeds: 4 entities x ``reviews`` each per seed; planted aspects named in the top 15, and
+    the top-10 labels that name no phrase-bank aspect at all (a verb, a pronoun, a generic noun)."""
+    lines = [
+        f"### Synthetic seeds {', '.join(map(str, seeds))} (4 x {reviews} reviews each): planted aspects named "
+        "in the top 15; top-10 labels that name no aspect",
+        "",
+        "| namer | seed | planted | named (name or term) | missed | top-10 labels naming no aspect |",
+        "|---|---|---|---|---|---|",
+    ]
+    for seed in seeds:
+        records = [generate_entity(i, reviews, seed=seed) for i in range(4)]
+        entities = [Entity.model_validate(r) for r, _ in records]
+        planted = {e.key: [p.aspect for p in pl] for e, (_, pl) in zip(entities, records, strict=True)}
+        _, hiro = _build(store / f"seed-{seed}-{reviews}", entities, encoder)
+        for label, namer in namers.items():
+            total = named = 0
+            missed: list[str] = []
+            junk: list[str] = []
+            for entity in entities:
+                names = [a.aspect for a in discover_aspects(hiro, entity.key, top_k=15, namer=namer)]
+                junk += [n for n in names[:10] if not names_any_aspect(n)]
+                for aspect in planted[entity.key]:
+                    total += 1
+                    hit = any(names_planted(n, aspect) for n in names)
+                    named += hit
+                    if not hit:
+                        missed.append(aspect)
+            lines.append(
+                f"| {label} | {seed} | {total} | {named} ({named / total:.0%}) | {', '.join(missed) or '-'} | "
+                f"{', '.join(junk) or '-'} ({len(junk)}) |"
+            )
+    return lines
+
+
 def space_section(store: Path, encoder, namers: dict) -> list[str]:
     if not SPACE.is_file():
         return [f"_SPACE dev not found at {SPACE}: skipped_"]
@@ -228,6 +268,9 @@ def main() -> None:
     parser.add_argument("--store", type=Path, default=None, help="keep the indexes here (default: temporary)")
     parser.add_argument("--skip-synthetic", action="store_true")
     parser.add_argument("--skip-space", action="store_true")
+    parser.add_argument(
+        "--seeds", default="", help="comma-separated unseen seeds: 4 x 300 reviews each (see seeds_section)"
+    )
     parser.add_argument("--namers", default="before,after", help="which namers to score (before, after)")
     args = parser.parse_args()
     encoder = get_encoder()
@@ -242,6 +285,10 @@ def main() -> None:
     }
     with tempfile.TemporaryDirectory() as tmp:
         root = args.store or Path(tmp)
+        if args.seeds:
+            seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+            print("\n".join(seeds_section(root, encoder, seeds, namers)))
+            print(flush=True)
         if not args.skip_synthetic:
             print("\n".join(synthetic_section(root / f"synth-{args.reviews}", encoder, args.reviews, namers)))
             print(flush=True)

@@ -13,13 +13,24 @@ the top-10 of BM25, dense and hybrid for a set of queries (dense up to the order
 exact ties, see :func:`opinio_agents.scale.distributed.same_top_k`). No timing is
 asserted anywhere.
 
+With ``--real FILE`` the corpus is the first ``--entities`` entities of a real-review
+file (``../shared/data/real-reviews/zomato.json``: reviews that do not repeat) instead
+of synthetic text. With ``--cluster`` the Ray builds are not in-process: the benchmark
+starts a real multi-process cluster on loopback (``ray start --head`` and a second
+``ray start --address`` node, one CPU each, its own ``--temp-dir``) and runs the CLI,
+``opinio index FILE --ray 127.0.0.1:PORT --ray-workers N --chroma-host 127.0.0.1``, as a
+separate process for 1 and 2 workers (wall time of the whole process), then compares
+each store with the single-machine build. Everything it starts is stopped at the end.
+
 Usage:
     python benchmarks/distributed.py --entities 6 --reviews-per-entity 60
+    nice -n 10 python benchmarks/distributed.py --real ../shared/data/real-reviews/zomato.json --entities 6 --cluster
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import socket
@@ -61,6 +72,91 @@ def start_chroma(path: Path) -> tuple[subprocess.Popen[bytes], int]:
     raise SystemExit("chroma run did not start within 60 s")
 
 
+def _ray_exe() -> str:
+    return shutil.which("ray") or str(Path(sys.executable).with_name("ray"))
+
+
+def start_cluster(temp_dir: Path) -> tuple[str, list[int]]:
+    """``ray start --head`` and a second node on loopback, one CPU each; returns the address and their pids."""
+    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
+    port = _free_port()
+    common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--disable-usage-stats"]
+    subprocess.run(
+        [_ray_exe(), "start", "--head", f"--port={port}", "--include-dashboard=false", f"--temp-dir={temp_dir}",
+         *common], check=True, env=env, capture_output=True,
+    )
+    address = f"127.0.0.1:{port}"
+    subprocess.run([_ray_exe(), "start", f"--address={address}", *common], check=True, env=env, capture_output=True)
+    return address, _pids_under(temp_dir)
+
+
+def _pids_under(temp_dir: Path) -> list[int]:
+    """Pids of the processes whose command line names ``temp_dir`` (this cluster's, and nothing else)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\x00", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(temp_dir) in cmdline:
+            pids.append(int(proc.name))
+    return pids
+
+
+def stop_cluster(temp_dir: Path) -> None:
+    """Stop this benchmark's cluster by pid (``ray stop`` would stop every Ray cluster of the user)."""
+    import signal
+
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        pids = _pids_under(temp_dir)
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        if pids:
+            time.sleep(3)
+
+
+def cluster_builds(dataset: Path, work: Path, port: int, entities, encoder, single) -> list[dict[str, object]]:
+    """``opinio index --ray`` against a real multi-process cluster, 1 then 2 workers."""
+    from opinio_agents.api import OpinioRAG
+    from opinio_agents.stores.chroma import delete_collection, make_chroma_client
+
+    temp_dir = Path(tempfile.mkdtemp(prefix="oray-", dir="/tmp"))  # short: Ray's socket paths are limited
+    rows = []
+    try:
+        t0 = time.perf_counter()
+        address, pids = start_cluster(temp_dir)
+        started = time.perf_counter() - t0
+        client = make_chroma_client(host="127.0.0.1", port=port)
+        for workers in (1, 2):
+            for entity in entities:
+                delete_collection(client, entity.key)
+            store = work / f"cli-{workers}"
+            t0 = time.perf_counter()
+            done = subprocess.run(
+                [sys.executable, "-m", "opinio_agents", "index", str(dataset), "--store", str(store), "--quiet",
+                 "--ray", address, "--ray-workers", str(workers), "--chroma-host", "127.0.0.1",
+                 "--chroma-port", str(port)],
+                capture_output=True, text=True,
+            )
+            wall = time.perf_counter() - t0
+            if done.returncode != 0:
+                raise SystemExit(f"opinio index --ray failed ({done.returncode}):\n{done.stderr[-3000:]}")
+            summary = [line for line in done.stderr.splitlines() if "Ray worker" in line]
+            dist = OpinioRAG(store, encoder=encoder, chroma_host="127.0.0.1", chroma_port=port)
+            rows.append({"workers": workers, "seconds": wall, "summary": summary[-1] if summary else "",
+                         "cluster_start_s": started, "cluster_processes": len(pids),
+                         "identity": identity(single, dist)})
+    finally:
+        stop_cluster(temp_dir)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+    return rows
+
+
 def identity(single, dist) -> dict[str, object]:
     """Compare a Ray-built store with the single-machine one."""
     from opinio_agents.scale.distributed import same_top_k
@@ -97,6 +193,8 @@ def main() -> None:
     parser.add_argument("--reviews-per-entity", type=int, default=60)
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--num-cpus", type=int, default=2, help="CPUs of the local Ray cluster")
+    parser.add_argument("--real", type=Path, default=None, help="a real-review file (OpinioBank JSON array)")
+    parser.add_argument("--cluster", action="store_true", help="ray start --head + a worker node, and the CLI")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -111,8 +209,18 @@ def main() -> None:
     from opinio_agents.stores.chroma import delete_collection, make_chroma_client
 
     work = Path(tempfile.mkdtemp(prefix="opinio-distributed-"))
-    entities = generate_dataset(n_entities=args.entities, reviews_per_entity=args.reviews_per_entity,
-                                seed=args.seed).entities
+    if args.real is not None:
+        from opinio_agents.io.loaders import load_entities
+
+        rows_in = json.loads(args.real.read_text(encoding="utf-8"))[: args.entities]
+        dataset = work / "corpus.json"
+        dataset.write_text(json.dumps(rows_in), encoding="utf-8")
+        entities = load_entities(dataset)
+    else:
+        entities = generate_dataset(n_entities=args.entities, reviews_per_entity=args.reviews_per_entity,
+                                    seed=args.seed).entities
+        dataset = work / "corpus.json"
+        dataset.write_text(json.dumps([e.model_dump(mode="json") for e in entities]), encoding="utf-8")
     encoder = get_encoder()
     encoder.encode(["warm up"])
     t0 = time.perf_counter()
@@ -123,6 +231,31 @@ def main() -> None:
 
     chroma, port = start_chroma(work / "chroma-server")
     rows = []
+    if args.cluster:
+        try:
+            rows = cluster_builds(dataset, work, port, entities, encoder, single)
+        finally:
+            chroma.terminate()
+            chroma.wait(timeout=30)
+        print(f"corpus: {len(entities)} entities, {total:,} sentences "
+              f"({args.real.name if args.real else 'synthetic'}); Ray cluster: `ray start --head` + one "
+              f"`ray start --address` node, 1 CPU each, loopback; {os.cpu_count()}-core machine, "
+              f"load {os.getloadavg()[0]:.1f}\n")
+        print("| build | wall s (whole process) | sentences/s | vs one machine |")
+        print("|---|---|---|---|")
+        print(f"| one machine (`OpinioRAG.index`, embedded Chroma) | {single_s:.1f} | {total / single_s:.1f} | 1.00x |")
+        for r in rows:
+            print(f"| `opinio index --ray` {r['workers']} worker(s), Chroma server | {r['seconds']:.1f} | "
+                  f"{total / r['seconds']:.1f} | {single_s / r['seconds']:.2f}x |")
+        for r in rows:
+            print(f"  {r['workers']} worker(s): {r['summary']}")
+        print(f"  cluster start {rows[0]['cluster_start_s']:.1f} s, {rows[0]['cluster_processes']} Ray processes")
+        print("\n| identity vs one machine | " + " | ".join(f"{r['workers']} worker(s)" for r in rows) + " |")
+        print("|---|" + "---|" * len(rows))
+        for name in rows[0]["identity"]:
+            print(f"| {name} | " + " | ".join(str(r["identity"][name]) for r in rows) + " |")
+        shutil.rmtree(work, ignore_errors=True)
+        return
     try:
         t0 = time.perf_counter()
         ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False, log_to_driver=False,

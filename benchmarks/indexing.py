@@ -23,7 +23,15 @@ Rates are sentences per second of wall clock; ratios are against raw torch in th
 same run (the machine is shared: only same-run ratios mean anything). No timing is
 asserted anywhere. Prints markdown tables.
 
+With ``--real FILE`` it measures real reviews instead (``--entities`` of them, default
+30: the Zomato restaurants of ``../shared/data/real-reviews/zomato.json`` are 13,385
+sentences, 97% distinct): the raw torch process (sentence-transformers MiniLM fp32, batch
+64, every sentence) against ``opinio index`` on a fresh store for each ``--backends``
+entry, all whole processes, ``--pairs`` rounds alternating the order; rates are ratios
+of median walls. ``--profile`` adds where the time of ``opinio index`` goes.
+
 Usage:
+    nice -n 10 python benchmarks/indexing.py --real ../shared/data/real-reviews/zomato.json --entities 30 --profile
     nice -n 10 python benchmarks/indexing.py                        # ~10.5K and ~50K sentences
     nice -n 10 python benchmarks/indexing.py --reviews 1450         # one size
     nice -n 10 python benchmarks/indexing.py --reviews 6900 --baseline-sample 12000
@@ -200,6 +208,109 @@ def child_query(store: Path, rounds: int) -> dict[str, Any]:
     return out
 
 
+def child_raw_real(data: Path) -> dict[str, Any]:
+    """The raw baseline on real text: sentence-transformers MiniLM (torch fp32) at batch 64, every sentence."""
+    from sentence_transformers import SentenceTransformer
+
+    from opinio_agents.embeddings import default_model_path
+    from opinio_agents.io.loaders import load_entities
+    from opinio_agents.text.segment import segment_entity
+
+    texts = [s.text for entity in load_entities(data) for s in segment_entity(entity)]
+    model = SentenceTransformer(str(default_model_path()), device="cpu")
+    started = time.perf_counter()
+    model.encode(texts, batch_size=64, normalize_embeddings=True)
+    return {"sentences": len(texts), "distinct": len(set(texts)), "encode_s": time.perf_counter() - started}
+
+
+def child_profile(data: Path, store: Path) -> dict[str, Any]:
+    """``OpinioRAG.index`` in one process, its stages summed over the entities (where the time goes)."""
+    started = time.perf_counter()
+    from opinio_agents.api import OpinioRAG
+
+    rag = OpinioRAG(store)
+    imported = time.perf_counter() - started
+    t0 = time.perf_counter()
+    rag.encoder.encode(["load the model"])
+    loaded = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    stats = rag.index(data, fit_hiro=False)
+    indexed = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    rag.fit_hiro()
+    hiro = time.perf_counter() - t0
+    stages: dict[str, float] = {}
+    for item in stats:
+        for name, seconds in item.timings.items():
+            stages[name] = stages.get(name, 0.0) + seconds
+    return {"imports_s": imported, "model_load_s": loaded, "index_s": indexed, "hiro_s": hiro, "stages": stages,
+            "embedded": sum(item.sentences_embedded for item in stats)}
+
+
+def real_bench(args: argparse.Namespace, work: Path) -> None:
+    """``opinio index`` against the raw torch process on real reviews: pairs alternating, ratios of medians."""
+    env = dict(os.environ)
+    for name, value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("ANONYMIZED_TELEMETRY", "False"),
+                        ("TOKENIZERS_PARALLELISM", "false"), ("OMP_WAIT_POLICY", "PASSIVE")):
+        env.setdefault(name, value)  # the same OpenMP policy on both sides (opinio sets PASSIVE by default)
+    rows = json.loads(args.real.read_text(encoding="utf-8"))[: args.entities]
+    data = work / "real.json"
+    data.write_text(json.dumps(rows), encoding="utf-8")
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    for backend in backends:  # the ONNX export is a one-off per machine, not part of indexing
+        if backend.startswith("onnx"):
+            _run([sys.executable, "-c", "from opinio_agents.embeddings import get_encoder; "
+                  f"get_encoder(backend={backend!r}).model_file"], env)
+    cli = [sys.executable, "-m", "opinio_agents"]
+    walls: dict[str, list[float]] = {"raw torch": [], **{f"opinio index ({b})": [] for b in backends}}
+    cpus: dict[str, list[float]] = {name: [] for name in walls}
+    raw: dict[str, Any] = {}
+    for pair in range(args.pairs):
+        order = list(walls) if pair % 2 == 0 else list(reversed(walls))
+        for name in order:
+            if name == "raw torch":
+                measured = _measured([sys.executable, str(HERE), "--child", "raw_real", "--child-args",
+                                      json.dumps({"data": str(data)})], env)
+                raw = json.loads(measured["stdout"].strip().splitlines()[-1])
+            else:
+                backend = name.split("(")[1].rstrip(")")
+                store = work / f"store-{backend}-{pair}"
+                measured = _measured([*cli, "index", str(data), "--store", str(store), "--quiet"],
+                                     dict(env, OPINIO_ENCODER=backend))
+            walls[name].append(measured["wall"])
+            cpus[name].append(measured["cpu"])
+            print(f"  pair {pair + 1}: {name} {measured['wall']:.1f} s wall, {measured['cpu']:.1f} s CPU",
+                  file=sys.stderr, flush=True)
+    base = float(np.median(walls["raw torch"]))
+    base_cpu = float(np.median(cpus["raw torch"]))
+    load = os.getloadavg()
+    print(f"\n{len(rows)} entities of {args.real.name}: {raw.get('sentences', 0):,} sentences "
+          f"({raw.get('distinct', 0) / max(1, raw.get('sentences', 1)):.0%} distinct); {args.pairs} pairs alternating; "
+          f"{os.cpu_count()} CPUs, load {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1/5/15 min) at the end; "
+          f"OMP_WAIT_POLICY={env['OMP_WAIT_POLICY']} for every process\n")
+    print("| process (whole, start to exit) | wall s (median) | walls | CPU s (median) | rate vs raw torch "
+          "(ratio of medians) | CPU vs raw |")
+    print("|---|---:|---|---:|---:|---:|")
+    for name, values in walls.items():
+        median = float(np.median(values))
+        cpu = float(np.median(cpus[name]))
+        print(f"| {name} | {median:.1f} | {', '.join(f'{v:.1f}' for v in values)} | {cpu:.1f} | "
+              f"{base / median:.2f}x | {cpu / base_cpu:.2f} |")
+    if args.profile:
+        print("\nWhere the time of `opinio index` goes (one in-process run per backend, fresh store):\n")
+        print("| backend | imports | model load | prepare (segment, tokens) | catalog+vectors+sentiment (embed) "
+              "| finish | BM25 | HIRO fit | total |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for backend in backends:
+            prof = _child("profile", dict(env, OPINIO_ENCODER=backend), data=str(data),
+                          store=str(work / f"profile-{backend}"))
+            st = prof["stages"]
+            total = prof["imports_s"] + prof["model_load_s"] + prof["index_s"] + prof["hiro_s"]
+            print(f"| {backend} | {prof['imports_s']:.1f} | {prof['model_load_s']:.1f} | {st.get('prepare', 0):.1f} | "
+                  f"{st.get('embed', 0):.1f} | {st.get('finish', 0):.1f} | {st.get('bm25', 0):.1f} | "
+                  f"{prof['hiro_s']:.1f} | {total:.1f} |")
+
+
 # --------------------------------------------------------------------------- the parent
 def _run(argv: list[str], env: dict[str, str]) -> str:
     """Run ``argv`` and return its stdout (raising with its stderr when it fails)."""
@@ -214,9 +325,10 @@ def _measured(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
     wrapper = (
         "import json,os,subprocess,sys,time,resource\n"
         "t=time.perf_counter(); p=subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
-        "w=time.perf_counter()-t; r=resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss/1024\n"
+        "w=time.perf_counter()-t; u=resource.getrusage(resource.RUSAGE_CHILDREN); r=u.ru_maxrss/1024\n"
         "sys.stderr.write(p.stderr[-3000:]) if p.returncode else None\n"
-        "print(json.dumps({'wall': w, 'rss_mb': r, 'rc': p.returncode, 'stdout': p.stdout[-20000:]}))\n"
+        "print(json.dumps({'wall': w, 'rss_mb': r, 'cpu': u.ru_utime + u.ru_stime, 'rc': p.returncode,"
+        " 'stdout': p.stdout[-20000:]}))\n"
     )
     stdout = _run([sys.executable, "-c", wrapper, *argv], env)
     result = json.loads(stdout.strip().splitlines()[-1])
@@ -348,6 +460,12 @@ def main() -> None:
     )
     parser.add_argument("--no-naive", action="store_true", help="skip the naive LlamaIndex path")
     parser.add_argument("--json", type=Path, default=None, help="also write the raw figures here")
+    parser.add_argument("--real", type=Path, default=None,
+                        help="a real-review file (OpinioBank JSON array): opinio index vs raw torch on its entities")
+    parser.add_argument("--entities", type=int, default=30, help="with --real: the first N entities")
+    parser.add_argument("--pairs", type=int, default=3, help="with --real: alternating pairs")
+    parser.add_argument("--backends", default="onnx,onnx-int8", help="with --real: encoder backends of opinio index")
+    parser.add_argument("--profile", action="store_true", help="with --real: also the stage profile")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--child-args", default="{}", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -359,6 +477,11 @@ def main() -> None:
                 kwargs[name] = Path(kwargs[name])
         result = globals()[f"child_{args.child}"](**kwargs)
         print(json.dumps(result))
+        return
+
+    if args.real is not None:
+        with tempfile.TemporaryDirectory(prefix="opinio-indexing-real-") as tmp:
+            real_bench(args, args.work or Path(tmp))
         return
 
     env = dict(os.environ)

@@ -5,6 +5,7 @@ Run:
     python benchmarks/verification.py --sets sample           # only the shipped sample
     python benchmarks/verification.py --entities 5            # the first 5 entities of each set
     python benchmarks/verification.py --store /tmp/vb         # keep the indexes between runs
+    nice -n 10 python benchmarks/verification.py --sets sample,space_dev --entities 4 --paths extractive
 
 For every entity of each set (the shipped sample: entities 101 and 202 with their
 expert queries; SPACE dev, ``../shared/data/real-reviews/space_dev.json`` or
@@ -24,9 +25,13 @@ verdict; every contradicted one is rewritten or dropped), rewritten / dropped, f
 fake the planted errors caught and the false alarms on the clean ones, and the cost:
 verification seconds over synthesis seconds of the *same runs*
 (``meta.timings["verification"]`` / ``meta.timings["synthesis"]``), with the triplet
-model loaded once beforehand (its load time is printed apart) and a fresh triplet cache
-per entity, as a one-off CLI run would have. It also prints the ratio to the whole run
-(retrieval, support, synthesis, alerts).
+model loaded once beforehand (its load time is printed apart), in three modes (``--modes``):
+``before`` (a fresh in-memory triplet cache per entity: a one-off run without the store
+cache), ``cold`` (:class:`~opinio_agents.triplets.cache.CachedTripletExtractor` and the
+cached phrase vectors over an empty store-side cache) and ``warm`` (new verifiers over
+the cache ``cold`` filled: a later process). It also prints the ratio to the whole run
+(retrieval, support, synthesis, alerts), the load average, one table of every set, path
+and mode, and whether each mode gives the same highlights and verdicts as the first.
 
 Needs nothing but the package; SPACE is skipped when absent.
 """
@@ -208,6 +213,33 @@ def _counts(results: Sequence[Any], planted: dict[str, str] | None) -> dict[str,
     }
 
 
+MODES = ("before", "cold", "warm")
+
+
+def _verifier(mode: str, extractor: Any, rag: Any, caches: Path) -> Any:
+    """A fresh verifier for one entity: a one-off run (``before``) or one over the store-side caches."""
+    from opinio_agents.retrieval.query_cache import CachedQueryEncoder
+    from opinio_agents.synthesis.verification import HighlightVerifier
+    from opinio_agents.triplets.cache import CachedTripletExtractor
+
+    if mode == "before":
+        return HighlightVerifier(extractor, encoder=rag.encoder)
+    return HighlightVerifier(
+        CachedTripletExtractor(extractor, cache_dir=caches),
+        encoder=CachedQueryEncoder(rag.encoder, cache_dir=caches),
+    )
+
+
+def _verdicts(results: Sequence[Any]) -> list[tuple[str, ...]]:
+    """Every highlight's (entity, query, side, text, verdict, action), shown and dropped, in order."""
+    out = []
+    for key, result in results:
+        for h in [*result.highlights, *result.meta.dropped]:
+            v = h.verification
+            out.append((str(key), h.query, str(h.polarity), h.text, v.verdict if v else "-", v.action if v else "-"))
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default="sample,space_dev", help="Comma-separated: sample, space_dev.")
@@ -216,15 +248,24 @@ def main() -> int:
     parser.add_argument("--store", type=Path, default=Path(tempfile.gettempdir()) / "opinio-verification-bench")
     parser.add_argument("--flip", type=int, default=4, help="The fake flips the side on 1 query in N.")
     parser.add_argument("--off-aspect", type=int, default=6, help="The fake writes off-aspect on 1 query in N.")
+    parser.add_argument(
+        "--modes",
+        default="before,cold,warm",
+        help="Comma-separated: before (no cache beyond one entity), cold (the store-side triplet and phrase "
+        "caches, empty at the start), warm (new verifiers over the caches cold filled: a later process).",
+    )
     parser.add_argument("--json", type=Path, default=None, help="Also write the figures as JSON here.")
     args = parser.parse_args()
 
     from opinio_agents.api import OpinioRAG
-    from opinio_agents.synthesis.verification import HighlightVerifier
     from opinio_agents.triplets.factory import get_triplet_extractor
 
     sets = _load_sets([s.strip() for s in args.sets.split(",") if s.strip()], args.entities)
     paths = [p.strip() for p in args.paths.split(",") if p.strip()]
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    if unknown := [m for m in modes if m not in MODES]:
+        raise SystemExit(f"unknown mode(s) {', '.join(unknown)}: use {', '.join(MODES)}")
+    table: list[tuple[str, str, dict[str, Any]]] = []
     extractor = get_triplet_extractor("embedded")
     started = time.perf_counter()
     extractor.extract(["The triplet model loads on this first call."])
@@ -239,42 +280,65 @@ def main() -> int:
                 fake = WrongSideChatModel(flip=args.flip, off_aspect=args.off_aspect, planted={})
             rag = OpinioRAG(args.store / name, llm=fake, llm_options={"cache_path": None} if fake else None)
             rag.index(entities, show_progress=False, fit_hiro=False)
-            results = []
-            planted: dict[str, str] = {}
-            for entity in entities:
-                verifier = HighlightVerifier(extractor, encoder=rag.encoder)  # fresh cache: a one-off run
-                result = rag.highlights(entity.key, verify=verifier)
+            caches = Path(tempfile.mkdtemp(prefix="opinio-vb-caches-"))  # a fresh store-side cache for cold/warm
+            reference: list[tuple[str, ...]] | None = None
+            for mode in modes:
+                results = []
+                planted: dict[str, str] = {}
+                if mode == "cold":
+                    for stale in caches.glob("*.sqlite*"):
+                        stale.unlink()
+                cpu0 = time.process_time()
+                for entity in entities:
+                    verifier = _verifier(mode, extractor, rag, caches)
+                    result = rag.highlights(entity.key, verify=verifier)
+                    if fake is not None:
+                        planted.update({f"{entity.key}\x00{q}": kind for q, kind in fake.planted.items()})
+                        fake.planted.clear()
+                    results.append((entity.key, result))
+                    t = result.meta.timings
+                    print(
+                        f"  {name}/{path}/{mode} entity {entity.key}: {len(result.highlights)} shown, "
+                        f"{len(result.meta.dropped)} dropped, verification {t.get('verification', 0):.2f} s, "
+                        f"synthesis {t.get('synthesis', 0):.2f} s",
+                        flush=True,
+                    )
+                row = _counts(results, planted if fake else None)
+                row["cpu_s"] = round(time.process_time() - cpu0, 3)
+                verdicts = _verdicts(results)
+                reference = verdicts if reference is None else reference
+                row["same_verdicts_as_first_mode"] = verdicts == reference
+                figures["sets"][f"{name}/{path}/{mode}"] = row
+                print(f"\n{name} / {path} / {mode}: {row['entities']} entities")
+                print(
+                    f"  highlights {row['highlights']}: supported {row['supported']}, weak {row['weak']}, "
+                    f"contradicted {row['contradicted']} -> rewritten {row['rewritten']}, dropped {row['dropped']}"
+                )
                 if fake is not None:
-                    planted.update({f"{entity.key}\x00{q}": kind for q, kind in fake.planted.items()})
-                    fake.planted.clear()
-                results.append((entity.key, result))
-                t = result.meta.timings
+                    print(
+                        f"  planted errors caught {row['planted_caught']}, missed {row['planted_missed']}; "
+                        f"false alarms {row['false_alarms']} of {row['clean_highlights']} clean highlights"
+                    )
+                ratio = row["cost_vs_synthesis"]
                 print(
-                    f"  {name}/{path} entity {entity.key}: {len(result.highlights)} shown, "
-                    f"{len(result.meta.dropped)} dropped, verification {t.get('verification', 0):.2f} s, "
-                    f"synthesis {t.get('synthesis', 0):.2f} s",
-                    flush=True,
+                    f"  cost: verification {row['verification_s']:.2f} s / synthesis {row['synthesis_s']:.2f} s = "
+                    f"{ratio:.0%} of synthesis time" if ratio is not None else "  cost: no synthesis time",
                 )
-            row = _counts(results, planted if fake else None)
-            figures["sets"][f"{name}/{path}"] = row
-            print(f"\n{name} / {path}: {row['entities']} entities")
-            print(
-                f"  highlights {row['highlights']}: supported {row['supported']}, weak {row['weak']}, "
-                f"contradicted {row['contradicted']} -> rewritten {row['rewritten']}, dropped {row['dropped']}"
-            )
-            if fake is not None:
-                print(
-                    f"  planted errors caught {row['planted_caught']}, missed {row['planted_missed']}; "
-                    f"false alarms {row['false_alarms']} of {row['clean_highlights']} clean highlights"
-                )
-            ratio = row["cost_vs_synthesis"]
-            print(
-                f"  cost: verification {row['verification_s']:.2f} s / synthesis {row['synthesis_s']:.2f} s = "
-                f"{ratio:.0%} of synthesis time" if ratio is not None else "  cost: no synthesis time",
-            )
-            if row["cost_vs_total"] is not None:
-                print(f"        {row['cost_vs_total']:.0%} of the whole run ({row['total_s']:.2f} s)")
+                if row["cost_vs_total"] is not None:
+                    print(f"        {row['cost_vs_total']:.0%} of the whole run ({row['total_s']:.2f} s)")
+                table.append((f"{name}/{path}", mode, row))
             rag.close()
+    print(f"\nload: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min)")
+    print(f"{'set/path':<24} {'mode':<7} {'highl.':>6} {'sup/weak/contr':>15} {'verif s':>8} {'synth s':>8} "
+          f"{'ratio':>6} {'same':>5}")
+    for label, mode, row in table:
+        verdicts = f"{row['supported']}/{row['weak']}/{row['contradicted']}"
+        ratio = row["cost_vs_synthesis"]
+        print(
+            f"{label:<24} {mode:<7} {row['highlights']:>6} {verdicts:>15} {row['verification_s']:>8.2f} "
+            f"{row['synthesis_s']:>8.2f} {(f'{ratio:.2f}x' if ratio is not None else '-'):>6} "
+            f"{('yes' if row['same_verdicts_as_first_mode'] else 'NO'):>5}"
+        )
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2), encoding="utf-8")
         print(f"\nwrote {args.json}")

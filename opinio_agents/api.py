@@ -31,16 +31,15 @@ from typing import TYPE_CHECKING, Any
 
 from opinio_agents.embeddings import DEFAULT_MODEL_NAME, ENCODER_BACKENDS, ENCODER_ENV, Encoder, get_encoder
 from opinio_agents.errors import ConfigError, OpinioError, StoreError
+from opinio_agents.hiro.retriever import DEFAULT_ALPHA, DEFAULT_TOP_K
 from opinio_agents.indexing import Indexer, IndexStats
 from opinio_agents.kinds import SYNTHESIZERS, QueryMode, RetrieverKind, SynthesizerKind
 from opinio_agents.models import Entity, HighlightSet, Support
 from opinio_agents.retrieval.factory import RetrieverFactory, ScoredSentence
 from opinio_agents.stores.sentence_store import DEFAULT_STORE, SentenceStore
-from opinio_agents.summarizers import QUERY_FREE_TOP_K
 from opinio_agents.synthesis.base import Synthesizer
-from opinio_agents.synthesis.request import HighlightRequest, QueryFree
 from opinio_agents.synthesis.selection import DEFAULT_SUMMARY_WORDS
-from opinio_agents.synthesis.summarizer import Summarizer, SummaryEvent
+from opinio_agents.synthesis.summarizer import HighlightRequest, QueryFree, Summarizer, SummaryEvent
 from opinio_agents.synthesis.verification import VERIFY_BY_DEFAULT, HighlightVerifier
 from opinio_agents.trends import Weighting
 
@@ -174,7 +173,10 @@ class OpinioRAG:
         the long-context baseline), so no model-written claim reaches a user unchecked.
 
         The façade keeps one :class:`~opinio_agents.synthesis.verification.HighlightVerifier`
-        (its triplet cache is shared by every run and thread), using the façade's encoder.
+        shared by every run and thread. Its triplets go through a
+        :class:`~opinio_agents.triplets.cache.CachedTripletExtractor` whose rows live in the
+        store (``triplets.sqlite``), and its phrase vectors through the retrievers' cached
+        query encoder, so a sentence is extracted once across queries, runs and processes.
 
         Example:
             >>> OpinioRAG("/tmp/opinio-demo").verifier(False) is None      # doctest: +SKIP
@@ -191,7 +193,11 @@ class OpinioRAG:
             return None
         with self._lock:
             if self._verifier is None:
-                self._verifier = HighlightVerifier(encoder=self.encoder)
+                from opinio_agents.triplets.cache import CachedTripletExtractor
+
+                self._verifier = HighlightVerifier(
+                    CachedTripletExtractor(cache_dir=self.store.store_dir), encoder=self.retrievers.encoder
+                )
             return self._verifier
 
     def _store_backend(self, embedding_model: str | Path | None) -> str | None:
@@ -339,7 +345,9 @@ class OpinioRAG:
             )
         return hiro
 
-    def aspects(self, entity_id: str | int, *, top_k: int = 10, alpha: float = 6.0) -> list[DiscoveredAspect]:
+    def aspects(
+        self, entity_id: str | int, *, top_k: int = 10, alpha: float = DEFAULT_ALPHA
+    ) -> list[DiscoveredAspect]:
         """HIRO aspect discovery: the entity's most discussed aspects, weighed with how distinctive they are.
 
         Raises:
@@ -348,7 +356,7 @@ class OpinioRAG:
         from opinio_agents.hiro.aspects import discover_aspects
 
         key = self.store.require_entity(entity_id)
-        return discover_aspects(self._require_hiro(), key, top_k=top_k, alpha=alpha)
+        return discover_aspects(self._require_hiro(), key, top_k=top_k, alpha=alpha, encoder=self.retrievers.encoder)
 
     def precompute_hiro(self, entity_ids: Sequence[str | int] | None = None) -> list[str]:
         """Compute and store the default aspects and query-free highlights of entities now.
@@ -382,7 +390,8 @@ class OpinioRAG:
         return keys
 
     def compare(
-        self, entity_id: str | int, *, top_k: int = 8, alpha: float = 6.0, since: dt.date | None = None
+        self, entity_id: str | int, *, top_k: int = DEFAULT_TOP_K, alpha: float = DEFAULT_ALPHA,
+        since: dt.date | None = None,
     ) -> EntityComparison:
         """What sets the entity apart from the store's other entities (HIRO aspects and their lift).
 
@@ -422,14 +431,12 @@ class OpinioRAG:
         from opinio_agents.synthesis.support import count_support
 
         info = self.store.entity_record(entity_id)
-        encoder = self.retrievers.encoder  # the query-vector cache: a query seen before loads no model
-        return count_support(
+        return count_support(  # the one definition (synthesis/support.py aspect_mentions)
             query,
             self.store.sentences(info.key),
-            total_reviews=info.n_reviews,
+            total_reviews=info.n_reviews or None,
             embeddings=self.store.embeddings(info.key, persist=True),
-            query_embedding=encoder.encode([query])[0],
-            encoder=encoder,
+            encoder=self.retrievers.encoder,  # the query-vector cache: a query seen before loads no model
             weighting=weighting,
         )
 
@@ -440,8 +447,9 @@ class OpinioRAG:
         with self._lock:
             if self._llm is None and self.llm_spec is not None:
                 from opinio_agents.llm.providers import resolve_chat_model
+                from opinio_agents.synthesis.llm import DEFAULT_TIMEOUT
 
-                timeout = float(self.llm_options.get("timeout", 60.0))
+                timeout = float(self.llm_options.get("timeout", DEFAULT_TIMEOUT))
                 self._llm = resolve_chat_model(self.llm_spec, base_url=self.base_url, timeout=timeout)
             return self._llm
 
@@ -533,7 +541,7 @@ class OpinioRAG:
             from opinio_agents.summarizers import QueryFreeSummarizer
 
             return QueryFreeSummarizer(
-                self._require_hiro(), top_k=top_k or QUERY_FREE_TOP_K, verifier=self.verifier(verify) or False
+                self._require_hiro(), top_k=top_k or DEFAULT_TOP_K, verifier=self.verifier(verify) or False
             )
         if kind == "long-context" or _is_long_context(kind):
             if retriever is not None or filters is not None:
@@ -597,10 +605,10 @@ class OpinioRAG:
         half_life_days: float | None = None,
         weight_helpful: bool = False,
     ) -> HighlightRequest:
-        """The :class:`~opinio_agents.synthesis.request.HighlightRequest` of a highlight run, resolved once.
+        """The :class:`~opinio_agents.synthesis.summarizer.HighlightRequest` of a highlight run, resolved once.
 
         The one place where a run's entity key, queries and mode are decided (by
-        :func:`~opinio_agents.synthesis.request.plan_queries`) and its summarizer is chosen; the CLI,
+        :func:`~opinio_agents.synthesis.summarizer.plan_queries`) and its summarizer is chosen; the CLI,
         the HTTP service, MCP and the agent tools all come through here, and nothing below decides
         again. Nothing is computed: :meth:`run` (or ``request.summarizer.stream(request)``) does the work.
         The arguments are those of :meth:`highlights`.
@@ -614,7 +622,7 @@ class OpinioRAG:
             >>> request.mode, request.queries[:2]                            # doctest: +SKIP
             ('expert-queries', ('cleanliness', 'staff'))
         """
-        from opinio_agents.synthesis.request import plan_queries
+        from opinio_agents.synthesis.summarizer import plan_queries
 
         weighting = Weighting(since=since, until=until, half_life_days=half_life_days, helpful=weight_helpful)
         given = synthesizer if synthesizer is not None else self.synthesizer_kind
@@ -659,7 +667,7 @@ class OpinioRAG:
             >>> rag.query_mode("plain", query_free="auto")      # doctest: +SKIP
             'query-free'
         """
-        from opinio_agents.synthesis.request import plan_queries
+        from opinio_agents.synthesis.summarizer import plan_queries
 
         return plan_queries(self.store, entity_id, queries, query_free=query_free)[2]
 
@@ -748,7 +756,7 @@ class OpinioRAG:
         yield from request.summarizer.stream(request)
 
     def query_free_highlights(
-        self, entity_id: str | int, *, top_k: int = QUERY_FREE_TOP_K, alpha: float | None = None,
+        self, entity_id: str | int, *, top_k: int = DEFAULT_TOP_K, alpha: float | None = None,
         summary_words: int = DEFAULT_SUMMARY_WORDS,
     ) -> HighlightSet:
         """Highlights without any query: HIRO's popular and entity-specific clusters, plus alerts.

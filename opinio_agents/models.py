@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from opinio_agents.kinds import Granularity, PolarityName, QueryMode, Verdict
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -434,7 +436,7 @@ class Trend(BaseModel):
         'insufficient'
     """
 
-    granularity: Literal["year", "quarter"]
+    granularity: Granularity
     points: list[TrendPoint] = Field(default_factory=list)
     label: Literal["improving", "worsening", "stable", "insufficient"]
     test: str
@@ -459,6 +461,9 @@ class QueryEvidence:
             selection by centrality beyond the top-K.
         pool_vectors: Embeddings of ``pool`` (one row each).
         query_vector: The query's embedding.
+        mentions: Sentence ids of the entity's sentences that mention the query, as
+            ``support`` counts them (:func:`~opinio_agents.synthesis.support.aspect_mentions`);
+            quotes come from these when a side has enough of them.
     """
 
     query: str
@@ -469,6 +474,7 @@ class QueryEvidence:
     pool: list[Evidence] | None = None
     pool_vectors: np.ndarray | None = None
     query_vector: np.ndarray | None = None
+    mentions: frozenset[str] | None = None
 
 
 
@@ -498,7 +504,7 @@ class Verification(BaseModel):
     aspect_relevance: float | None = None
     sentiment_factuality: float | None = None
     opinion_faithfulness: float | None = None
-    verdict: Literal["supported", "weak", "contradicted"]
+    verdict: Verdict
     reason: str
     action: Literal["kept", "rewritten", "dropped"] = "kept"
 
@@ -622,7 +628,7 @@ class RunMeta(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    mode: Literal["queries", "expert-queries", "query-free"] | None = None
+    mode: QueryMode | None = None
     retriever: str | None = None
     top_k: int | None = None
     synthesizer: str = "extractive"
@@ -702,12 +708,12 @@ class HighlightSet(BaseModel):
         """Append a highlight to the side given by its polarity."""
         (self.pros if highlight.polarity is Polarity.PROS else self.cons).append(highlight)
 
-    def to_opiniobank(self) -> dict[Literal["pros", "cons"], dict[str, str]]:
+    def to_opiniobank(self) -> dict[PolarityName, dict[str, str]]:
         """The paper's ``{"pros": {query: text}, "cons": {query: text}}`` form.
 
         When one query yields several highlights on a side, their texts are joined.
         """
-        out: dict[Literal["pros", "cons"], dict[str, str]] = {"pros": {}, "cons": {}}
+        out: dict[PolarityName, dict[str, str]] = {"pros": {}, "cons": {}}
         for side, items in (("pros", self.pros), ("cons", self.cons)):
             for item in items:
                 bucket = out[side]  # type: ignore[index]

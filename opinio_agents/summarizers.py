@@ -32,12 +32,12 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from opinio_agents.errors import ConfigError
+from opinio_agents.hiro.retriever import DEFAULT_TOP_K
 from opinio_agents.models import Evidence, Highlight, HighlightSet, QueryEvidence, QueryFailure, RunMeta, Support
 from opinio_agents.synthesis.alerts import CriticalComplaintCheck
 from opinio_agents.synthesis.base import SynthesisOutcome
-from opinio_agents.synthesis.request import HighlightRequest
 from opinio_agents.synthesis.selection import DEFAULT_SUMMARY_WORDS
-from opinio_agents.synthesis.summarizer import Draft, Summarizer, SummaryDone, SummaryEvent
+from opinio_agents.synthesis.summarizer import Draft, HighlightRequest, Summarizer, SummaryDone, SummaryEvent
 
 if TYPE_CHECKING:
     from opinio_agents.hiro.store import HiroIndex
@@ -45,10 +45,7 @@ if TYPE_CHECKING:
     from opinio_agents.synthesis.long_context import LongContextSynthesizer
     from opinio_agents.synthesis.verification import HighlightVerifier
 
-__all__ = ["LongContextSummarizer", "QueryFreeSummarizer", "QUERY_FREE_TOP_K"]
-
-#: Aspects written up by a query-free run (HIRO: 8 clusters).
-QUERY_FREE_TOP_K = 8
+__all__ = ["LongContextSummarizer", "QueryFreeSummarizer"]
 
 
 def _group(highlights: Sequence[Highlight]) -> dict[str, list[Highlight]]:
@@ -143,7 +140,7 @@ class QueryFreeSummarizer(Summarizer):
         self,
         hiro: HiroIndex,
         *,
-        top_k: int = QUERY_FREE_TOP_K,
+        top_k: int = DEFAULT_TOP_K,
         alpha: float | None = None,
         split_threshold: float = 0.35,
         max_cited: int = 5,

@@ -26,7 +26,7 @@ dated mentions, or mentions in a single period, is ``insufficient``. Where the c
 happened is Pettitt's change point, taken at a period boundary that leaves at least
 ``min_segment`` (5) mentions on each side; the summary compares the two regimes
 ("complaints about wi-fi fell from 40% of mentions in 2015-2019 to 8% in 2020-2024").
-Periods are years, or quarters when there are at least ``QUARTER_MIN_MENTIONS`` (10)
+Periods are years, or quarters when there are at least ``TrendSettings.quarter_min_mentions`` (10)
 dated mentions per quarter on average over at least four quarters.
 
 Example:
@@ -47,11 +47,11 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
 from opinio_agents.errors import ConfigError
+from opinio_agents.kinds import Granularity
 from opinio_agents.models import Trend, TrendPoint
 
 __all__ = [
@@ -66,24 +66,34 @@ __all__ = [
     "mann_kendall",
     "pettitt",
     "compute_trend",
-    "DEFAULT_ALPHA",
-    "MIN_MENTIONS",
-    "MIN_SEGMENT",
-    "MIN_EFFECT",
-    "QUARTER_MIN_MENTIONS",
+    "TrendSettings",
+    "TREND_SETTINGS",
 ]
 
-Granularity = Literal["year", "quarter"]
-#: Significance level of the trend test.
-DEFAULT_ALPHA = 0.01
-#: Fewer dated mentions than this: ``insufficient``.
-MIN_MENTIONS = 20
-#: Mentions each side of a change point needs.
-MIN_SEGMENT = 5
-#: Smallest change of the net stance (positive share - negative share) labelled a trend.
-MIN_EFFECT = 0.1
-#: Mean dated mentions per quarter above which the periods are quarters.
-QUARTER_MIN_MENTIONS = 10
+
+
+@dataclass(frozen=True)
+class TrendSettings:
+    """The settings of the trend step in one place (the values shipped; ``benchmarks/trends.py``
+    measures how many planted trends they recover).
+
+    Attributes:
+        significance_level: Significance level of the Mann-Kendall test.
+        min_mentions: Fewer dated mentions than this: ``insufficient``.
+        min_segment: Mentions each side of a change point needs.
+        min_effect: Smallest change of the net stance (positive share - negative share) labelled a trend.
+        quarter_min_mentions: Mean dated mentions per quarter above which the periods are quarters.
+    """
+
+    significance_level: float = 0.01
+    min_mentions: int = 20
+    min_segment: int = 5
+    min_effect: float = 0.1
+    quarter_min_mentions: int = 10
+
+
+#: The settings every trend uses unless a caller passes others.
+TREND_SETTINGS = TrendSettings()
 
 
 @dataclass(frozen=True)
@@ -272,7 +282,7 @@ def period_range(first: dt.date, last: dt.date, granularity: Granularity) -> lis
 
 
 def choose_granularity(dates: Sequence[dt.date]) -> Granularity:
-    """Quarters when the dated mentions average ``QUARTER_MIN_MENTIONS`` per quarter over four or more, else years.
+    """Quarters when the dated mentions average ``quarter_min_mentions`` (TrendSettings) a quarter over 4+, else years.
 
     Example:
         >>> choose_granularity([dt.date(2020, 1, 1)] * 30 + [dt.date(2020, 12, 1)] * 30)
@@ -283,7 +293,7 @@ def choose_granularity(dates: Sequence[dt.date]) -> Granularity:
     if not dates:
         return "year"
     quarters = _period_key(max(dates), "quarter") - _period_key(min(dates), "quarter") + 1
-    return "quarter" if quarters >= 4 and len(dates) / quarters >= QUARTER_MIN_MENTIONS else "year"
+    return "quarter" if quarters >= 4 and len(dates) / quarters >= TREND_SETTINGS.quarter_min_mentions else "year"
 
 
 # -- tests --------------------------------------------------------------------------
@@ -448,10 +458,10 @@ def compute_trend(
     review_dates: Sequence[dt.date | None],
     *,
     granularity: Granularity | None = None,
-    alpha: float = DEFAULT_ALPHA,
-    min_mentions: int = MIN_MENTIONS,
-    min_segment: int = MIN_SEGMENT,
-    min_effect: float = MIN_EFFECT,
+    alpha: float = TREND_SETTINGS.significance_level,
+    min_mentions: int = TREND_SETTINGS.min_mentions,
+    min_segment: int = TREND_SETTINGS.min_segment,
+    min_effect: float = TREND_SETTINGS.min_effect,
 ) -> Trend:
     """The :class:`~opinio_agents.models.Trend` of one aspect from its dated mentions.
 

@@ -128,26 +128,62 @@ def test_extractive_chat_without_llm(rag: OpinioRAG) -> None:
 @pytest.mark.slow
 def test_llm_chat_streams_cites_and_keeps_context(rag: OpinioRAG, loopback: Loopback) -> None:
     chat = ReviewChat(rag, "101", llm=_chat_model(loopback.url), k=4)
-    loopback.replies = ["Most guests say the wi-fi drops in the rooms [S1] [S2].",
-                        "Breakfast is praised for its variety [S1]."]
+    loopback.replies = [
+        "Wi-fi only worked in the corridor, not in the room [S1]. Some guests had to pay for it [S2, S3].",
+        "Breakfast is praised for its pancakes [1].",
+    ]
     pieces = list(chat.stream("How is the wi-fi?"))
-    assert len(pieces) > 3  # streamed word by word
     first = chat.last_answer
-    assert first.mode == "llm" and first.answer == "Most guests say the wi-fi drops in the rooms [S1] [S2]."
-    assert [c.marker for c in first.citations] == ["S1", "S2"]
-    assert loopback.requests[0]["stream"] is True
+    assert pieces == ["Wi-fi only worked in the corridor, not in the room [S1].",
+                      " Some guests had to pay for it [S2] [S3]."]  # streamed sentence by sentence, once checked
+    assert first.mode == "llm" and first.answer == "".join(pieces) and not first.fallback
+    assert [c.marker for c in first.citations] == ["S1", "S2", "S3"]
+    assert first.guard is not None and first.guard.shown == 2 and first.guard.dropped == 0
+    assert [c.verdict for c in first.checks] and all(c.verdict != "contradicted" for c in first.checks)
+    assert loopback.requests[0]["stream"] is True and loopback.requests[0]["max_completion_tokens"] == chat.max_tokens
     sent = loopback.requests[0]["messages"]
-    assert sent[0]["role"] == "system" and "untrusted" in sent[0]["content"]
+    assert sent[0]["role"] == "system" and "untrusted" in sent[0]["content"] and "[S2]" in sent[0]["content"]
     assert "<review_data>" in sent[-1]["content"] and first.evidence[0].text.split()[0] in sent[-1]["content"]
 
     second = chat.ask("and the breakfast?")
     assert second.search_query == "and the breakfast?"
+    assert second.answer == "Breakfast is praised for its pancakes [S1]."
     assert second.citations[0].sentence_id == second.evidence[0].sentence_id
     history = loopback.requests[1]["messages"]
     assert [m["role"] for m in history] == ["system", "user", "assistant", "user"]
     assert history[2]["content"] == first.answer and history[1]["content"] == "How is the wi-fi?"
     follow = chat.ask("Is it included in the price?")
     assert follow.search_query.startswith("and the breakfast?")
+
+
+@pytest.mark.slow
+def test_a_model_that_never_cites_loops_or_contradicts_is_never_shown_as_fact(
+    rag: OpinioRAG, loopback: Loopback
+) -> None:
+    """Fault injection: the server's replies are what a small model writes at its worst."""
+    chat = ReviewChat(rag, "101", llm=_chat_model(loopback.url), k=4)
+    loop = "The wi-fi is fast and reliable. " * 8
+    loopback.replies = [loop, "The wi-fi is fast and reliable [S1]. I love this hotel [S7].", loop]
+    looping = chat.ask("How is the wi-fi?")
+    assert looping.fallback and looping.answer.startswith("[quoting the reviews")
+    assert "fast and reliable" not in looping.answer and looping.citations
+    assert looping.guard is not None and looping.guard.repeated == 2 and looping.guard.stopped
+    assert all(c.action == "dropped" for c in looping.checks)
+    assert chat.history[-1][1] == looping.answer  # the conversation keeps what the user saw
+
+    flipped = chat.ask("Is the wi-fi good?")
+    assert "fast and reliable" not in flipped.answer and flipped.fallback
+    issues = {c.issue for c in flipped.checks}
+    assert issues <= {"contradicted", "no-citation"} and flipped.checks[1].invalid == ["S7"]
+
+    marking = ReviewChat(rag, "101", llm=_chat_model(loopback.url), k=4, unsupported="mark")
+    marked = marking.ask("How is the wi-fi?")
+    assert marked.answer.startswith("[unverified") and marked.fallback and marked.guard.marked == 1
+
+    before = len(loopback.requests)
+    nothing = chat.ask("Is there a casino?")
+    assert not nothing.covered and "do not cover" in nothing.answer and not nothing.citations
+    assert len(loopback.requests) == before  # no evidence: the model is not asked to guess
 
 
 def test_untrusted_review_text_cannot_escape_the_data_block() -> None:
@@ -164,7 +200,7 @@ def test_cli_chat_answers_with_citations_from_a_loopback_model(
     dataset.write_text(json.dumps([e.model_dump(mode="json") for e in _subset()]), encoding="utf-8")
     app = typer.Typer()
     register(app)
-    loopback.replies = ["Reviewers say the wi-fi is patchy in the rooms [S1] but fine in the lobby [S2]."]
+    loopback.replies = ["Wi-fi only worked in the corridor, not in the room [S1]. The hotel has a casino."]
     result = CliRunner().invoke(
         app,
         ["chat", str(dataset), "--entity", "101", "--llm", "openai:loopback", "--base-url", loopback.url,
@@ -174,9 +210,10 @@ def test_cli_chat_answers_with_citations_from_a_loopback_model(
     assert result.exit_code == 0, result.output
     out = result.output
     assert "Harborview City Hotel" in out and "mode: LLM" in out
-    assert "wi-fi is patchy in the rooms [S1]" in out
+    assert "Wi-fi only worked in the corridor, not in the room [S1]." in out and "casino" not in out
     sources = [line for line in out.split("Sources:")[1].splitlines() if line.strip().startswith("[S")]
-    assert len(sources) == 2 and sources[0].lstrip().startswith("[S1] 101:")
+    assert len(sources) == 1 and sources[0].lstrip().startswith("[S1] 101:")
+    assert "Checked 2 model sentences: 1 removed (1 without a valid citation)" in out
     assert len(loopback.requests) == 1 and loopback.requests[0]["stream"] is True
 
 

@@ -122,7 +122,7 @@ def test_verification_drops_or_marks_contradicted_sentences() -> None:
 
 def test_an_uncited_paraphrase_is_attributed_then_verified() -> None:
     guard = AnswerGuard(EVIDENCE, [-0.5, 0.7], verifier=_verifier(), encoder=BagOfWords())
-    shown = guard.feed("The wifi kept dropping in the room. The wifi is fast and great in every room. ") + guard.close()
+    shown = guard.feed("The wifi kept dropping in the room. The wifi in the room kept being fast. ") + guard.close()
     assert shown == ["The wifi kept dropping in the room [S1]."]
     first, second = guard.checks
     assert first.action == "repaired" and first.citations == ["S1"] and "attributed" in first.reason

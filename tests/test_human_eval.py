@@ -234,3 +234,26 @@ def test_general_budget_defaults_to_reference_length() -> None:
     evaluator = HumanReferenceEvaluator(FakeRAG(), parse_references(REFS), system=fake_system)
     lengths = [9, 4, 5]
     assert evaluator.general_words == round(sum(lengths) / len(lengths))
+
+
+def test_specificity_margin_scores_against_the_other_entities() -> None:
+    from opinio_agents.evaluation.human import rouge_multi, specificity_margin
+
+    own = ["The pool is heated and the spa is great."]
+    others = [["Rude staff and a dirty lobby."], ["The staff were rude."]]
+    other, margin = specificity_margin("Heated pool, great spa.", own, others)
+    assert other == 0.0 and margin == pytest.approx(rouge_multi("Heated pool, great spa.", own)["RL"])
+    generic_other, generic_margin = specificity_margin("The staff were rude.", ["Rude staff."], others)
+    assert generic_other > 30 and generic_margin < 0  # fits the other entities as well as its own
+    evaluator = HumanReferenceEvaluator(
+        FakeRAG(), parse_references(REFS), HumanEvalConfig(general_words=8), system=fake_system
+    )
+    records = evaluator.run()
+    general = [r for r in records if r["task"] == "general"]
+    assert general and all(r["margin"] == pytest.approx(r["RL"] - r["RL_other"]) for r in general)
+    row = next(r for r in summarize_records(records)["general"]["rows"] if r["System"] == "opinio")
+    assert set(row) >= {"RL other", "Margin"}
+    none = HumanReferenceEvaluator(
+        FakeRAG(), parse_references(REFS), HumanEvalConfig(general_words=8, margin_entities=0), system=fake_system
+    )
+    assert all("margin" not in r for r in none.run())

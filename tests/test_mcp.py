@@ -77,7 +77,7 @@ def test_mcp_in_process_client(store: Path) -> None:
         out = anyio.run(run)
     finally:
         rag.close()
-    assert len(out["tools"]) == 5
+    assert len(out["tools"]) == 6
     search = _structured(out["search"])
     assert search["entity_id"] == "202" and len(search["hits"]) == 2
     assert out["bad"].is_error
@@ -89,7 +89,7 @@ def test_mcp_round_trip(store: Path) -> None:
     out = anyio.run(_session_run, store)
     tools = {t.name: t for t in out["tools"]}
     assert set(tools) == {"list_entities", "search_reviews", "review_highlights", "aspect_overview",
-                          "compare_entities"}
+                          "compare_entities", "ask_reviews"}
     search_schema = tools["search_reviews"].input_schema
     assert search_schema["required"] == ["entity", "query"]
     assert "filters" in search_schema["properties"] and tools["search_reviews"].description

@@ -37,9 +37,9 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel, Field
@@ -48,7 +48,9 @@ from opinio_agents.agents.answer_guard import AnswerGuard, GuardReport, Sentence
 from opinio_agents.agents.filters import ReviewFilters
 from opinio_agents.agents.schemas import SupportInfo
 from opinio_agents.errors import ConfigError, LLMError
+from opinio_agents.kinds import ChatMode
 from opinio_agents.retrieval.factory import ScoredSentence
+from opinio_agents.text.duplicates import distinct_indices
 
 if TYPE_CHECKING:
     from langchain_core.callbacks import CallbackManagerForChainRun
@@ -93,6 +95,10 @@ _FALLBACK_NOTE = "[quoting the reviews: no sentence of the model's answer was ba
 _OPEN, _CLOSE = "<review_data>", "</review_data>"
 _MARKER = re.compile(r"\[S(\d+)\]")
 _BLOCK_TAG = re.compile(r"</?\s*review_data\s*>", re.IGNORECASE)
+_QUESTION_WORDS = frozenset(
+    {"how", "what", "when", "where", "which", "who", "why", "whether", "they", "there", "here", "any", "get",
+     "can", "could", "would", "should", "tell", "know", "about", "like", "good", "bad", "well"}
+)
 _REFERENTS = frozenset({"it", "its", "it's", "they", "them", "their", "those", "that"})
 
 
@@ -113,7 +119,7 @@ class ChatAnswer(BaseModel):
     entity_name: str = ""
     question: str
     answer: str
-    mode: Literal["llm", "extractive"]
+    mode: ChatMode
     search_query: str
     covered: bool = Field(description="Whether any review discusses the question.")
     support: SupportInfo
@@ -266,7 +272,7 @@ class ReviewChat(Runnable[ChatInput, str]):
         self._last_query: str | None = None
 
     @property
-    def mode(self) -> Literal["llm", "extractive"]:
+    def mode(self) -> ChatMode:
         """``llm`` when a chat model is configured, else ``extractive``."""
         return "llm" if self.llm is not None else "extractive"
 
@@ -405,7 +411,8 @@ class ReviewChat(Runnable[ChatInput, str]):
                 previous = standalone_query(asked, previous)
         query = standalone_query(question, previous)
         meta = self.filters.to_metadata_filters() if self.filters else None
-        hits = self.rag.retrieve(self.entity_key, query, top_k=self.k, retriever=self.retriever, filters=meta)  # type: ignore[arg-type]
+        hits = self.rag.retrieve(self.entity_key, query, top_k=2 * self.k, retriever=self.retriever, filters=meta)  # type: ignore[arg-type]
+        hits = [hits[i] for i in distinct_indices([h.sentence.text for h in hits], limit=self.k)]  # distinct citations
         support = SupportInfo.of(self.rag.support(self.entity_key, query))
         distinct = list({_normal(h.sentence.text): h for h in reversed(hits)}.values())[::-1]
         return _Turn(
@@ -413,7 +420,7 @@ class ReviewChat(Runnable[ChatInput, str]):
             query=query,
             support=support,
             evidence=[_citation(i, h) for i, h in enumerate(distinct, start=1)],
-            covered=support.reviews > 0 and bool(hits),
+            covered=bool(hits) and (support.reviews > 0 or _shares_topic(query, [h.sentence.text for h in distinct])),
             history=history,
             stateful=stateful,
         )
@@ -511,9 +518,7 @@ class ReviewChat(Runnable[ChatInput, str]):
                     guard.stop()
                     break
         finally:
-            close = getattr(raw, "close", None)
-            if close is not None:
-                close()
+            raw.close()  # the model stops generating (a local model at its next token, a server's stream closes)
         for sentence in guard.close():
             yield sentence if not shown else " " + sentence
             shown += 1
@@ -533,7 +538,7 @@ class ReviewChat(Runnable[ChatInput, str]):
         for item in evidence[: self.extractive_sentences]:
             yield f"\n  [{item.marker}] \"{sanitize_review_text(item.text)}\""
 
-    def _llm_stream(self, turn: _Turn, run_manager: Any, config: RunnableConfig) -> Iterator[str]:
+    def _llm_stream(self, turn: _Turn, run_manager: Any, config: RunnableConfig) -> Generator[str, None, None]:
         from langchain_core.runnables.config import patch_config
 
         llm = self.llm
@@ -541,11 +546,15 @@ class ReviewChat(Runnable[ChatInput, str]):
             return
         messages = self.messages(turn.question, turn.query, turn.support, turn.evidence, turn.history)
         child = patch_config(config, callbacks=run_manager.get_child()) if run_manager is not None else config
+        stream = _budgeted(llm, self.max_tokens).stream(messages, config=child)
         try:
-            for chunk in _bounded(llm, self.max_tokens).stream(messages, config=child):
+            for chunk in stream:
                 text = _chunk_text(chunk.content)
                 if text:
                     yield text
+        except GeneratorExit:  # the guard stopped reading: stop the model too
+            stream.close()
+            raise
         except Exception as exc:  # provider errors vary; surface one library error
             raise LLMError(f"the chat model failed: {type(exc).__name__}: {exc}", query=turn.question) from exc
 
@@ -602,24 +611,57 @@ def _citation(position: int, hit: ScoredSentence) -> Citation:
     )
 
 
+def _shares_topic(query: str, texts: Sequence[str]) -> bool:
+    """Whether a retrieved sentence names a content word of ``query`` (BM25 tokens, question words aside).
+
+    The support count of a whole question can miss what its topic word finds ("How is the
+    breakfast?" against "breakfast"); a retrieved sentence that names the topic means the
+    reviews do discuss it.
+
+    Example:
+        >>> _shares_topic("How is the breakfast?", ["Breakfast was great."])
+        True
+        >>> _shares_topic("How is the casino?", ["How nice the hotel is."])
+        False
+    """
+    from opinio_agents.text.preprocess import tokenize_for_bm25
+
+    topic = set(tokenize_for_bm25(query)) - _QUESTION_WORDS
+    return bool(topic) and any(topic & set(tokenize_for_bm25(text)) for text in texts)
+
+
 def _normal(text: str) -> str:
     """A sentence's text for duplicate detection (case, spacing and punctuation ignored)."""
     return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
 
 
-def _bounded(llm: BaseChatModel, max_tokens: int) -> Any:
-    """``llm`` with the answer's token budget bound where the model takes one.
+#: Repetition penalty of a local model while it writes a chat answer: off. A chat answer should
+#: copy the excerpts' words, which the penalty discourages (it also weighs the prompt's tokens):
+#: SmolLM2-135M on four sample questions wrote 1-3 sentences per answer with 3 of 4 answers
+#: backed at 1.0, and 8 rambling sentences per answer with 2 of 4 backed at 1.15 (the highlight
+#: chains' setting). Loops are the guard's job (repeated sentences dropped, generation stopped).
+CHAT_REPETITION_PENALTY = 1.0
 
-    OpenAI-compatible models (vLLM, llama.cpp's server, LM Studio, Ollama's /v1) take
-    ``max_tokens`` per call; a local pipeline model has its own ``max_new_tokens`` (set
-    when it is loaded) and is passed through unchanged. The guard stops any model early
-    once it repeats itself or has said enough.
+
+def _budgeted(llm: BaseChatModel, max_tokens: int) -> Any:
+    """``llm`` with the chat's generation settings where the model takes them.
+
+    * A local model (``hf:``, :class:`~opinio_agents.llm.local.LocalChatModel`: greedy by
+      default) gets ``max_new_tokens`` and :data:`CHAT_REPETITION_PENALTY` (a copy sharing
+      the weights); it stops generating as soon as its stream is closed, which the chat
+      does when the guard has seen a loop or enough sentences.
+    * A model with a ``max_tokens`` field (OpenAI-compatible servers: vLLM, llama.cpp's
+      server, LM Studio, Ollama's /v1) gets ``max_tokens``; closing its stream closes the
+      HTTP response.
+    * Any other model is passed through; the guard still stops reading it.
     """
     fields = getattr(type(llm), "model_fields", {})
+    if "repetition_penalty" in fields and "max_new_tokens" in fields:
+        budget = min(int(getattr(llm, "max_new_tokens", max_tokens) or max_tokens), max_tokens)
+        return llm.model_copy(update={"repetition_penalty": CHAT_REPETITION_PENALTY, "max_new_tokens": budget})
     if "max_tokens" in fields:
         current = getattr(llm, "max_tokens", None)
-        if current is None or current > max_tokens:
-            return llm.bind(max_tokens=max_tokens)
+        return llm.bind(max_tokens=max_tokens) if current is None or current > max_tokens else llm
     return llm
 
 

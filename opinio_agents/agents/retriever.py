@@ -13,7 +13,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
@@ -22,6 +22,7 @@ from pydantic import ConfigDict, Field
 
 from opinio_agents.agents.filters import ReviewFilters
 from opinio_agents.errors import ConfigError
+from opinio_agents.kinds import RetrieverKind
 from opinio_agents.retrieval.factory import ScoredSentence
 
 __all__ = ["OpinioReviewRetriever", "to_document"]
@@ -50,7 +51,7 @@ class OpinioReviewRetriever(BaseRetriever):
     rag: Any = Field(description="The OpinioRAG facade holding the index.")
     entity_id: str | int = Field(description="The entity to search (its id as in the dataset).")
     k: int = Field(default=10, ge=1)
-    kind: Literal["bm25", "dense", "hybrid"] = "hybrid"
+    kind: RetrieverKind = "hybrid"
     filters: ReviewFilters | None = None
 
     def _get_relevant_documents(

@@ -12,11 +12,12 @@ Example:
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, Field
 
 from opinio_agents.agents.filters import ReviewFilters
+from opinio_agents.kinds import AspectSource, ChatRole, PolarityName, Verdict
 from opinio_agents.models import Support
 
 __all__ = [
@@ -110,7 +111,7 @@ class CompareEntitiesInput(BaseModel):
 class ChatTurn(BaseModel):
     """One earlier turn of a conversation (the caller keeps the conversation)."""
 
-    role: Literal["user", "assistant"]
+    role: ChatRole
     content: str = Field(max_length=4000)
 
 
@@ -188,11 +189,11 @@ class HighlightItem(BaseModel):
     """One PRO or CON highlight with the ids of the sentences that back it."""
 
     query: str
-    polarity: Literal["pros", "cons"]
+    polarity: PolarityName
     text: str
     sentence_ids: list[str]
     support: str
-    verdict: Literal["supported", "weak", "contradicted"] | None = Field(
+    verdict: Verdict | None = Field(
         default=None, description="How well its own evidence backs it (None when verification is off)."
     )
     verification: str = Field(default="", description="The verdict in words, with the AR/SF/OF scores.")
@@ -222,7 +223,7 @@ class AspectOverview(BaseModel):
 
     entity_id: str
     entity_name: str = ""
-    source: Literal["hiro", "expert-queries"]
+    source: AspectSource
     aspects: list[AspectItem]
 
 

@@ -18,7 +18,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from opinio_agents.agents.chat import ChatAnswer, ReviewChat
 from opinio_agents.agents.filters import ReviewFilters
@@ -37,6 +37,7 @@ from opinio_agents.agents.schemas import (
     SupportInfo,
 )
 from opinio_agents.errors import ConfigError, StoreError
+from opinio_agents.kinds import RETRIEVERS, AspectSource
 from opinio_agents.retrieval.factory import ScoredSentence
 
 if TYPE_CHECKING:
@@ -79,8 +80,8 @@ class ReviewToolkit:
     def __init__(self, rag: OpinioRAG, *, retriever: str | None = None) -> None:
         self.rag = rag
         self.retriever = retriever or rag.retriever
-        if self.retriever not in ("bm25", "dense", "hybrid"):
-            raise ConfigError(f"retriever={self.retriever!r} is not one of bm25, dense, hybrid")
+        if self.retriever not in RETRIEVERS:
+            raise ConfigError(f"retriever={self.retriever!r} is not one of {', '.join(RETRIEVERS)}")
 
     # -- helpers -----------------------------------------------------------------
     def resolve_entity(self, entity: str | int) -> str:
@@ -177,7 +178,7 @@ class ReviewToolkit:
             raise ConfigError(f"top_k={top_k} must be between 1 and 50")
         key = self.resolve_entity(entity)
         names = _hiro_aspects(self.rag, key, top_k)
-        source: Literal["hiro", "expert-queries"] = "hiro"
+        source: AspectSource = "hiro"
         if names is None:
             names, source = self.rag.store.entity_record(key).queries, "expert-queries"
             if not names:

@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from opinio_agents.chains.base import ChainPlan, StructuredChatChain
 from opinio_agents.errors import ConfigError
+from opinio_agents.kinds import POLARITY_NAMES
 from opinio_agents.llm.retry import RetryPolicy
 from opinio_agents.llm.structured import OutputInvalid, StructuredChat, StructuredMode, StructuredResult
 from opinio_agents.llm.tokens import TokenCounter
@@ -133,7 +134,7 @@ class LongContextChain(StructuredChatChain[LongContextInput, LongContextResult])
     def _validate(self, value: LongContextInput, output: LongContextOutput, dropped: list[str]) -> LongContextResult:
         dropped.clear()
         sides: dict[str, list[KeyPoint]] = {"pros": [], "cons": []}
-        for side in ("pros", "cons"):
+        for side in POLARITY_NAMES:
             for point in getattr(output, side):
                 text = " ".join(point.text.split())
                 query = match_query(point.query, value.queries)

@@ -24,6 +24,7 @@ from typing import Annotated, Any
 import typer
 
 from opinio_agents.cli.llm_limits import LLMDeadlineOpt, LLMTimeoutOpt, llm_limits
+from opinio_agents.kinds import RETRIEVERS
 
 __all__ = ["register", "evaluate_cmd", "split_list"]
 
@@ -221,7 +222,7 @@ def evaluate_cmd(
         ks = [int(k) for k in split_list(top_k)] or [5, 10]
     except ValueError as exc:
         raise ConfigError(f"--top-k expects integers, got {top_k!r}") from exc
-    specs = expand_systems(kinds, split_list(retriever) or ["bm25", "dense", "hybrid"], ks)
+    specs = expand_systems(kinds, split_list(retriever) or list(RETRIEVERS), ks)
     if any(s.needs_llm for s in specs) and not llm:
         raise ConfigError(
             "the llm and long-context systems need --llm (e.g. --llm openai:gpt-4o-mini)"

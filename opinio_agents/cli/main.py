@@ -28,15 +28,21 @@ import traceback
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
+from opinio_agents.cli.console import check_store_path, err, fail, out, plain, say_error
 from opinio_agents.cli.llm_limits import LLMDeadlineOpt, LLMTimeoutOpt, llm_limits
-from opinio_agents.errors import ConfigError, OpinioError
-from opinio_agents.io.outputs import check_output_path, terminal_safe, write_text_atomic
+from opinio_agents.errors import OpinioError
+from opinio_agents.io.base import DEFAULT_MAX_REVIEW_CHARS
+from opinio_agents.io.outputs import check_output_path, plural, write_text_atomic
+from opinio_agents.kinds import DEFAULT_STORE, RetrieverKind, SynthesizerKind
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from opinio_agents.indexing import IndexStats
 
 __all__ = ["app", "main", "run"]
 
@@ -49,8 +55,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
 
 
 @app.callback()
@@ -63,14 +67,12 @@ def _root(
     # ``--debug`` is taken out of the arguments by main() (so it works anywhere); this makes --help show it.
 
 StoreOpt = Annotated[Path, typer.Option("--store", help="Index directory.", show_default=True)]
-DEFAULT_STORE = Path(".opinio")
 MaxReviewCharsOpt = Annotated[
     int, typer.Option("--max-review-chars", min=1, help="Longest review text accepted (a longer one is a bad record).")
 ]
 MaxFileMbOpt = Annotated[
     int, typer.Option("--max-file-mb", min=1, help="Largest input file accepted, in MiB (a larger one is refused).")
 ]
-DEFAULT_MAX_REVIEW_CHARS = 100_000
 DEFAULT_MAX_FILE_MB = 16 << 10
 DEBUG_FLAG = "--debug"
 
@@ -79,12 +81,6 @@ class Format(str, Enum):
     table = "table"
     json = "json"
     markdown = "markdown"
-
-
-class RetrieverChoice(str, Enum):
-    bm25 = "bm25"
-    dense = "dense"
-    hybrid = "hybrid"
 
 
 class EncoderChoice(str, Enum):
@@ -105,52 +101,9 @@ EncoderOpt = Annotated[
 ]
 
 
-class SynthesizerChoice(str, Enum):
-    extractive = "extractive"
-    llm = "llm"
-    long_context = "long-context"
-
-
 class LLMCallsChoice(str, Enum):
     per_query = "per-query"
     per_entity = "per-entity"
-
-
-def plain(text: object, style: str = "") -> Text:
-    """``text`` as rich ``Text`` (never parsed as markup), control and bidi characters escaped."""
-    return Text(terminal_safe(str(text)), style=style)
-
-
-def say_error(message: object) -> None:
-    """Print ``error: message`` on stderr: one line, the message taken literally."""
-    line = terminal_safe(" ".join(str(message).split()) if "\n" in str(message) else str(message))
-    err.print(Text.assemble(("error:", "bold red"), " ", line), highlight=False, soft_wrap=True)
-
-
-def fail(message: str, code: int = 2) -> typer.Exit:
-    """Print ``error: message`` on stderr and return the Exit to raise."""
-    say_error(message)
-    return typer.Exit(code)
-
-
-def check_store_path(store: Path) -> Path:
-    """``store``, refused with one line when it names something that is not a directory.
-
-    Example:
-        >>> check_store_path(Path("/etc/hostname"))  # doctest: +SKIP
-        ConfigError: --store '/etc/hostname' is a file, not a store directory; ...
-    """
-    if store.exists() and not store.is_dir():
-        raise ConfigError(
-            f"--store {str(store)!r} is a file, not a store directory; pass a directory "
-            "(it is created when missing), e.g. --store .opinio"
-        )
-    for parent in store.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise ConfigError(f"--store {str(store)!r}: {str(parent)!r} is a file, not a directory")
-            break
-    return store
 
 
 @app.command("index")
@@ -160,7 +113,9 @@ def index_cmd(
     skip_invalid: Annotated[bool, typer.Option(help="Skip bad records and report them.")] = False,
     chroma_host: Annotated[str | None, typer.Option(help="Use a Chroma server at this host.")] = None,
     chroma_port: Annotated[int | None, typer.Option(help="Port of the Chroma server.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", help="Print nothing but errors: no progress bars, no table of what was indexed.")
+    ] = False,
     wait: Annotated[bool, typer.Option("--wait", help="Wait while another process writes to the store.")] = False,
     max_review_chars: MaxReviewCharsOpt = DEFAULT_MAX_REVIEW_CHARS,
     max_file_mb: MaxFileMbOpt = DEFAULT_MAX_FILE_MB,
@@ -196,8 +151,6 @@ def index_cmd(
       opinio index sample.json --store .opinio
       cat reviews.jsonl | opinio index -
     """
-    from rich.table import Table
-
     from opinio_agents.api import OpinioRAG
     from opinio_agents.io.loaders import LoadReport, iter_valid_entities
 
@@ -224,9 +177,31 @@ def index_cmd(
     stats = rag.index(entities, show_progress=not quiet, wait=wait)
     if aspects and rag.hiro_fitted:
         rag.precompute_hiro()
-    table = Table(title=plain(f"Indexed into {store}"))
-    for column in ("entity", "reviews", "added", "updated", "unchanged", "removed", "sentences", "embedded", "seconds"):
-        table.add_column(column, justify="right" if column != "entity" else "left")
+    if not quiet:
+        out.print(_index_table(stats, store))
+    if report.skipped:
+        err.print(plain(f"skipped {plural(len(report.skipped), 'invalid record')}:", "yellow"))
+        for where, why in report.skipped[:20]:
+            err.print(plain(f"  {where}: {why}"), highlight=False, soft_wrap=True)
+        if len(report.skipped) > 20:
+            err.print(plain(f"  ... and {len(report.skipped) - 20} more"), highlight=False)
+
+
+def _index_table(stats: list[IndexStats], store: Path) -> Table:
+    """What ``opinio index`` did, per entity, in 80 columns: whole headers, numbers never cut, ids folded."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(
+        title=plain(f"Indexed into {store}"),
+        box=box.SIMPLE_HEAD,  # no vertical rules: nine columns with whole headers fit 80 columns
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 1, 0, 0),
+    )
+    table.add_column("entity", overflow="fold", min_width=6, ratio=1)
+    for column in ("reviews", "added", "updated", "unchanged", "removed", "sentences", "embedded", "time"):
+        table.add_column(column, justify="right", no_wrap=True, min_width=len(column))
     for s in stats:
         table.add_row(
             plain(s.entity_id),
@@ -237,15 +212,9 @@ def index_cmd(
             str(s.reviews_removed),
             str(s.sentences_total),
             str(s.sentences_embedded),
-            f"{s.seconds:.1f}",
+            f"{s.seconds:.1f}s",
         )
-    out.print(table)
-    if report.skipped:
-        err.print(plain(f"skipped {len(report.skipped)} invalid record(s):", "yellow"))
-        for where, why in report.skipped[:20]:
-            err.print(plain(f"  {where}: {why}"), highlight=False, soft_wrap=True)
-        if len(report.skipped) > 20:
-            err.print(plain(f"  ... and {len(report.skipped) - 20} more"), highlight=False)
+    return table
 
 
 @app.command("highlight")
@@ -257,7 +226,7 @@ def highlight_cmd(
         typer.Option("--query", "-q", help="A user-centric query; repeat for several. Default: expert queries."),
     ] = None,
     top_k: Annotated[int, typer.Option("--top-k", "-k", min=1, help="Evidence sentences per query.")] = 10,
-    retriever: Annotated[RetrieverChoice, typer.Option(help="Retriever.")] = RetrieverChoice.hybrid,
+    retriever: Annotated[RetrieverKind, typer.Option(help="Retriever.")] = "hybrid",
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
     store: StoreOpt = DEFAULT_STORE,
@@ -267,7 +236,7 @@ def highlight_cmd(
     ] = None,
     base_url: Annotated[str | None, typer.Option(help="Base URL of an OpenAI-compatible server.")] = None,
     synthesizer: Annotated[
-        SynthesizerChoice | None, typer.Option(help="extractive (default without --llm), llm, long-context.")
+        SynthesizerKind | None, typer.Option(help="extractive (default without --llm), llm, long-context.")
     ] = None,
     query_free: Annotated[
         bool,
@@ -276,7 +245,9 @@ def highlight_cmd(
         ),
     ] = False,
     skip_invalid: Annotated[bool, typer.Option(help="Skip bad records while indexing.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", help="Print nothing but errors and the result: no progress bars, no notes.")
+    ] = False,
     llm_timeout: LLMTimeoutOpt = None,
     llm_deadline: LLMDeadlineOpt = None,
     llm_calls: Annotated[
@@ -341,11 +312,11 @@ def highlight_cmd(
         check_output_path(output)  # before any work: a bad -o fails in a second, not after the run
     rag = OpinioRAG(
         store,
-        retriever=retriever.value,
+        retriever=retriever,
         top_k=top_k,
         llm=llm,
         base_url=base_url,
-        synthesizer=synthesizer.value if synthesizer else None,
+        synthesizer=synthesizer,
         llm_options={
             **llm_limits(llm_timeout, llm_deadline),
             **({"llm_calls": llm_calls.value} if llm_calls is not LLMCallsChoice.per_query else {}),
@@ -372,7 +343,7 @@ def highlight_cmd(
         half_life_days=half_life,
         weight_helpful=weight_helpful,
     )
-    if request.mode == "query-free" and not query_free:
+    if request.mode == "query-free" and not query_free and not quiet:
         err.print(  # announced before the work starts: never a silent mode switch
             plain(
                 f"note: entity {request.entity_key} has no queries (no --query, no expert review): "
@@ -389,7 +360,8 @@ def highlight_cmd(
         text = None
     if output is not None:
         write_text_atomic(output, text if text is not None else to_markdown(result))
-        err.print(plain(f"wrote {output}"), highlight=False)
+        if not quiet:
+            err.print(plain(f"wrote {output}"), highlight=False)
     elif text is not None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     else:

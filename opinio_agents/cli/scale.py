@@ -38,7 +38,7 @@ def index_on_ray(
     """
     from rich.table import Table
 
-    from opinio_agents.cli.main import err, out, plain
+    from opinio_agents.cli.console import err, out, plain
     from opinio_agents.io.loaders import LoadReport, iter_valid_entities
     from opinio_agents.scale.distributed import index_with_ray, require_ray
 

@@ -114,7 +114,7 @@ def serve_command(
     except ImportError as exc:
         raise MissingDependencyError("uvicorn", "serve", "opinio serve") from exc
     from opinio_agents.api import OpinioRAG
-    from opinio_agents.cli.main import check_store_path, err, plain
+    from opinio_agents.cli.console import check_store_path, err, plain
     from opinio_agents.serve.app import create_app
     from opinio_agents.serve.guard import RateLimit
     from opinio_agents.serve.jobs import JOBS_FOLDER

@@ -16,7 +16,12 @@ A references file maps each entity to its human summaries::
   references' mean length unless configured).
 
 Scores are ROUGE-1/2/L F1 (x 100, Porter stemming, identical to
-``rouge_score``) averaged over an item's references, then over items. The
+``rouge_score``) averaged over an item's references, then over items. Each
+text is also scored (ROUGE-L) against the same item's references of the other
+entities (up to :attr:`HumanEvalConfig.margin_entities` of them):
+the *specificity margin* is ROUGE-L against its own references minus that
+mean, so a summary of generic phrasing that would fit any entity gets a
+margin near 0 (:func:`specificity_margin`). The
 baselines run in the same evaluation, on the same store: ``random``,
 ``bm25-top2`` (aspect task), ``lexrank``, ``centroid`` (nearest sentences to
 the mean embedding) and the greedy extractive ``oracle``.
@@ -39,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from opinio_agents.errors import ConfigError, DataError
-from opinio_agents.evaluation.rouge import rouge_scores
+from opinio_agents.evaluation.rouge import lcs_length, rouge_scores, rouge_tokenize
 
 if TYPE_CHECKING:
     from opinio_agents.api import OpinioRAG
@@ -54,6 +59,8 @@ __all__ = [
     "parse_references",
     "load_references",
     "rouge_multi",
+    "rouge_l_tokens",
+    "specificity_margin",
     "HumanEvalConfig",
     "HumanReferenceEvaluator",
     "summarize_records",
@@ -191,6 +198,9 @@ class HumanEvalConfig:
         aspect_pool: BM25 hits per aspect that LexRank and centroid choose from.
         use_stemmer: Porter stemming in ROUGE.
         show_progress: Show a progress bar.
+        margin_entities: Other entities whose references each text is also scored against
+            (the specificity margin), taken in turn after it in the evaluated order
+            (None: all of them; 0: no margin).
     """
 
     tasks: Sequence[Task] = TASKS
@@ -201,6 +211,55 @@ class HumanEvalConfig:
     aspect_pool: int = 30
     use_stemmer: bool = True
     show_progress: bool = False
+    margin_entities: int | None = 24
+
+
+def rouge_l_tokens(system: Sequence[str], reference: Sequence[str]) -> float:
+    """ROUGE-L F1 x 100 of two ROUGE token lists (:func:`~opinio_agents.evaluation.rouge.rouge_tokenize`).
+
+    Example:
+        >>> rouge_l_tokens(["clean", "room"], ["the", "room", "is", "clean"])
+        33.33333333333333
+    """
+    hits = lcs_length(reference, system)
+    if not hits:
+        return 0.0
+    precision, recall = hits / len(system), hits / len(reference)
+    return 100 * 2 * precision * recall / (precision + recall)
+
+
+def specificity_margin(
+    system: str,
+    own: Sequence[str],
+    others: Sequence[Sequence[str]],
+    *,
+    use_stemmer: bool = True,
+) -> tuple[float, float]:
+    """ROUGE-L against the other entities' references, and the margin of the text's own over it.
+
+    Args:
+        system: The scored text.
+        own: Its entity's references.
+        others: The same item's references of each other entity.
+
+    Returns:
+        ``(mean ROUGE-L over the other entities, own ROUGE-L minus that)``; ``(0, own)`` without others.
+
+    Example:
+        >>> other, margin = specificity_margin("Great pool.", ["The pool is great."], [["Rude staff."]])
+        >>> other, round(margin, 1)
+        (0.0, 66.7)
+    """
+    tokens = rouge_tokenize(system, use_stemmer=use_stemmer)
+
+    def mean_rl(references: Sequence[str]) -> float:
+        scores = [rouge_l_tokens(tokens, rouge_tokenize(r, use_stemmer=use_stemmer)) for r in references]
+        return statistics.mean(scores) if scores and tokens else 0.0
+
+    own_rl = mean_rl(own) if own else 0.0
+    scored = [mean_rl(refs) for refs in others if refs]
+    other = statistics.mean(scored) if scored else 0.0
+    return other, own_rl - other
 
 
 class HumanReferenceEvaluator:
@@ -334,7 +393,8 @@ class HumanReferenceEvaluator:
 
         Returns:
             One record per (task, system, entity, unit) with ``R1``, ``R2``,
-            ``RL``, ``words`` and the scored ``text``.
+            ``RL``, ``words``, the scored ``text`` and, with a margin
+            (:attr:`HumanEvalConfig.margin_entities`), ``RL_other`` and ``margin``.
         """
         from tqdm.auto import tqdm
 
@@ -356,18 +416,41 @@ class HumanReferenceEvaluator:
                     scores = rouge_multi(
                         text, self._refs(task, key, unit), use_stemmer=self.config.use_stemmer
                     )
-                    records.append(
-                        {
-                            "task": task,
-                            "system": name,
-                            "entity_id": key,
-                            "unit": unit,
-                            **scores,
-                            "words": len(text.split()),
-                            "text": text,
-                        }
-                    )
+                    record = {
+                        "task": task,
+                        "system": name,
+                        "entity_id": key,
+                        "unit": unit,
+                        **scores,
+                        "words": len(text.split()),
+                        "text": text,
+                    }
+                    others = self._other_refs(task, key, unit, keys)
+                    if others:
+                        other, _ = specificity_margin(
+                            text, [], others, use_stemmer=self.config.use_stemmer
+                        )
+                        record["RL_other"] = other
+                        record["margin"] = scores["RL"] - other
+                    records.append(record)
         return records
+
+    def _other_refs(self, task: str, key: str, unit: str, keys: Sequence[str]) -> list[list[str]]:
+        """The references of ``unit`` of the entities after ``key`` in ``keys`` (in turn, up to the margin's count)."""
+        limit = self.config.margin_entities
+        if limit == 0 or key not in keys:
+            return []
+        at = list(keys).index(key)
+        turn = [keys[(at + step) % len(keys)] for step in range(1, len(keys))]
+        out: list[list[str]] = []
+        for other in turn:
+            refs = self.references[other]
+            texts = refs.aspects.get(unit, []) if task == "aspect" else refs.general
+            if texts:
+                out.append(texts)
+            if limit is not None and len(out) >= limit:
+                break
+        return out
 
     def _wanted(self, name: str) -> bool:
         return self.config.baselines is None or name in self.config.baselines
@@ -391,6 +474,9 @@ def default_system(
 def summarize_records(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per-task tables: mean R1/R2/RL and words per system (macro over entities' items).
 
+    With the specificity margin in the records, also ``RL other`` (mean ROUGE-L against
+    the other entities' references) and ``Margin`` (``RL`` minus it).
+
     Example:
         >>> recs = [{"task": "general", "system": "random", "entity_id": "1", "unit": "general",
         ...          "R1": 30.0, "R2": 5.0, "RL": 18.0, "words": 70}]
@@ -404,17 +490,19 @@ def summarize_records(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, 
     for task, systems in grouped.items():
         rows = []
         for system, recs in systems.items():
-            rows.append(
-                {
-                    "System": system,
-                    "Entities": len({r["entity_id"] for r in recs}),
-                    "Items": len(recs),
-                    "R1": statistics.mean(r["R1"] for r in recs),
-                    "R2": statistics.mean(r["R2"] for r in recs),
-                    "RL": statistics.mean(r["RL"] for r in recs),
-                    "Words": statistics.mean(r["words"] for r in recs),
-                }
-            )
+            row: dict[str, Any] = {
+                "System": system,
+                "Entities": len({r["entity_id"] for r in recs}),
+                "Items": len(recs),
+                "R1": statistics.mean(r["R1"] for r in recs),
+                "R2": statistics.mean(r["R2"] for r in recs),
+                "RL": statistics.mean(r["RL"] for r in recs),
+            }
+            if all("margin" in r for r in recs):
+                row["RL other"] = statistics.mean(r["RL_other"] for r in recs)
+                row["Margin"] = statistics.mean(r["margin"] for r in recs)
+            row["Words"] = statistics.mean(r["words"] for r in recs)
+            rows.append(row)
         title = (
             "Aspect summaries (query-focused): ROUGE F1 x100 vs human aspect summaries"
             if task == "aspect"

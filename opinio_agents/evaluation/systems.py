@@ -17,12 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from opinio_agents.errors import ConfigError
-
-if TYPE_CHECKING:
-    from opinio_agents.retrieval.factory import RetrieverKind
+from opinio_agents.kinds import RETRIEVERS, RetrieverKind
 
 __all__ = [
     "SystemSpec",
@@ -54,7 +52,6 @@ DEFAULT_SYSTEMS: tuple[str, ...] = (
     "textrank",
     "lexrank",
 )
-RETRIEVERS: tuple[RetrieverKind, ...] = ("bm25", "dense", "hybrid")
 
 
 @dataclass(frozen=True)

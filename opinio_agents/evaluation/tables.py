@@ -33,6 +33,7 @@ from typing import Any
 
 from opinio_agents.evaluation.aos import AOSScore, summarize_aos
 from opinio_agents.evaluation.judge import JUDGE_CRITERIA
+from opinio_agents.kinds import POLARITY_NAMES
 
 __all__ = ["build_tables", "to_markdown", "write_tables", "TABLE_TITLES"]
 
@@ -60,7 +61,7 @@ def _table2(grouped: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     rows = []
     for system, recs in grouped.items():
         row: dict[str, Any] = {"System": system, "Entities": len(recs)}
-        for side in ("pros", "cons"):
+        for side in POLARITY_NAMES:
             for metric in ("R1", "R2", "RL"):
                 row[f"{side.upper()} {metric}"] = _mean(
                     [r["rouge"][side][metric] for r in recs if side in r.get("rouge", {})]

@@ -414,9 +414,17 @@ class LocalChatModel(BaseChatModel):
         weights.prefix_ids, weights.prefix_kv = tuple(ids), cache
 
     def _generate_ids(
-        self, ids: list[int], schema: str | None, streamer: Any = None, max_new_tokens: int | None = None
+        self,
+        ids: list[int],
+        schema: str | None,
+        streamer: Any = None,
+        max_new_tokens: int | None = None,
+        cancel: threading.Event | None = None,
     ) -> tuple[list[int], int, str]:
-        """Generate the answer tokens for the prompt ``ids``: (answer ids, prompt tokens reused, finish reason)."""
+        """Generate the answer tokens for the prompt ``ids``: (answer ids, prompt tokens reused, finish reason).
+
+        ``cancel``, once set, ends the generation at the next token (a stream whose reader stopped).
+        """
         import torch
 
         budget = max_new_tokens or self.max_new_tokens
@@ -437,6 +445,16 @@ class LocalChatModel(BaseChatModel):
             kwargs["logits_processor"] = [xgr.contrib.hf.LogitsProcessor(self._grammar(schema))]
         if streamer is not None:
             kwargs["streamer"] = streamer
+        if cancel is not None:
+            from transformers import StoppingCriteria, StoppingCriteriaList
+
+            event: threading.Event = cancel
+
+            class Cancelled(StoppingCriteria):
+                def __call__(self, input_ids: Any, scores: Any, **_: Any) -> Any:
+                    return torch.full((input_ids.shape[0],), event.is_set(), device=input_ids.device)
+
+            kwargs["stopping_criteria"] = StoppingCriteriaList([Cancelled()])
         start = time.perf_counter()
         with self._loaded().lock:
             reused, cache = self._reusable(ids)
@@ -527,11 +545,12 @@ class LocalChatModel(BaseChatModel):
         ids = self.prompt_ids(messages)
         streamer = TextIteratorStreamer(self._tokenizer, skip_prompt=True, skip_special_tokens=True)
         result: dict[str, Any] = {}
+        cancel = threading.Event()
 
         def work() -> None:
             try:
                 budget = kwargs.get("max_new_tokens")
-                result["out"] = self._generate_ids(ids, kwargs.get("json_schema"), streamer, budget)
+                result["out"] = self._generate_ids(ids, kwargs.get("json_schema"), streamer, budget, cancel)
             except BaseException as exc:  # re-raised in the caller's thread
                 result["error"] = exc
                 streamer.end()
@@ -539,19 +558,22 @@ class LocalChatModel(BaseChatModel):
         thread = threading.Thread(target=work, name="opinio-local-generate", daemon=True)
         thread.start()
         emitted = ""
-        for piece in streamer:
-            joined = emitted + piece
-            kept = self._stop_at(joined, stop)
-            new = kept[len(emitted) :]
-            emitted = kept
-            if new:
-                chunk = ChatGenerationChunk(message=AIMessageChunk(content=new))
-                if run_manager is not None:
-                    run_manager.on_llm_new_token(new, chunk=chunk)
-                yield chunk
-            if len(kept) < len(joined):  # a stop sequence was reached
-                break
-        thread.join()
+        try:
+            for piece in streamer:
+                joined = emitted + piece
+                kept = self._stop_at(joined, stop)
+                new = kept[len(emitted) :]
+                emitted = kept
+                if new:
+                    chunk = ChatGenerationChunk(message=AIMessageChunk(content=new))
+                    if run_manager is not None:
+                        run_manager.on_llm_new_token(new, chunk=chunk)
+                    yield chunk
+                if len(kept) < len(joined):  # a stop sequence was reached
+                    break
+        finally:  # a stop sequence, or a reader that stopped reading: free the model at once
+            cancel.set()
+            thread.join()
         if "error" in result:
             raise result["error"]
         answer, reused, finish = result["out"]

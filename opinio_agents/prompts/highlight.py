@@ -19,10 +19,11 @@ Example:
 from __future__ import annotations
 
 import copy
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
+from opinio_agents.kinds import DraftPolarity
 from opinio_agents.prompts.contracts import FewShotExample, PromptTemplate, load_examples, quote_untrusted
 
 __all__ = [
@@ -65,7 +66,7 @@ class HighlightInput(BaseModel):
 class HighlightDraft(BaseModel):
     """One highlight as the model writes it."""
 
-    polarity: Literal["PROS", "CONS"] = Field(
+    polarity: DraftPolarity = Field(
         description="PROS if the evidence praises the query, CONS if it criticises it."
     )
     text: str = Field(

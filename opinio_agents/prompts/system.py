@@ -12,9 +12,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from pydantic import BaseModel, Field
+
+from opinio_agents.kinds import DRAFT_POLARITIES, DraftPolarity
 
 __all__ = [
     "KeyPointExemplar",
@@ -30,7 +31,7 @@ class KeyPointExemplar(BaseModel):
     """One key-point style exemplar: a query, its side and the highlight text."""
 
     query: str
-    polarity: Literal["PROS", "CONS"]
+    polarity: DraftPolarity
     text: str = Field(max_length=300)
 
 
@@ -80,7 +81,7 @@ def render_style_guide(
     """The key-point style guidelines and exemplars as prompt text."""
     lines = ["Write highlights as key-point style text:"]
     lines += [f"- {item}" for item in characteristics]
-    for side in ("PROS", "CONS"):
+    for side in DRAFT_POLARITIES:
         chosen = [e for e in exemplars if e.polarity == side]
         if chosen:
             label = "positive" if side == "PROS" else "negative"

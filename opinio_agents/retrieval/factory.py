@@ -33,13 +33,14 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from opinio_agents.embeddings import EmbeddingModelInfo, Encoder, describe_encoder, get_encoder
 from opinio_agents.errors import ConfigError
 from opinio_agents.indexing.stages import AppendixDTokenizer, Bm25Tokenizer
+from opinio_agents.kinds import RETRIEVERS, RetrieverKind
 from opinio_agents.models import Sentence
 from opinio_agents.retrieval.bm25.selection import top_k_positive
 from opinio_agents.retrieval.query_cache import CachedQueryEncoder
@@ -56,9 +57,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RetrieverFactory", "RetrieverKind", "RETRIEVERS", "ScoredSentence"]
 
-RetrieverKind = Literal["bm25", "dense", "hybrid"]
-#: The retriever names accepted by ``retriever=``.
-RETRIEVERS: tuple[str, ...] = ("bm25", "dense", "hybrid")
 _MAX_CACHED = 64  # retrievers (and filter masks) kept per entity
 
 

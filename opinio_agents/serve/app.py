@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from opinio_agents.errors import MissingDependencyError
+from opinio_agents.io.base import DEFAULT_MAX_REVIEW_CHARS
 from opinio_agents.serve.guard import RateLimit
 from opinio_agents.serve.schemas import ChatMessage, ChatRequest
 from opinio_agents.serve.settings import (
@@ -89,7 +90,7 @@ def create_app(
     cors_origins: list[str] | None = None,
     llm: "BaseChatModel | None" = None,
     static_dir: str | Path | None = None,
-    max_review_chars: int = 100_000,
+    max_review_chars: int = DEFAULT_MAX_REVIEW_CHARS,
     allowed_hosts: list[str] | None = None,
     settings: ServeSettings | None = None,
 ) -> "FastAPI":

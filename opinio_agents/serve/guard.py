@@ -47,16 +47,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode
 
 from starlette.exceptions import HTTPException
 
-from opinio_agents.errors import ConfigError
 from opinio_agents.serve.errors import error_body
-
-if TYPE_CHECKING:
-    from opinio_agents.serve.settings import ServeSettings
+from opinio_agents.serve.settings import RateLimit, ServeSettings
 
 __all__ = [
     "RateLimit",
@@ -80,28 +77,6 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class RateLimit:
-    """Requests each client may make: ``per_second`` on average, bursts of up to ``burst``.
-
-    Example:
-        >>> RateLimit(per_second=5).burst
-        10
-    """
-
-    per_second: float = 20.0
-    burst: int = 0  # 0: twice per_second (at least 1)
-    max_clients: int = 10_000
-
-    def __post_init__(self) -> None:
-        if not self.per_second > 0:
-            raise ConfigError(f"rate limit per_second={self.per_second} must be > 0 (or pass rate_limit=None)")
-        if self.burst < 0 or self.max_clients < 1:
-            raise ConfigError(f"rate limit burst={self.burst} must be >= 0 and max_clients={self.max_clients} >= 1")
-        if self.burst == 0:
-            object.__setattr__(self, "burst", max(1, int(round(2 * self.per_second))))
 
 
 class TokenBucket:

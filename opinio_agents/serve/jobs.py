@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from opinio_agents.errors import DataError, OpinioError
+from opinio_agents.io.base import DEFAULT_MAX_REVIEW_CHARS
 from opinio_agents.serve.errors import ApiError, classify
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ class IndexJobs:
         self,
         rag: OpinioRAG,
         *,
-        max_review_chars: int = 100_000,
+        max_review_chars: int = DEFAULT_MAX_REVIEW_CHARS,
         max_file_bytes: int = 64 << 20,
         keep: int = 100,
         jobs_dir: Path | None = None,

@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from opinio_agents.retrieval.factory import RetrieverKind
+from opinio_agents.agents.schemas import ChatTurn as ChatMessage
+from opinio_agents.kinds import AspectSource, RetrieverKind
 
 __all__ = [
     "ChatMessage",
@@ -26,26 +27,14 @@ __all__ = [
     "Health",
     "ErrorOut",
     "ERROR_RESPONSES",
-    "Retriever",
 ]
-
-#: The retriever kinds a request may name (the retrieval layer's one definition).
-Retriever = RetrieverKind
-
-
-class ChatMessage(BaseModel):
-    """One turn of the conversation the client keeps (the server keeps none)."""
-
-    role: Literal["user", "assistant"]
-    content: str = Field(max_length=4000)
-
 
 class ChatRequest(BaseModel):
     """``POST /entities/{id}/chat``: the conversation so far, ending with the user's question."""
 
     messages: list[ChatMessage] = Field(min_length=1, max_length=50)
     k: int = Field(default=6, ge=1, le=20, description="Review sentences retrieved for the answer.")
-    retriever: Retriever | None = None
+    retriever: RetrieverKind | None = None
     extractive: bool = Field(
         default=False, description="Answer extractively (support count + top sentences) even without an LLM."
     )
@@ -88,7 +77,7 @@ class AspectsOut(BaseModel):
 
     entity_id: str
     entity_name: str
-    source: Literal["hiro", "expert-queries"]
+    source: AspectSource
     aspects: list[AspectOut]
 
 

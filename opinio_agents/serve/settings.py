@@ -17,16 +17,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from opinio_agents.errors import ConfigError
-from opinio_agents.serve.guard import RateLimit
+from opinio_agents.io.base import DEFAULT_MAX_REVIEW_CHARS
 
 __all__ = [
     "ServeSettings",
+    "RateLimit",
     "STATIC_DIR",
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_UPLOAD_BYTES",
     "DEFAULT_RATE_LIMIT",
     "LOOPBACK_HOSTS",
 ]
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """Requests each client may make: ``per_second`` on average, bursts of up to ``burst``.
+
+    Example:
+        >>> RateLimit(per_second=5).burst
+        10
+    """
+
+    per_second: float = 20.0
+    burst: int = 0  # 0: twice per_second (at least 1)
+    max_clients: int = 10_000
+
+    def __post_init__(self) -> None:
+        if not self.per_second > 0:
+            raise ConfigError(f"rate limit per_second={self.per_second} must be > 0 (or pass rate_limit=None)")
+        if self.burst < 0 or self.max_clients < 1:
+            raise ConfigError(f"rate limit burst={self.burst} must be >= 0 and max_clients={self.max_clients} >= 1")
+        if self.burst == 0:
+            object.__setattr__(self, "burst", max(1, int(round(2 * self.per_second))))
+
 
 #: The web page (owned by the page's own module): ``index.html`` is served at ``/``, the rest at ``/static/``.
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -53,6 +77,8 @@ def host_name(host: str) -> str:
     if text.count(":") == 1:
         return text.split(":", 1)[0]
     return text
+
+
 
 
 @dataclass(frozen=True)
@@ -85,7 +111,7 @@ class ServeSettings:
     rate_limit: RateLimit | None = DEFAULT_RATE_LIMIT
     cors_origins: tuple[str, ...] = ()
     allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS
-    max_review_chars: int = 100_000
+    max_review_chars: int = DEFAULT_MAX_REVIEW_CHARS
     max_queries: int = 20
     max_query_chars: int = 200
     max_upload_entities: int = 1_000

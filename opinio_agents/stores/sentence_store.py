@@ -53,6 +53,7 @@ import numpy as np
 
 from opinio_agents.embeddings import DEFAULT_MODEL_NAME, EmbeddingModelInfo
 from opinio_agents.errors import StoreError
+from opinio_agents.kinds import DEFAULT_STORE
 from opinio_agents.models import Entity, Review, Sentence
 from opinio_agents.stores.catalog import Catalog, EntityRecord, StoredSentence
 from opinio_agents.stores.checkpoints import checkpoint
@@ -66,7 +67,6 @@ if TYPE_CHECKING:
 
 __all__ = ["SentenceStore", "StoreModels", "ReviewState", "PreparedReview", "DEFAULT_STORE", "REVIEW_HASH_KEY"]
 
-DEFAULT_STORE = Path(".opinio")
 #: Vector metadata key holding the content hash of the sentence's review (resuming needs it).
 REVIEW_HASH_KEY = "review_hash"
 _CHUNK = 5000

@@ -10,10 +10,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from opinio_agents.kinds import RetrieverKind
 from opinio_agents.models import HighlightSet
 from opinio_agents.serve.deps import EntityKey, Rag, Settings
 from opinio_agents.serve.errors import ApiError
-from opinio_agents.serve.schemas import Retriever
 from opinio_agents.serve.settings import ServeSettings
 from opinio_agents.serve.streaming import Deferred, EventStream, check_cancel, sse
 from opinio_agents.synthesis.summarizer import SummaryDone
@@ -53,7 +53,7 @@ def clean_queries(queries: list[str], settings: ServeSettings) -> list[str]:
 
 
 def highlight_args(
-    settings: ServeSettings, query: list[str], retriever: Retriever | None, top_k: int | None, expert: bool
+    settings: ServeSettings, query: list[str], retriever: RetrieverKind | None, top_k: int | None, expert: bool
 ) -> tuple[list[str] | None, dict[str, Any]]:
     """The queries and the façade's keyword arguments for one highlight request."""
     queries = clean_queries(query, settings)
@@ -86,7 +86,7 @@ def highlights(
     rag: Rag,
     settings: Settings,
     query: Queries = [],  # noqa: B006 - FastAPI reads the default, never mutates it
-    retriever: Retriever | None = None,
+    retriever: RetrieverKind | None = None,
     top_k: TopK = None,
     expert: Expert = False,
 ) -> Any:
@@ -121,7 +121,7 @@ def highlights_stream(
     rag: Rag,
     settings: Settings,
     query: Queries = [],  # noqa: B006
-    retriever: Retriever | None = None,
+    retriever: RetrieverKind | None = None,
     top_k: TopK = None,
     expert: Expert = False,
 ) -> Any:

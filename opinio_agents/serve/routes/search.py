@@ -1,7 +1,7 @@
 """``GET /entities/{id}/search`` (review sentences for a query) and ``GET /entities/{id}/aspects`` (aspect chips)."""
 
 import datetime as dt
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from pydantic import ValidationError
@@ -10,9 +10,10 @@ from opinio_agents.agents.filters import ReviewFilters
 from opinio_agents.agents.schemas import SearchResult
 from opinio_agents.agents.toolkit import ReviewToolkit
 from opinio_agents.api import OpinioRAG
+from opinio_agents.kinds import AspectSource, RetrieverKind
 from opinio_agents.serve.deps import EntityKey, Rag
 from opinio_agents.serve.errors import ApiError
-from opinio_agents.serve.schemas import AspectOut, AspectsOut, Retriever
+from opinio_agents.serve.schemas import AspectOut, AspectsOut
 from opinio_agents.serve.streaming import json_response
 
 __all__ = ["router"]
@@ -32,7 +33,7 @@ def aspects(key: EntityKey, rag: Rag, top_k: Annotated[int, Query(ge=1, le=50)] 
     From the store's HIRO hierarchy when it has one, else the expert review's aspects.
     """
     record = rag.store.entity_record(key)
-    source: Literal["hiro", "expert-queries"] = "hiro" if rag.hiro_fitted else "expert-queries"
+    source: AspectSource = "hiro" if rag.hiro_fitted else "expert-queries"
     items = _hiro_aspects(rag, key, top_k) if rag.hiro_fitted else _expert_aspects(rag, key, record.queries)
     items.sort(key=lambda a: a.mentions, reverse=True)
     return json_response(
@@ -83,7 +84,7 @@ def search(
     max_rating: Rating = None,
     since: dt.date | None = None,
     until: dt.date | None = None,
-    retriever: Retriever | None = None,
+    retriever: RetrieverKind | None = None,
 ) -> Any:
     """The ``k`` review sentences most relevant to ``q`` (optionally filtered), with support counts."""
     if not q.strip():
