@@ -324,6 +324,7 @@ class HighlightPipeline(Summarizer):
             outcomes=outcomes(),
             meta=meta,
             mentions=mentions,
+            fallback=synthesizer.fallback,
         )
 
     def _drop_instruction_only(self, outcome: SynthesisOutcome, flagged: list[FlaggedSentence]) -> SynthesisOutcome:

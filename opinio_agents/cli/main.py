@@ -265,8 +265,9 @@ def highlight_cmd(
         typer.Option(
             "--verify/--no-verify",
             help="Check every highlight against its own evidence (AR/SF/OF and a verdict; contradicted "
-            "ones are rewritten from the evidence or dropped). Default: off, since on the extractive "
-            "path it costs more than 20% of the synthesis time (benchmarks/verification.py).",
+            "ones are rewritten from the evidence or dropped). Default: on whenever a model writes the "
+            "highlights (--llm); off on the extractive path, where it costs more than 20% of the "
+            "synthesis time (benchmarks/verification.py).",
         ),
     ] = None,
     since: Annotated[
