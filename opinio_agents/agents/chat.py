@@ -544,6 +544,9 @@ class ReviewChat(Runnable[ChatInput, str]):
             return
         messages = self.messages(turn.question, turn.query, turn.support, turn.evidence, turn.history)
         child = patch_config(config, callbacks=run_manager.get_child()) if run_manager is not None else config
+        # Unchecked model tokens must not leak past the guard: LangGraph's stream_mode="messages"
+        # skips runs tagged "nostream" (tracing still sees the call); the graph streams the checked answer.
+        child = {**child, "tags": [*(child.get("tags") or []), "nostream"]}
         stream = _budgeted(llm, self.max_tokens).stream(messages, config=child)
         try:
             for chunk in stream:
