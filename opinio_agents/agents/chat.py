@@ -414,13 +414,12 @@ class ReviewChat(Runnable[ChatInput, str]):
         hits = self.rag.retrieve(self.entity_key, query, top_k=2 * self.k, retriever=self.retriever, filters=meta)  # type: ignore[arg-type]
         hits = [hits[i] for i in distinct_indices([h.sentence.text for h in hits], limit=self.k)]  # distinct citations
         support = SupportInfo.of(self.rag.support(self.entity_key, query))
-        distinct = list({_normal(h.sentence.text): h for h in reversed(hits)}.values())[::-1]
         return _Turn(
             question=question,
             query=query,
             support=support,
-            evidence=[_citation(i, h) for i, h in enumerate(distinct, start=1)],
-            covered=bool(hits) and (support.reviews > 0 or _shares_topic(query, [h.sentence.text for h in distinct])),
+            evidence=[_citation(i, h) for i, h in enumerate(hits, start=1)],
+            covered=bool(hits) and (support.reviews > 0 or _shares_topic(query, [h.sentence.text for h in hits])),
             history=history,
             stateful=stateful,
         )
@@ -631,11 +630,6 @@ def _shares_topic(query: str, texts: Sequence[str]) -> bool:
 
     topic = set(tokenize_for_bm25(query)) - _QUESTION_WORDS
     return bool(topic) and any(topic & set(tokenize_for_bm25(text)) for text in texts)
-
-
-def _normal(text: str) -> str:
-    """A sentence's text for duplicate detection (case, spacing and punctuation ignored)."""
-    return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
 
 
 #: Repetition penalty of a local model while it writes a chat answer: off. A chat answer should
