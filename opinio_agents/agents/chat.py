@@ -414,13 +414,12 @@ class ReviewChat(Runnable[ChatInput, str]):
         hits = self.rag.retrieve(self.entity_key, query, top_k=2 * self.k, retriever=self.retriever, filters=meta)  # type: ignore[arg-type]
         hits = [hits[i] for i in distinct_indices([h.sentence.text for h in hits], limit=self.k)]  # distinct citations
         support = SupportInfo.of(self.rag.support(self.entity_key, query))
-        distinct = list({_normal(h.sentence.text): h for h in reversed(hits)}.values())[::-1]
         return _Turn(
             question=question,
             query=query,
             support=support,
-            evidence=[_citation(i, h) for i, h in enumerate(distinct, start=1)],
-            covered=bool(hits) and (support.reviews > 0 or _shares_topic(query, [h.sentence.text for h in distinct])),
+            evidence=[_citation(i, h) for i, h in enumerate(hits, start=1)],
+            covered=bool(hits) and (support.reviews > 0 or _shares_topic(query, [h.sentence.text for h in hits])),
             history=history,
             stateful=stateful,
         )
@@ -546,6 +545,9 @@ class ReviewChat(Runnable[ChatInput, str]):
             return
         messages = self.messages(turn.question, turn.query, turn.support, turn.evidence, turn.history)
         child = patch_config(config, callbacks=run_manager.get_child()) if run_manager is not None else config
+        # Unchecked model tokens must not leak past the guard: LangGraph's stream_mode="messages"
+        # skips runs tagged "nostream" (tracing still sees the call); the graph streams the checked answer.
+        child = {**child, "tags": [*(child.get("tags") or []), "nostream"]}
         stream = _budgeted(llm, self.max_tokens).stream(messages, config=child)
         try:
             for chunk in stream:
@@ -628,11 +630,6 @@ def _shares_topic(query: str, texts: Sequence[str]) -> bool:
 
     topic = set(tokenize_for_bm25(query)) - _QUESTION_WORDS
     return bool(topic) and any(topic & set(tokenize_for_bm25(text)) for text in texts)
-
-
-def _normal(text: str) -> str:
-    """A sentence's text for duplicate detection (case, spacing and punctuation ignored)."""
-    return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
 
 
 #: Repetition penalty of a local model while it writes a chat answer: off. A chat answer should
