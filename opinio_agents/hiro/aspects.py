@@ -78,6 +78,9 @@ class DiscoveredAspect:
         mention_indices: Every sentence counted as a mention.
         term_indices: The sentences that name the aspect (lexical mentions).
         clusters: The HIRO clusters it was built from (of a second aspect, the sentences of the cluster that use it).
+        forms: The words whose use mentions it (its name, merged synonyms, attribute words, parts:
+            :meth:`~opinio_agents.hiro.labels.ClusterNamer.mention_forms`); ``term_indices`` are the
+            sentences using one of them.
     """
 
     aspect: str
@@ -92,6 +95,7 @@ class DiscoveredAspect:
     mention_indices: list[int] = field(default_factory=list)
     term_indices: list[int] = field(default_factory=list)
     clusters: list[HiroCluster] = field(default_factory=list)
+    forms: list[str] = field(default_factory=list)
 
     @property
     def share(self) -> float:
@@ -146,6 +150,7 @@ def aspect_record(aspect: DiscoveredAspect) -> dict[str, Any]:
             }
             for c in aspect.clusters
         ],
+        "forms": list(aspect.forms),
     }
 
 
@@ -176,6 +181,7 @@ def aspect_from_record(record: dict[str, Any]) -> DiscoveredAspect:
         mention_indices=[int(i) for i in record["mention_indices"]],
         term_indices=[int(i) for i in record["term_indices"]],
         clusters=clusters,
+        forms=[str(f) for f in record.get("forms", [])],
     )
 
 
@@ -370,6 +376,7 @@ def aspects_from_clusters(
                 mention_indices=mentioned,
                 term_indices=lexical,
                 clusters=[c for c, _ in members],
+                forms=list(names),
             )
         )
     out.sort(key=lambda a: (-aspect_rank(a, popularity), -a.mentions, a.aspect))
