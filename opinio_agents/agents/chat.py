@@ -411,8 +411,12 @@ class ReviewChat(Runnable[ChatInput, str]):
                 previous = standalone_query(asked, previous)
         query = standalone_query(question, previous)
         meta = self.filters.to_metadata_filters() if self.filters else None
-        hits = self.rag.retrieve(self.entity_key, query, top_k=2 * self.k, retriever=self.retriever, filters=meta)  # type: ignore[arg-type]
-        hits = [hits[i] for i in distinct_indices([h.sentence.text for h in hits], limit=self.k)]  # distinct citations
+        hits = self.rag.retrieve(self.entity_key, query, top_k=self.k, retriever=self.retriever, filters=meta)  # type: ignore[arg-type]
+        if len(distinct_indices([h.sentence.text for h in hits])) < len(hits):  # distinct citations: look deeper
+            seen = {h.sentence.sentence_id for h in hits}
+            deeper = self.rag.retrieve(self.entity_key, query, top_k=3 * self.k, retriever=self.retriever, filters=meta)  # type: ignore[arg-type]
+            hits += [h for h in deeper if h.sentence.sentence_id not in seen]
+            hits = [hits[i] for i in distinct_indices([h.sentence.text for h in hits], limit=self.k)]
         support = SupportInfo.of(self.rag.support(self.entity_key, query))
         return _Turn(
             question=question,
