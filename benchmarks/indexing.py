@@ -251,8 +251,8 @@ def real_bench(args: argparse.Namespace, work: Path) -> None:
     """``opinio index`` against the raw torch process on real reviews: pairs alternating, ratios of medians."""
     env = dict(os.environ)
     for name, value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("ANONYMIZED_TELEMETRY", "False"),
-                        ("TOKENIZERS_PARALLELISM", "false")):
-        env.setdefault(name, value)
+                        ("TOKENIZERS_PARALLELISM", "false"), ("OMP_WAIT_POLICY", "PASSIVE")):
+        env.setdefault(name, value)  # the same OpenMP policy on both sides (opinio sets PASSIVE by default)
     rows = json.loads(args.real.read_text(encoding="utf-8"))[: args.entities]
     data = work / "real.json"
     data.write_text(json.dumps(rows), encoding="utf-8")
@@ -286,7 +286,8 @@ def real_bench(args: argparse.Namespace, work: Path) -> None:
     load = os.getloadavg()
     print(f"\n{len(rows)} entities of {args.real.name}: {raw.get('sentences', 0):,} sentences "
           f"({raw.get('distinct', 0) / max(1, raw.get('sentences', 1)):.0%} distinct); {args.pairs} pairs alternating; "
-          f"{os.cpu_count()} CPUs, load {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1/5/15 min) at the end\n")
+          f"{os.cpu_count()} CPUs, load {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1/5/15 min) at the end; "
+          f"OMP_WAIT_POLICY={env['OMP_WAIT_POLICY']} for every process\n")
     print("| process (whole, start to exit) | wall s (median) | walls | CPU s (median) | rate vs raw torch "
           "(ratio of medians) | CPU vs raw |")
     print("|---|---:|---|---:|---:|---:|")

@@ -5,6 +5,7 @@ Run:
     python benchmarks/verification.py --sets sample           # only the shipped sample
     python benchmarks/verification.py --entities 5            # the first 5 entities of each set
     python benchmarks/verification.py --store /tmp/vb         # keep the indexes between runs
+    nice -n 10 python benchmarks/verification.py --sets sample,space_dev --entities 4 --paths extractive
 
 For every entity of each set (the shipped sample: entities 101 and 202 with their
 expert queries; SPACE dev, ``../shared/data/real-reviews/space_dev.json`` or
@@ -24,9 +25,13 @@ verdict; every contradicted one is rewritten or dropped), rewritten / dropped, f
 fake the planted errors caught and the false alarms on the clean ones, and the cost:
 verification seconds over synthesis seconds of the *same runs*
 (``meta.timings["verification"]`` / ``meta.timings["synthesis"]``), with the triplet
-model loaded once beforehand (its load time is printed apart) and a fresh triplet cache
-per entity, as a one-off CLI run would have. It also prints the ratio to the whole run
-(retrieval, support, synthesis, alerts).
+model loaded once beforehand (its load time is printed apart), in three modes (``--modes``):
+``before`` (a fresh in-memory triplet cache per entity: a one-off run without the store
+cache), ``cold`` (:class:`~opinio_agents.triplets.cache.CachedTripletExtractor` and the
+cached phrase vectors over an empty store-side cache) and ``warm`` (new verifiers over
+the cache ``cold`` filled: a later process). It also prints the ratio to the whole run
+(retrieval, support, synthesis, alerts), the load average, one table of every set, path
+and mode, and whether each mode gives the same highlights and verdicts as the first.
 
 Needs nothing but the package; SPACE is skipped when absent.
 """

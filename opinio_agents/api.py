@@ -347,7 +347,7 @@ class OpinioRAG:
         from opinio_agents.hiro.aspects import discover_aspects
 
         key = self.store.require_entity(entity_id)
-        return discover_aspects(self._require_hiro(), key, top_k=top_k, alpha=alpha)
+        return discover_aspects(self._require_hiro(), key, top_k=top_k, alpha=alpha, encoder=self.retrievers.encoder)
 
     def precompute_hiro(self, entity_ids: Sequence[str | int] | None = None) -> list[str]:
         """Compute and store the default aspects and query-free highlights of entities now.
@@ -422,14 +422,12 @@ class OpinioRAG:
         from opinio_agents.synthesis.support import count_support
 
         info = self.store.entity_record(entity_id)
-        encoder = self.retrievers.encoder  # the query-vector cache: a query seen before loads no model
-        return count_support(
+        return count_support(  # the one definition (synthesis/support.py aspect_mentions)
             query,
             self.store.sentences(info.key),
-            total_reviews=info.n_reviews,
+            total_reviews=info.n_reviews or None,
             embeddings=self.store.embeddings(info.key, persist=True),
-            query_embedding=encoder.encode([query])[0],
-            encoder=encoder,
+            encoder=self.retrievers.encoder,  # the query-vector cache: a query seen before loads no model
             weighting=weighting,
         )
 

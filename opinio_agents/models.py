@@ -460,6 +460,9 @@ class QueryEvidence:
             selection by centrality beyond the top-K.
         pool_vectors: Embeddings of ``pool`` (one row each).
         query_vector: The query's embedding.
+        mentions: Sentence ids of the entity's sentences that mention the query, as
+            ``support`` counts them (:func:`~opinio_agents.synthesis.support.aspect_mentions`);
+            quotes come from these when a side has enough of them.
     """
 
     query: str
@@ -470,6 +473,7 @@ class QueryEvidence:
     pool: list[Evidence] | None = None
     pool_vectors: np.ndarray | None = None
     query_vector: np.ndarray | None = None
+    mentions: frozenset[str] | None = None
 
 
 

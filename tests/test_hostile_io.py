@@ -261,7 +261,8 @@ def test_safe_text_helpers() -> None:
     assert terminal_safe("keep\ttabs\nand lines") == "keep\ttabs\nand lines"
     assert terminal_safe("crlf\r\nline\rover") == "crlf\nline\\x0dover"
     assert markdown_safe("line1\n# not a heading") == "line1 # not a heading"
-    assert markdown_safe("a & b") == "a &amp; b"
+    assert markdown_safe("a & b") == "a & b"  # a plain ampersand is literal markdown
+    assert markdown_safe("a &amp; b") == "a &amp;amp; b"  # a character reference is escaped, shown as written
 
 
 def test_write_text_atomic_never_follows_a_planted_symlink(tmp_path) -> None:

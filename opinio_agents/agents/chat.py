@@ -50,6 +50,7 @@ from opinio_agents.agents.schemas import SupportInfo
 from opinio_agents.errors import ConfigError, LLMError
 from opinio_agents.kinds import ChatMode
 from opinio_agents.retrieval.factory import ScoredSentence
+from opinio_agents.text.duplicates import distinct_indices
 
 if TYPE_CHECKING:
     from langchain_core.callbacks import CallbackManagerForChainRun
@@ -94,6 +95,10 @@ _FALLBACK_NOTE = "[quoting the reviews: no sentence of the model's answer was ba
 _OPEN, _CLOSE = "<review_data>", "</review_data>"
 _MARKER = re.compile(r"\[S(\d+)\]")
 _BLOCK_TAG = re.compile(r"</?\s*review_data\s*>", re.IGNORECASE)
+_QUESTION_WORDS = frozenset(
+    {"how", "what", "when", "where", "which", "who", "why", "whether", "they", "there", "here", "any", "get",
+     "can", "could", "would", "should", "tell", "know", "about", "like", "good", "bad", "well"}
+)
 _REFERENTS = frozenset({"it", "its", "it's", "they", "them", "their", "those", "that"})
 
 
@@ -406,7 +411,8 @@ class ReviewChat(Runnable[ChatInput, str]):
                 previous = standalone_query(asked, previous)
         query = standalone_query(question, previous)
         meta = self.filters.to_metadata_filters() if self.filters else None
-        hits = self.rag.retrieve(self.entity_key, query, top_k=self.k, retriever=self.retriever, filters=meta)  # type: ignore[arg-type]
+        hits = self.rag.retrieve(self.entity_key, query, top_k=2 * self.k, retriever=self.retriever, filters=meta)  # type: ignore[arg-type]
+        hits = [hits[i] for i in distinct_indices([h.sentence.text for h in hits], limit=self.k)]  # distinct citations
         support = SupportInfo.of(self.rag.support(self.entity_key, query))
         distinct = list({_normal(h.sentence.text): h for h in reversed(hits)}.values())[::-1]
         return _Turn(
@@ -414,7 +420,7 @@ class ReviewChat(Runnable[ChatInput, str]):
             query=query,
             support=support,
             evidence=[_citation(i, h) for i, h in enumerate(distinct, start=1)],
-            covered=support.reviews > 0 and bool(hits),
+            covered=bool(hits) and (support.reviews > 0 or _shares_topic(query, [h.sentence.text for h in distinct])),
             history=history,
             stateful=stateful,
         )
@@ -603,6 +609,25 @@ def _citation(position: int, hit: ScoredSentence) -> Citation:
         rating=hit.sentence.rating,
         sentiment=hit.sentiment,
     )
+
+
+def _shares_topic(query: str, texts: Sequence[str]) -> bool:
+    """Whether a retrieved sentence names a content word of ``query`` (BM25 tokens, question words aside).
+
+    The support count of a whole question can miss what its topic word finds ("How is the
+    breakfast?" against "breakfast"); a retrieved sentence that names the topic means the
+    reviews do discuss it.
+
+    Example:
+        >>> _shares_topic("How is the breakfast?", ["Breakfast was great."])
+        True
+        >>> _shares_topic("How is the casino?", ["How nice the hotel is."])
+        False
+    """
+    from opinio_agents.text.preprocess import tokenize_for_bm25
+
+    topic = set(tokenize_for_bm25(query)) - _QUESTION_WORDS
+    return bool(topic) and any(topic & set(tokenize_for_bm25(text)) for text in texts)
 
 
 def _normal(text: str) -> str:

@@ -79,6 +79,8 @@ def host_name(host: str) -> str:
     return text
 
 
+
+
 @dataclass(frozen=True)
 class ServeSettings:
     """Every limit and switch of the service (see :func:`~opinio_agents.serve.app.create_app`).

@@ -23,8 +23,6 @@ Example:
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from opinio_agents.embeddings import Encoder, get_encoder
@@ -39,6 +37,7 @@ from opinio_agents.synthesis.selection import (
     select_points,
     supported_points,
 )
+from opinio_agents.text.duplicates import distinct_indices
 from opinio_agents.text.polarity import evidence_polarity
 
 __all__ = ["ExtractiveSynthesizer", "evidence_polarity", "FOCUS_MARGIN"]
@@ -138,6 +137,11 @@ class ExtractiveSynthesizer(Synthesizer):
             return []
         majority, minority = (Polarity.PROS, Polarity.CONS) if pos >= neg else (Polarity.CONS, Polarity.PROS)
         count = {Polarity.PROS: len(pos_ev), Polarity.CONS: len(neg_ev)}
+        if item.pool:  # the support set's sentences on each side count too, not only the top-K's
+            pool = [e for e in item.pool if item.mentions is None or e.sentence_id in item.mentions]
+            for side, sign in ((Polarity.PROS, 1), (Polarity.CONS, -1)):
+                on_side = sum(sign * (e.sentiment or 0.0) > SENTIMENT_THRESHOLD for e in pool)
+                count[side] = max(count[side], on_side)
         share_minority = min(pos, neg) / (pos + neg)
         out = [majority] if count[majority] else []
         if share_minority >= self.split_threshold and count[minority] >= self.min_side_evidence:
@@ -185,9 +189,13 @@ class ExtractiveSynthesizer(Synthesizer):
             )
             if len(chosen) > 1 and self.min_point_support > 0:
                 chosen = supported_points(vectors, chosen, min_share=self.min_point_support)
+            chosen = [chosen[j] for j in distinct_indices([texts[i] for i in chosen])]  # no point said twice
             order = chosen + [int(i) for i in np.argsort(-scores, kind="stable") if int(i) not in chosen]
-            cited = _distinct([_scored(candidates[i], float(scores[i])) for i in order])
-            cited = cited[: max(self.max_cited, len(chosen))]
+            ranked = [_scored(candidates[i], float(scores[i])) for i in order]
+            keep = distinct_indices(
+                [e.text for e in ranked], limit=max(self.max_cited, len(chosen)), keep=range(len(chosen))
+            )
+            cited = [ranked[j] for j in keep]
             leaning = evidence_polarity(cited)
             text = " ".join(self._focused(points[i], item, sign) for i in chosen)
             highlights.append(
@@ -242,10 +250,26 @@ class ExtractiveSynthesizer(Synthesizer):
                 more = self._vectors_of(item, extra)
                 vectors = np.vstack([vectors, more]) if len(vectors) else more
             if pool or extra:
-                return pool + extra, vectors
+                return self._mentions_only(item, pool + extra, vectors)
         if not on_side:
             return [], np.zeros((0, 1))
-        return on_side, self._vectors_of(item, on_side)
+        return self._mentions_only(item, on_side, self._vectors_of(item, on_side))
+
+    def _mentions_only(
+        self, item: QueryEvidence, candidates: list[Evidence], vectors: np.ndarray
+    ) -> tuple[list[Evidence], np.ndarray]:
+        """The candidates that mention the query (``item.mentions``), when at least ``min_side_evidence`` do.
+
+        So every quote under a highlight is about its aspect ("a supermarket around the
+        corner" is not a breakfast-buffet quote), while a side with too few mentions still
+        draws on the wider support set.
+        """
+        if item.mentions is None:
+            return candidates, vectors
+        rows = [i for i, e in enumerate(candidates) if e.sentence_id in item.mentions]
+        if len(rows) < self.min_side_evidence or len(rows) == len(candidates):
+            return candidates, vectors
+        return [candidates[i] for i in rows], vectors[rows]
 
     def _nearest(self, pool_vectors: np.ndarray, query_vector: np.ndarray | None, rows: list[int]) -> list[int]:
         """The ``max_pool`` rows of the support set nearest the query (the first ones without a query vector)."""
@@ -268,15 +292,3 @@ def _scored(evidence: Evidence, score: float) -> Evidence:
     if evidence.score:
         return evidence
     return evidence.model_copy(update={"score": round(score, 4)})
-
-
-def _distinct(evidence: list[Evidence]) -> list[Evidence]:
-    """Drop evidence whose text repeats an earlier one (case and punctuation aside)."""
-    seen: set[str] = set()
-    out: list[Evidence] = []
-    for item in evidence:
-        key = " ".join(re.findall(r"[a-z0-9]+", item.text.lower()))
-        if key not in seen:
-            seen.add(key)
-            out.append(item)
-    return out

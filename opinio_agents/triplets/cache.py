@@ -15,7 +15,7 @@ weight files) and the exact text. A sentence's triplets depend on nothing else,
 so a re-indexed entity (a new generation) needs no invalidation: its unchanged
 sentences keep their rows and a changed text is a new key; rows of another
 extractor identity are dropped when the file is opened. The file is bounded
-(:data:`DEFAULT_MAX_ROWS`, oldest first), written only into an existing store
+(:data:`TRIPLET_CACHE_MAX_ROWS`, oldest first), written only into an existing store
 directory, and silently skipped when it cannot be used: it is a cache, never a
 source of truth. This module is plumbing only; what the triplets mean for a
 verdict lives in :mod:`opinio_agents.synthesis.verification`.
@@ -54,17 +54,17 @@ __all__ = [
     "TripletCacheStats",
     "extractor_identity",
     "TRIPLET_CACHE_FILE",
-    "DEFAULT_MAX_ROWS",
-    "DEFAULT_MEMORY_ITEMS",
+    "TRIPLET_CACHE_MAX_ROWS",
+    "TRIPLET_CACHE_MEMORY_ITEMS",
 ]
 
 #: File name of the persistent cache inside a store directory.
 TRIPLET_CACHE_FILE = "triplets.sqlite"
 #: Rows kept on disk (a row is ~100-300 bytes: ~60 MiB at most); the cited sentences of
 #: a few thousand entities' highlights fit.
-DEFAULT_MAX_ROWS = 200_000
+TRIPLET_CACHE_MAX_ROWS = 200_000
 #: Sentences kept in memory per wrapper.
-DEFAULT_MEMORY_ITEMS = 50_000
+TRIPLET_CACHE_MEMORY_ITEMS = 50_000
 _SQL_CHUNK = 500
 
 
@@ -146,7 +146,7 @@ class PersistentTripletCache:
     for the rest of the process instead of failing the verification.
     """
 
-    def __init__(self, path: str | Path, identity: str, *, max_rows: int = DEFAULT_MAX_ROWS) -> None:
+    def __init__(self, path: str | Path, identity: str, *, max_rows: int = TRIPLET_CACHE_MAX_ROWS) -> None:
         self.path = Path(path)
         self.identity = identity
         self.max_rows = max(1, int(max_rows))
@@ -260,8 +260,8 @@ class CachedTripletExtractor(TripletExtractor):
         extractor: TripletExtractor | None = None,
         *,
         cache_dir: str | Path | None = None,
-        memory_items: int = DEFAULT_MEMORY_ITEMS,
-        max_rows: int = DEFAULT_MAX_ROWS,
+        memory_items: int = TRIPLET_CACHE_MEMORY_ITEMS,
+        max_rows: int = TRIPLET_CACHE_MAX_ROWS,
     ) -> None:
         if extractor is None:
             from opinio_agents.triplets.factory import get_triplet_extractor

@@ -29,9 +29,11 @@ router = APIRouter(tags=["chat"])
 def chat(key: EntityKey, state: State, body: ChatRequest) -> Any:
     """Answer the last user message from the reviews, streamed as server-sent events.
 
-    Events: ``token`` (``{"text": piece}``) as the answer is written, then ``done`` (the
+    Events: ``token`` (``{"text": piece}``), one per answer sentence once ReviewChat's guard
+    has checked it (cited, backed by what it cites, not a repeat), then ``done`` (the
     ``ChatAnswer``: ``citations`` map each ``[S1]`` marker to its ``sentence_id`` and text,
-    ``evidence`` lists every excerpt shown, ``support`` counts the reviews); an error after
+    ``evidence`` lists every excerpt shown, ``support`` counts the reviews, ``guard`` and
+    ``checks`` say what was removed and why); an error after
     the stream started is an ``error`` event. Without an LLM the route answers ``503``
     unless ``extractive`` is true.
     """
