@@ -178,6 +178,11 @@ class LongContextChain(StructuredChatChain[LongContextInput, LongContextResult])
         point = schema.get("$defs", {}).get("KeyPoint", {}).get("properties", {}).get("query")
         if isinstance(point, dict) and checked.queries:
             point["enum"] = list(checked.queries)
+        for side, wanted in (("pros", checked.n_pros), ("cons", checked.n_cons)):
+            entry = schema.get("properties", {}).get(side)
+            if isinstance(entry, dict) and wanted > 0:
+                entry["minItems"] = 1  # a small model otherwise answers {"pros": [], "cons": []}
+                entry["maxItems"] = max(1, wanted)
         return ChainPlan(
             self.build_messages(checked),
             validate=lambda out: self._validate(checked, out, dropped),
