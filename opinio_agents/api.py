@@ -159,11 +159,18 @@ class OpinioRAG:
         self._lock = threading.RLock()
         if verify is not None and not isinstance(verify, (bool, HighlightVerifier)):
             raise ConfigError(f"verify={verify!r} must be True, False, None or a HighlightVerifier")
-        self.verify = VERIFY_BY_DEFAULT if verify is None else verify
+        self.verify = verify  # None: VERIFY_BY_DEFAULT, and on whenever a model writes the highlight text
         self._verifier: HighlightVerifier | None = verify if isinstance(verify, HighlightVerifier) else None
 
-    def verifier(self, verify: bool | HighlightVerifier | None = None) -> HighlightVerifier | None:
+    def verifier(
+        self, verify: bool | HighlightVerifier | None = None, *, model_writes: bool = False
+    ) -> HighlightVerifier | None:
         """The verifier a run uses: ``verify`` if given, else the façade's setting; None when off.
+
+        With neither set, verification follows
+        :data:`~opinio_agents.synthesis.verification.VERIFY_BY_DEFAULT`, and is on whenever a
+        language model writes the highlight text (``model_writes``: the LLM synthesizer and
+        the long-context baseline), so no model-written claim reaches a user unchecked.
 
         The façade keeps one :class:`~opinio_agents.synthesis.verification.HighlightVerifier`
         shared by every run and thread. Its triplets go through a
@@ -176,6 +183,8 @@ class OpinioRAG:
             True
         """
         choice = self.verify if verify is None else verify
+        if choice is None:
+            choice = VERIFY_BY_DEFAULT or model_writes
         if isinstance(choice, HighlightVerifier):
             return choice
         if not isinstance(choice, bool):
@@ -347,7 +356,7 @@ class OpinioRAG:
         from opinio_agents.hiro.aspects import discover_aspects
 
         key = self.store.require_entity(entity_id)
-        return discover_aspects(self._require_hiro(), key, top_k=top_k, alpha=alpha)
+        return discover_aspects(self._require_hiro(), key, top_k=top_k, alpha=alpha, encoder=self.retrievers.encoder)
 
     def precompute_hiro(self, entity_ids: Sequence[str | int] | None = None) -> list[str]:
         """Compute and store the default aspects and query-free highlights of entities now.
@@ -422,14 +431,12 @@ class OpinioRAG:
         from opinio_agents.synthesis.support import count_support
 
         info = self.store.entity_record(entity_id)
-        encoder = self.retrievers.encoder  # the query-vector cache: a query seen before loads no model
-        return count_support(
+        return count_support(  # the one definition (synthesis/support.py aspect_mentions)
             query,
             self.store.sentences(info.key),
-            total_reviews=info.n_reviews,
+            total_reviews=info.n_reviews or None,
             embeddings=self.store.embeddings(info.key, persist=True),
-            query_embedding=encoder.encode([query])[0],
-            encoder=encoder,
+            encoder=self.retrievers.encoder,  # the query-vector cache: a query seen before loads no model
             weighting=weighting,
         )
 
@@ -462,6 +469,7 @@ class OpinioRAG:
 
         options: dict[str, Any] = {"cache_path": self.store.store_dir / "llm_cache.sqlite", **self.llm_options}
         options["guard"] = False  # the summarizer's post-processing guards, exactly once
+        options.setdefault("fallback", self._synthesizer("extractive"))  # never nothing where reviews answer
         return LLMSynthesizer(self.llm, **options)
 
     def _long_context(self) -> LongContextSynthesizer:
@@ -541,7 +549,8 @@ class OpinioRAG:
             from opinio_agents.summarizers import LongContextSummarizer
 
             synth = self._long_context() if isinstance(kind, str) else kind
-            return LongContextSummarizer(self.store, synth, verifier=self.verifier(verify) or False)  # type: ignore[arg-type]
+            verifier = self.verifier(verify, model_writes=True) or False
+            return LongContextSummarizer(self.store, synth, verifier=verifier)  # type: ignore[arg-type]
         return self.pipeline(
             top_k=top_k,
             retriever=retriever,
@@ -569,13 +578,14 @@ class OpinioRAG:
             raise ConfigError(f"{type(kind).__name__} is not a per-query synthesizer; call summarizer() instead")
         if kind == "long-context":
             raise ConfigError("the long-context baseline does not use the retrieval pipeline; call highlights()")
+        model_writes = kind == "llm" or getattr(kind, "name", None) == "llm"
         return HighlightPipeline(
             self.retrievers,
             self._synthesizer(kind),
             retriever=retriever or self.retriever,
             top_k=top_k or self.top_k,
             filters=filters,
-            verifier=self.verifier(verify) or False,
+            verifier=self.verifier(verify, model_writes=model_writes) or False,
             weighting=weighting,
         )
 
@@ -640,6 +650,10 @@ class OpinioRAG:
     def run(self, request: HighlightRequest) -> HighlightSet:
         """The highlights of a planned request (:meth:`plan`); ``result.meta`` is filled from it."""
         return request.summarizer.summarize(request)
+
+    def stream(self, request: HighlightRequest) -> Iterator[SummaryEvent]:
+        """A planned request's outcomes as they complete, then its ``SummaryDone`` (the streaming :meth:`run`)."""
+        return request.summarizer.stream(request)
 
     def query_mode(
         self, entity_id: str | int, queries: Sequence[str] | None = None, *, query_free: QueryFree = False

@@ -31,6 +31,7 @@ __all__ = [
     "Verdict",
     "Granularity",
     "ChatMode",
+    "ChatRole",
     "DraftPolarity",
     "DRAFT_POLARITIES",
     "DEFAULT_STORE",
@@ -66,6 +67,9 @@ Granularity = Literal["year", "quarter"]
 
 #: How a chat turn was answered: by a chat model, or extractively from the evidence.
 ChatMode = Literal["llm", "extractive"]
+
+#: Who wrote a turn of a chat conversation (the client keeps the conversation).
+ChatRole = Literal["user", "assistant"]
 
 #: A highlight's side as an LLM writes it in its answer (upper case, as the prompts ask).
 DraftPolarity = Literal["PROS", "CONS"]

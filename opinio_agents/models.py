@@ -50,6 +50,7 @@ __all__ = [
     "Highlight",
     "Alert",
     "QueryFailure",
+    "LLMOutcomes",
     "TokenUsage",
     "RunMeta",
     "FlaggedSentence",
@@ -460,6 +461,9 @@ class QueryEvidence:
             selection by centrality beyond the top-K.
         pool_vectors: Embeddings of ``pool`` (one row each).
         query_vector: The query's embedding.
+        mentions: Sentence ids of the entity's sentences that mention the query, as
+            ``support`` counts them (:func:`~opinio_agents.synthesis.support.aspect_mentions`);
+            quotes come from these when a side has enough of them.
     """
 
     query: str
@@ -470,6 +474,7 @@ class QueryEvidence:
     pool: list[Evidence] | None = None
     pool_vectors: np.ndarray | None = None
     query_vector: np.ndarray | None = None
+    mentions: frozenset[str] | None = None
 
 
 
@@ -545,6 +550,11 @@ class Highlight(BaseModel):
     )
     trend: Trend | None = Field(
         default=None, description="Mention share and stance of the aspect per period, with a trend label."
+    )
+    origin: Literal["llm", "extractive-fallback"] | None = Field(
+        default=None,
+        description="On the LLM path: 'llm' when the model wrote the text, 'extractive-fallback' when its answer "
+        "was unusable or contradicted by the evidence and the extractive highlight stands in; None elsewhere.",
     )
 
     @property
@@ -634,6 +644,44 @@ class RunMeta(BaseModel):
         default_factory=list,
         description="Highlights that verification dropped (contradicted by their evidence); never shown as highlights.",
     )
+    llm: LLMOutcomes | None = Field(
+        default=None, description="Per-query outcome counts of the model's answers; None when no model wrote text."
+    )
+
+
+class LLMOutcomes(BaseModel):
+    """How the model's answers went, one count per query of an LLM run (``RunMeta.llm``).
+
+    ``answered + repaired + fallback + failed`` is the number of queries.
+
+    Attributes:
+        answered: Valid the first time (schema and citations) and shown.
+        repaired: Valid after the one repair turn and shown.
+        fallback: The extractive highlight was shown instead (``Highlight.origin ==
+            "extractive-fallback"``): the answer was unusable after the repair, empty although
+            there was evidence, or contradicted by verification (those are also in ``contradicted``).
+        failed: Nothing to show: no evidence, or neither the model nor the extractive path had an answer.
+        contradicted: Of ``fallback``, the queries whose answer was schema-valid but contradicted
+            by its evidence.
+    """
+
+    answered: int = 0
+    repaired: int = 0
+    fallback: int = 0
+    failed: int = 0
+    contradicted: int = 0
+
+    @property
+    def queries(self) -> int:
+        """The queries counted."""
+        return self.answered + self.repaired + self.fallback + self.failed
+
+    @property
+    def schema_valid_rate(self) -> float | None:
+        """Share of queries whose model answer was schema-valid (first time, repaired, or valid but
+        contradicted); None without any query."""
+        total = self.queries
+        return None if total == 0 else (self.answered + self.repaired + self.contradicted) / total
 
 
 class HighlightSet(BaseModel):

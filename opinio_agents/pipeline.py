@@ -46,7 +46,7 @@ from opinio_agents.synthesis.alerts import CriticalComplaintCheck
 from opinio_agents.synthesis.base import SynthesisOutcome, Synthesizer
 from opinio_agents.synthesis.selection import support_pool
 from opinio_agents.synthesis.summarizer import Draft, HighlightRequest, Summarizer, usage_delta
-from opinio_agents.synthesis.support import mention_indices, support_of
+from opinio_agents.synthesis.support import aspect_mentions, support_of
 from opinio_agents.text.injection import injection_reasons
 from opinio_agents.trends import Weighting, in_window
 
@@ -217,9 +217,7 @@ class HighlightPipeline(Summarizer):
         items = []
         for query, query_vector in zip(queries, query_vectors):
             hits = self._retrieve(key, query, top_k, query_vector, request)
-            mentioning = mention_indices(
-                query, stored, embeddings=embeddings, query_embedding=query_vector, encoder=self.retrievers.encoder
-            )
+            mentioning = aspect_mentions(query, stored, embeddings=embeddings, encoder=self.retrievers.encoder)
             if mentions is not None:
                 mentions[query] = mentioning
             support = support_of(stored, mentioning, total_reviews=total_reviews, weighting=weighting)
@@ -258,6 +256,7 @@ class HighlightPipeline(Summarizer):
                     pool=pool,
                     pool_vectors=embeddings[pool_rows],
                     query_vector=query_vector,
+                    mentions=frozenset(stored[int(i)].sentence.sentence_id for i in mentioning),
                 )
             )
         return items
@@ -325,6 +324,7 @@ class HighlightPipeline(Summarizer):
             outcomes=outcomes(),
             meta=meta,
             mentions=mentions,
+            fallback=synthesizer.fallback,
         )
 
     def _drop_instruction_only(self, outcome: SynthesisOutcome, flagged: list[FlaggedSentence]) -> SynthesisOutcome:

@@ -113,6 +113,22 @@ def test_tool_errors_go_back_to_the_agent(toolkit: ReviewToolkit) -> None:
 
 
 @pytest.mark.slow
+def test_ask_reviews_tool_answers_through_review_chat(toolkit: ReviewToolkit) -> None:
+    tool = {t.name: t for t in make_langchain_tools(toolkit)}["ask_reviews"]
+    answer = json.loads(tool.invoke({"entity": "202", "question": "Is it clean?",
+                                     "history": [{"role": "user", "content": "How is the pool?"},
+                                                 {"role": "assistant", "content": "Guests like it."}]}))
+    assert answer["entity_id"] == "202" and answer["search_query"].startswith("How is the pool?")
+    assert answer["mode"] == "extractive" and answer["citations"]  # no LLM on this façade
+    ids = [c["sentence_id"] for c in answer["citations"]]
+    assert len(ids) == len(set(ids)) and all(i.startswith("202:") for i in ids)
+    nothing = toolkit.ask_reviews("101", "Is there a casino?")
+    assert not nothing.covered and "do not cover" in nothing.answer
+    bad = tool.invoke({"entity": "101", "question": "x", "history": [{"role": "robot", "content": "hi"}]})
+    assert "history" in bad
+
+
+@pytest.mark.slow
 def test_uncovered_query_is_flagged(toolkit: ReviewToolkit) -> None:
     result = toolkit.search_reviews("202", "casino", k=3)
     assert result.covered is False and result.support.reviews == 0

@@ -71,7 +71,7 @@ def test_detect_alerts_counts_distinct_reviews() -> None:
     ]
     alerts = detect_alerts(sentences, [-0.5, -0.4, -0.2, 0.3, -0.6])
     assert [(a.category, a.support) for a in alerts] == [("bed bugs", 2), ("theft", 1)]
-    assert alerts[0].description == "Bed bugs reported in 2 review(s)"
+    assert alerts[0].description == "Bed bugs reported in 2 reviews"
     assert [e.sentence_id for e in alerts[0].evidence] == ["1:a:0", "1:a:1", "1:b:0"]
     assert alerts[0].evidence[0].sentiment == -0.5
     assert [a.category for a in detect_alerts(sentences, min_support=2)] == ["bed bugs"]

@@ -10,6 +10,7 @@ from opinio_agents.hiro.labels import AspectLabel, ClusterNamer, PhraseNamer
 from opinio_agents.hiro.retriever import HiroCluster
 from opinio_agents.models import Sentence
 from opinio_agents.stores.catalog import StoredSentence
+from opinio_agents.synthesis.support import aspect_mentions
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
 
@@ -84,8 +85,11 @@ def test_attribute_words_count_as_mentions_of_their_noun():
     rows = [stored(0, "Cleanliness was perfect."), stored(1, "Cleanliness matters."), stored(2, "So clean!"),
             stored(3, "A spotless room."), stored(4, "Dirty towels."), stored(5, "Great pool.")]
     found = aspects_from_clusters([HiroCluster([(1,)], [0, 1], score=1.0)], rows, namer=Cleanliness())
-    assert found[0].mentions == 5  # the reviews saying clean, spotless or dirty mention it too
+    # The sentences saying clean, spotless or dirty are the aspect's terms (its focus and examples) ...
     assert found[0].term_indices == [0, 1, 2, 3, 4]
+    # ... but its count is the one every surface shows for "cleanliness" (synthesis/support.py
+    # aspect_mentions: here lexical, with an encoder paraphrases too), not a wider one.
+    assert found[0].mentions == 2 == len(aspect_mentions("cleanliness", rows))
 
 
 def _room_hotel() -> list[StoredSentence]:

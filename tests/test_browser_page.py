@@ -15,6 +15,9 @@ OpenAI-compatible model answers the chat (streamed). One browser for the module.
 6. no console errors anywhere; screenshots are saved in the browser's temp dir
    (``OPINIO_SCREENSHOT_DIR=DIR`` keeps them; ``page.png`` is the full page after the chat).
 7. at a phone's width the hostile entity's name is text and the layout is one column.
+8. the first screen (no entity yet) explains the page and lists the entities as cards; a card, or
+   ``/?entity=101``, opens the most discussed aspect with its PROS/CONS without another click
+   (``&aspect=NAME`` opens that one); the alerts say "What the 1 review says".
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 
@@ -258,6 +262,59 @@ def test_page_highlights_reviews_query_and_cited_chat(browser: Browser, site: Si
 
     # 6. nothing ran that should not have, and the console is clean.
     assert _pwned(browser) is None
+    assert browser.console_errors() == []
+
+
+def test_first_screen_lists_the_entities_and_an_entity_url_opens_its_pros_and_cons(
+    browser: Browser, site: Site
+) -> None:
+    driver = browser.driver
+    driver.set_window_size(1280, 1000)
+    browser.get(site.url)
+    browser.clear_console()
+
+    # Before an entity is picked: what the page does and one card per entity, not two empty panels.
+    cards = browser.wait_until(lambda: driver.find_elements("css selector", "#entity-cards .entity-card"), "cards")
+    assert len(cards) == 2
+    assert driver.find_element("css selector", "#welcome").is_displayed()
+    assert not driver.find_element("css selector", "#workspace").is_displayed()
+    assert "2 entities are indexed" in _text(browser, "#welcome-status")
+    assert "Pick an entity" in _text(browser, "#welcome .steps")
+    hotel = next(card for card in cards if card.get_attribute("data-entity") == "101")
+    assert "Harborview City Hotel" in hotel.text and "entity 101 · 241 reviews" in hotel.text
+    hostile = next(card for card in cards if card.get_attribute("data-entity") == "hostile")
+    assert HOSTILE_NAME in hostile.text and driver.find_elements("css selector", "img") == []
+    browser.screenshot("00-first-screen")
+
+    # A card opens the entity, and its most discussed aspect with its PROS/CONS, without another click.
+    hotel.click()
+    browser.wait_until(lambda: _text(browser, "#entity-title") == "Harborview City Hotel", "the entity title")
+    assert not driver.find_element("css selector", "#welcome").is_displayed()
+    browser.wait_css("#detail .highlight .quote")
+    assert driver.find_element("css selector", "#entity").get_attribute("value") == "101"
+
+    # /?entity=101 shows the PROS/CONS of the most discussed aspect straight away, its chip pressed.
+    browser.get(site.url + "?entity=101")
+    chips = browser.wait_until(lambda: driver.find_elements("css selector", "#chips .chip"), "aspect chips")
+    first = chips[0].find_element("css selector", ".chip-name").text
+    browser.wait_until(lambda: _text(browser, "#detail-title") == first, "the first aspect opened")
+    browser.wait_css("#detail .highlight .quote")
+    assert chips[0].get_attribute("aria-pressed") == "true"
+    assert driver.find_elements("css selector", "#pros .highlight, #cons .highlight")
+    assert _text(browser, "#detail-support").startswith("mentioned in ")
+    assert f"aspect={first}" in driver.current_url.replace("%20", " ").replace("+", " ")
+    # The alerts are on top, in words that agree with their count.
+    summaries = [s.text for s in driver.find_elements("css selector", "#alerts summary")]
+    assert summaries and all(
+        (t == "What the 1 review says") or (t.startswith("What the ") and t.endswith(" reviews say")) for t in summaries
+    ), summaries
+    browser.screenshot("00-entity-url", full_page=True)
+
+    # ... and /?entity=101&aspect=NAME opens that aspect instead.
+    other = chips[1].find_element("css selector", ".chip-name").text
+    browser.get(site.url + "?" + urlencode({"entity": "101", "aspect": other}))
+    browser.wait_until(lambda: _text(browser, "#detail-title") == other, "the aspect named in the URL")
+    browser.wait_css("#detail .highlight .quote")
     assert browser.console_errors() == []
 
 

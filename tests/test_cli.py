@@ -239,7 +239,7 @@ def test_query_free_highlight_uses_hiro_and_says_so(tmp_path, encoder, capsys) -
     assert main(["index", str(path), "--store", str(store), "--quiet"]) == 0
     capsys.readouterr()
     args = ["highlight", str(path), "-e", str(entities[0].entity_id), "--store", str(store), "--format", "json"]
-    assert main([*args, "--quiet"]) == 0
+    assert main(args) == 0  # without --quiet: the note on stderr (with --quiet: only errors and the result)
     captured = capsys.readouterr()
     result = HighlightSet.model_validate_json(captured.out)
     assert result.meta.mode == "query-free" and result.meta.retriever == "hiro"
@@ -247,7 +247,9 @@ def test_query_free_highlight_uses_hiro_and_says_so(tmp_path, encoder, capsys) -
     assert all(h.evidence and h.support.reviews > 0 for h in result.highlights)
     assert f"note: entity {entities[0].entity_id} has no queries" in captured.err  # no silent mode switch
     assert "query-free mode" in captured.err
-    assert main([*args, "--quiet", "--query-free"]) == 0  # asked for: no note
+    assert main([*args, "--quiet"]) == 0
+    assert capsys.readouterr().err == ""  # --quiet: no note
+    assert main([*args, "--query-free"]) == 0  # asked for: no note
     asked = capsys.readouterr()
     assert "note:" not in asked.err
     assert HighlightSet.model_validate_json(asked.out).meta.mode == "query-free"
@@ -262,7 +264,7 @@ def test_index_reads_stdin_in_a_subprocess(tmp_path) -> None:
         entity.user_reviews = entity.user_reviews[:15]
     path = tmp_path / "small.json"
     write_opiniobank(entities, path)
-    done = opinio("index", "-", "--store", str(tmp_path / "store"), "--quiet", cwd=tmp_path, stdin=path.read_text())
+    done = opinio("index", "-", "--store", str(tmp_path / "store"), cwd=tmp_path, stdin=path.read_text())
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     for entity in entities:

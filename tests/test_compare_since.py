@@ -48,7 +48,7 @@ def test_standing_ranks_the_entity_among_those_with_enough_mentions() -> None:
     assert now.describe() == "100% positive vs 50% elsewhere, 1st of 2"
     assert before.cell() == "20% vs 80%, 2nd/2"
     thin = _standing("wifi", _reviews("a", 2024, 1, 1), {}, "x")
-    assert thin.rank is None and thin.describe() == "2 mention(s): too few to rank"
+    assert thin.rank is None and thin.describe() == "2 mentions: too few to rank"
     assert _year_before(D(2024, 2, 29)) == D(2023, 2, 28)
 
 

@@ -169,8 +169,9 @@ def test_sample_is_varied(sample: list[Entity]) -> None:
     assert len({review.publication_date.year for review in reviews if review.publication_date}) >= 5
     assert any(review.user_reviews_posted is None for review in reviews)
     joined = "\n".join(texts)
-    for marker in ("\n\n", "<br/>", "&amp;", "!!!"):
+    for marker in ("\n\n", "<br/>", " & ", "!!!"):
         assert marker in joined, marker
+    assert "&amp;" not in joined and "&amp;" in sample_path().read_text(encoding="utf-8")  # decoded on load
     assert re.search(r"\b[A-Z]{2,}(?: [A-Z]{2,}){2,}", joined)
 
 

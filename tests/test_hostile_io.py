@@ -65,11 +65,12 @@ def test_rating_range_is_documented_and_enforced() -> None:
             Review(review_id=1, text="x", rating=bad)
 
 
-def test_json_nan_literal_is_a_syntax_error(tmp_path) -> None:
+def test_json_nan_literal_is_an_error_naming_the_field_and_value(tmp_path) -> None:
     path = _write(tmp_path / "r.json", '[{"entity_id": 1, "user_reviews": [{"review_id": 1, "text": "ok", '
                   '"rating": NaN}]}]')
-    with pytest.raises(DataError, match="malformed JSON"):
+    with pytest.raises(DataError, match="rating is NaN .*JSON has no NaN or Infinity") as info:
         load_entities(path)
+    assert info.value.field == "rating" and info.value.line == 1
 
 
 # -- CSV quoting --------------------------------------------------------------------------
@@ -261,7 +262,8 @@ def test_safe_text_helpers() -> None:
     assert terminal_safe("keep\ttabs\nand lines") == "keep\ttabs\nand lines"
     assert terminal_safe("crlf\r\nline\rover") == "crlf\nline\\x0dover"
     assert markdown_safe("line1\n# not a heading") == "line1 # not a heading"
-    assert markdown_safe("a & b") == "a &amp; b"
+    assert markdown_safe("a & b") == "a & b"  # a plain ampersand is literal markdown
+    assert markdown_safe("a &amp; b") == "a &amp;amp; b"  # a character reference is escaped, shown as written
 
 
 def test_write_text_atomic_never_follows_a_planted_symlink(tmp_path) -> None:

@@ -19,8 +19,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "opinio_agents"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "kinds"),
     ("models",),
-    ("embeddings", "prompts", "io", "datasets", "trends"),
-    ("text",),
+    ("embeddings", "prompts", "io", "trends"),
+    ("text", "datasets"),
     ("stores", "llm"),
     ("indexing", "triplets"),
     ("retrieval", "chains"),

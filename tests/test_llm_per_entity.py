@@ -165,7 +165,7 @@ def test_the_facade_runs_one_call_per_entity(tmp_path) -> None:
         ]})
 
     model = ScriptedChatModel(respond=respond)
-    rag = OpinioRAG(tmp_path, encoder=HashEncoder(), llm=model,
+    rag = OpinioRAG(tmp_path, encoder=HashEncoder(), llm=model, verify=False,  # verification: test_summarizer
                     llm_options={"llm_calls": "per-entity", "structured_output": "parser", "cache_path": None})
     rag.index(entity, fit_hiro=False)
     result = rag.highlights(entity.key, queries)

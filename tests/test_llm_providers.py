@@ -49,7 +49,7 @@ def test_openai_compatible_server_by_base_url(monkeypatch: pytest.MonkeyPatch) -
     [
         ("langchain_ollama", "ollama:llama3.1", "ollama"),
         ("langchain_openai", "openai:m", "llm"),
-        ("langchain_huggingface", "hf:{tmp}", "huggingface"),
+        ("gguf", "hf:{tmp}/model.gguf", "huggingface"),
     ],
 )
 def test_a_missing_extra_names_its_pip_install_line(
@@ -57,6 +57,7 @@ def test_a_missing_extra_names_its_pip_install_line(
 ) -> None:
     monkeypatch.setitem(sys.modules, module, None)  # as if the package were not installed
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    (tmp_path / "model.gguf").write_bytes(b"GGUF")  # only read once the packages are there
     with pytest.raises(MissingDependencyError, match=rf"pip install 'opinio-agents\[{extra}\]'"):
         resolve_chat_model(spec.format(tmp=tmp_path))
 
@@ -68,8 +69,10 @@ def test_ollama_never_falls_back_to_a_paid_api(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_local_hf_model_must_be_a_directory(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(ConfigError, match="not a directory"):
+    with pytest.raises(ConfigError, match="neither a directory nor a .gguf file"):
         resolve_chat_model(f"hf:{tmp_path / 'missing'}")
+    with pytest.raises(ConfigError, match="no such .gguf file"):
+        resolve_chat_model(f"hf:{tmp_path / 'missing.gguf'}")
     with pytest.raises(ConfigError, match="device"):
         resolve_chat_model(f"hf:{tmp_path}", device="gpu")  # checked before anything is loaded
 

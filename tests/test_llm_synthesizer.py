@@ -49,7 +49,8 @@ def test_async_many_and_guard_applied() -> None:
     pro, con = outcome.highlights
     assert pro.polarity is Polarity.PROS and pro.sentence_ids == ["7:11:0"]
     assert con.polarity is Polarity.CONS and con.sentence_ids == ["7:20:0"]
-    unguarded = LLMSynthesizer(ScriptedChatModel(respond=[answer(("PROS", "x", ["S4"]))]), retry=FAST)  # default
+    scripted = ScriptedChatModel(respond=[answer(("PROS", "Safe lobby.", ["S4"]))])
+    unguarded = LLMSynthesizer(scripted, retry=FAST)  # default
     assert unguarded.synthesize(make_item("wi-fi", critical))[0].polarity is Polarity.PROS
 
 

@@ -52,4 +52,130 @@ def test_stream_yields_the_text_of_invoke(local_llm: LocalChatModel, count: int)
     chunks = list(model.stream(messages))
     streamed = "".join(str(c.content) for c in chunks)
     assert streamed and streamed == model.invoke(messages).content  # greedy: the same text both ways
-    assert chunks[-1].usage_metadata is not None and chunks[-1].usage_metadata["output_tokens"] <= 10
+    total = chunks[0]
+    for chunk in chunks[1:]:
+        total += chunk
+    assert total.usage_metadata is not None and 0 < total.usage_metadata["output_tokens"] <= 10
+
+
+# -- every LLM feature on the real model (one small call each) ---------------------------------------------------
+def _fast():  # type: ignore[no-untyped-def]
+    from opinio_agents.llm import RetryPolicy
+
+    return RetryPolicy(max_retries=0, deadline=None)
+
+
+def test_per_query_highlight_chain_answers_in_schema_and_cites_only_its_evidence(local_llm: LocalChatModel) -> None:
+    from llm_fixtures import make_item
+
+    from opinio_agents.chains import HighlightChain
+
+    chain = HighlightChain(local_llm, retry=_fast())
+    assert chain.mode == "native"  # constrained decoding
+    item = make_item()
+    result = chain.invoke(item)
+    assert result.raw_output and json.loads(result.raw_output)  # parses: the grammar allowed nothing else
+    evidence = {e.sentence_id for e in item.evidence}
+    assert all(h.sentence_ids and set(h.sentence_ids) <= evidence for h in result.highlights)
+    assert len(result.highlights) <= 2 and all(0 < len(h.text) <= 160 for h in result.highlights)
+    assert result.usage.calls == result.attempts and result.usage.prompt_tokens > 0
+
+
+def test_per_entity_chain_and_the_synthesizer_count_every_query(local_llm: LocalChatModel) -> None:
+    from llm_fixtures import EVIDENCE, make_item
+
+    from opinio_agents.models import Evidence
+    from opinio_agents.synthesis.llm import LLMSynthesizer
+
+    pool = [Evidence(sentence_id="7:20:0", text="The pool was cold and closed early.", sentiment=-0.5)]
+    items = [make_item("wi-fi", EVIDENCE), make_item("pool", pool)]
+    synth = LLMSynthesizer(local_llm, llm_calls="per-entity", retry=_fast(), fallback=True, max_concurrency=1)
+    outcomes = {o.item.query: o for o in synth.synthesize_many(items)}
+    assert set(outcomes) == {"wi-fi", "pool"}
+    for query, outcome in outcomes.items():
+        assert outcome.llm in ("answered", "repaired", "fallback") and outcome.highlights, query
+        allowed = {e.sentence_id for e in outcome.item.evidence}
+        assert all(set(h.sentence_ids) <= allowed for h in outcome.highlights)
+        assert all(h.origin in ("llm", "extractive-fallback") for h in outcome.highlights)
+
+
+def test_long_context_baseline_runs_on_the_real_model(local_llm: LocalChatModel) -> None:
+    from opinio_agents.chains.long_context import LongContextChain
+    from opinio_agents.prompts.long_context import LongContextInput, ReviewItem
+
+    reviews = [
+        ReviewItem(review_id="1", text="The wifi was slow and cost extra."),
+        ReviewItem(review_id="2", text="Breakfast was fresh and the staff were kind."),
+    ]
+    value = LongContextInput(queries=["wi-fi", "breakfast"], reviews=reviews, n_pros=1, n_cons=1)
+    result = LongContextChain(local_llm, retry=_fast()).invoke(value)
+    for point in [*result.pros, *result.cons]:
+        assert point.query in ("wi-fi", "breakfast") and point.text.strip()
+
+
+def test_llm_judge_scores_within_its_scale(local_llm: LocalChatModel) -> None:
+    from opinio_agents.evaluation.judge import LLMJudge
+
+    scores = LLMJudge(local_llm).judge_texts("PROS: fast wifi. CONS: cold pool.", "PROS: wifi is fast. CONS: pool.")
+    assert all(1 <= value <= 5 for value in scores.as_row().values())
+
+
+def test_llm_triplet_extractor_returns_triplets_from_the_sentence(local_llm: LocalChatModel) -> None:
+    from opinio_agents.triplets.llm import LLMTripletExtractor
+
+    extractor = LLMTripletExtractor(local_llm, max_concurrency=1, on_error="empty")
+    [triplets] = extractor.extract(["The breakfast was delicious."])
+    assert all(t.sentiment in (-1, 0, 1) for t in triplets)  # grounded ones only (require_grounded)
+
+
+def test_hiro_sentence_generator_writes_one_sentence_per_cluster(local_llm: LocalChatModel) -> None:
+    from opinio_agents.hiro import HiroSentGenerator
+
+    clusters = [["The wifi was slow.", "Slow wifi all week."]]
+    [out] = HiroSentGenerator(local_llm, max_concurrency=1).generate(clusters, entity_name="Harbor Inn")
+    assert out.cluster == 0 and out.text.strip() and len(out.text) <= 120
+
+
+def test_llama_cpp_server_honours_response_format_json_schema(local_llm_path: Path) -> None:
+    """The OpenAI-compatible path against a real server: llama.cpp's, on loopback, with the same GGUF."""
+    pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python[server] (extra local-test)")
+    pytest.importorskip("langchain_openai")
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from opinio_agents.llm import StructuredChat, resolve_chat_model
+    from opinio_agents.prompts.highlight import HighlightOutput
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(local_llm_path), "--host", "127.0.0.1",
+         "--port", str(port), "--n_ctx", "2048", "--model_alias", "smollm2"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2).read()
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    pytest.fail("llama_cpp.server did not start")
+                time.sleep(0.5)
+        model = resolve_chat_model("openai:smollm2", base_url=f"http://127.0.0.1:{port}/v1", temperature=0.0,
+                                   max_tokens=200)
+        chat = StructuredChat(model, HighlightOutput, mode="native", retry=_fast())
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        result = chat.invoke([SystemMessage("Answer with JSON highlights."),
+                              HumanMessage('Query: wi-fi\n{"id": "S1", "text": "The wifi was slow."}')])
+        assert result.mode == "native" and json.loads(result.raw_output) is not None
+        assert len(result.value.highlights) <= 2  # the bounded schema ended the answer
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -17,6 +17,29 @@ NAMES = ["quickstart.ipynb", "chatbot.ipynb", "evaluation.ipynb"]
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_notebook_writes_its_store_in_a_temporary_folder(name: str) -> None:
+    """`jupyter nbconvert --execute` runs a notebook in notebooks/: a store in the working directory
+    would be left there, untracked. Every store a notebook opens is a fresh temporary folder."""
+    code = "\n".join(
+        "".join(cell["source"])
+        for cell in json.loads((NOTEBOOKS / name).read_text(encoding="utf-8"))["cells"]
+        if cell["cell_type"] == "code"
+    )
+    stores = re.findall(r"OpinioRAG\((.*?)\)", code)
+    assert stores and all(arg.strip() == "store_dir=store_dir" for arg in stores), stores
+    assert 'store_dir = tempfile.mkdtemp(prefix="opinio-store-")' in code
+
+
+def test_jupyter_nbconvert_is_in_the_notebooks_extra() -> None:
+    import tomllib
+
+    project = tomllib.loads((NOTEBOOKS.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extra = project["optional-dependencies"]["notebooks"]
+    assert any(requirement.startswith("nbconvert") for requirement in extra), extra
+    assert any("notebooks" in requirement for requirement in project["optional-dependencies"]["dev"])
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_notebook_is_committed_without_outputs(name: str) -> None:
     nb = json.loads((NOTEBOOKS / name).read_text(encoding="utf-8"))
     for cell in nb["cells"]:
@@ -36,7 +59,7 @@ def test_notebook_runs(name: str, tmp_path: Path) -> None:
         out.get("text", "") for cell in nb.cells if cell.cell_type == "code" for out in cell.get("outputs", [])
     )
     assert "opinio-store" not in {p.name for p in NOTEBOOKS.iterdir()}  # never writes into the repo
-    assert (tmp_path / "opinio-store").is_dir()
+    assert list(tmp_path.iterdir()) == []  # nor into its working directory (`jupyter nbconvert` runs in notebooks/)
     assert "entity 101:" in text and "entity 202:" in text
     CHECKS[name](text)
 

@@ -94,7 +94,7 @@ def _result() -> HighlightSet:
     result.alerts.append(
         Alert(
             category="bed bugs",
-            description="Bed bugs reported in 1 review(s)",
+            description="Bed bugs reported in 1 review",
             support=1,
             evidence=[
                 Evidence(sentence_id="e:r4:2", text=f"Bed bugs! {HOSTILE}"),

@@ -464,3 +464,57 @@ def test_sentence_highlights_cite_the_sentence_its_neighbours_and_its_aspect() -
     assert all(e.sentiment is not None and e.sentiment < 0 for e in out[1].evidence)  # same side only
     assert out[2].support.total_reviews == 2 and out[2].text == SMALL_TEXTS[1]
     assert reading_order([4, 1, 0], rows) == [0, 1, 4]
+
+
+def test_query_free_key_points_name_their_aspect() -> None:
+    from opinio_agents.hiro.aspects import DiscoveredAspect, HiroCluster
+    from opinio_agents.hiro.highlights import aspect_highlights
+
+    long_story = (
+        "As some of the other reviews had mentioned some of the bathrooms do have glass doors and we asked to be "
+        "in another room before we got there so the whole stay was quiet."
+    )
+    rows = [
+        stored(0, long_story, 0.7),
+        stored(1, long_story.replace("glass doors", "glass walls"), 0.7),
+        stored(2, "Our room was quiet at night.", 0.5),
+        stored(3, "The glass doors of the bathroom were a surprise.", 0.6),
+    ]
+    embeddings = np.tile(np.array([[1.0, 0.0]]), (4, 1))
+    aspect = DiscoveredAspect(
+        "noise", 4, 4, 0, 0, 4, 1.0, sentence_indices=[0, 1, 2, 3], term_indices=[0, 1, 2],
+        clusters=[HiroCluster(subpaths=[(1, 2)], indices=[0, 1, 2, 3], score=1.0)], forms=["noise", "quiet"],
+    )
+    (pro,) = aspect_highlights(aspect, rows, embeddings=embeddings, max_points=2)
+    assert pro.text == "The room was quiet at night."  # the long stories' key points lost the word that names it
+    assert {e.sentence_id for e in pro.evidence} >= {"9:0:0", "9:2:0"}  # they stay evidence
+    only_doors = DiscoveredAspect(
+        "noise", 2, 2, 0, 0, 2, 1.0, sentence_indices=[0, 3], term_indices=[0], forms=["noise", "quiet"]
+    )
+    assert aspect_highlights(only_doors, rows, embeddings=embeddings) == []
+
+
+def test_multi_aspect_key_point_is_cut_to_the_query() -> None:
+    from opinio_agents.synthesis.keypoint import subject_clauses
+
+    class Topics:
+        """Cosine by topic words: 'staff' and 'room' are orthogonal."""
+
+        def encode(self, texts):  # noqa: ANN001, ANN201
+            rows = [[float("staff" in t.lower()), float("room" in t.lower()), 0.1] for t in texts]
+            out = np.array(rows)
+            return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    text = "The room was spacious and clean, the staff were friendly and helpful."
+    parts = ["The room was spacious and clean", "the staff were friendly and helpful"]
+    assert subject_clauses(text.rstrip(".")) == parts
+    encoder = Topics()
+    ev = [Evidence(sentence_id=f"5:{i}:0", text=text, score=1.0, sentiment=0.7) for i in range(3)]
+    item = QueryEvidence(
+        query="service", evidence=ev, support=Support(reviews=3, positive=3, total_reviews=3),
+        vectors=encoder.encode([text] * 3), query_vector=encoder.encode(["staff"])[0],
+    )
+    (pro,) = ExtractiveSynthesizer(encoder).synthesize(item)  # type: ignore[arg-type]
+    assert pro.text == "The staff were friendly and helpful."
+    (whole,) = ExtractiveSynthesizer(encoder, focus_margin=None).synthesize(item)  # type: ignore[arg-type]
+    assert whole.text == text

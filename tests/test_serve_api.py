@@ -71,7 +71,8 @@ def rag(store_dir: Path) -> Iterator[OpinioRAG]:
 @pytest.fixture(scope="module")
 def client(rag: OpinioRAG) -> Iterator[TestClient]:
     model = FakeListChatModel(responses=["Reviewers say the wi-fi is slow and costs extra [S1]."])
-    with TestClient(create_app(rag, rate_limit=None, llm=model), raise_server_exceptions=False) as c:
+    # chat_verify=False: the fast tier loads no model (tests/test_chat_guard.py covers the guard's checks)
+    with TestClient(create_app(rag, rate_limit=None, llm=model, chat_verify=False), raise_server_exceptions=False) as c:
         yield c
 
 
@@ -174,7 +175,8 @@ def test_chat_streams_tokens_then_a_cited_answer(client: TestClient) -> None:
     r = client.post("/entities/7/chat", json=body)
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
     got = events(r.text)
-    assert got[-1][0] == "done" and {e for e, _ in got[:-1]} == {"token"} and len(got) > 3
+    # the chat guard lets text through a checked sentence at a time: one token event per sentence here
+    assert got[-1][0] == "done" and {e for e, _ in got[:-1]} == {"token"} and len(got) >= 2
     answer = got[-1][1]
     assert "".join(d["text"] for _, d in got[:-1]).strip() == answer["answer"]
     assert answer["mode"] == "llm" and answer["answer"].endswith("[S1].")
@@ -318,7 +320,7 @@ def test_unexpected_error_is_a_generic_500_without_traceback(
     def boom(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("secret internal detail /srv/x.py")
 
-    monkeypatch.setattr(rag, "stream_highlights", boom)  # the route's entry into the façade
+    monkeypatch.setattr(rag, "stream", boom)  # the route's entry into the façade
     with TestClient(create_app(rag, rate_limit=None), raise_server_exceptions=False) as c:
         r = c.get("/entities/7/highlights", params={"query": "pool"})
     assert r.status_code == 500 and r.json()["error"]["type"] == "internal_error"
@@ -327,14 +329,14 @@ def test_unexpected_error_is_a_generic_500_without_traceback(
 
 
 def test_error_after_a_stream_started_is_an_error_event(rag: OpinioRAG, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = rag.stream_highlights
+    real = rag.stream
 
     def failing(*args: Any, **kwargs: Any) -> Iterator[Any]:
         stream = real(*args, **kwargs)
         yield next(stream)
         raise ConnectionError("model went away")
 
-    monkeypatch.setattr(rag, "stream_highlights", failing)
+    monkeypatch.setattr(rag, "stream", failing)
     with TestClient(create_app(rag, rate_limit=None), raise_server_exceptions=False) as c:
         got = events(c.get("/entities/7/highlights/stream", params={"query": ["pool", "wi-fi"]}).text)
     assert [e for e, _ in got] == ["highlight", "error"]
@@ -356,7 +358,7 @@ def test_chat_with_the_llm_server_down_is_503(rag: OpinioRAG) -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     model = ChatOpenAI(model="m", base_url=f"http://127.0.0.1:{port}/v1", api_key="x", max_retries=0, timeout=5)
-    with TestClient(create_app(rag, rate_limit=None, llm=model), raise_server_exceptions=False) as c:
+    with TestClient(create_app(rag, rate_limit=None, llm=model, chat_verify=False), raise_server_exceptions=False) as c:
         r = c.post("/entities/7/chat", json={"messages": [{"role": "user", "content": "wifi?"}]})
     assert r.status_code == 503 and r.json()["error"]["type"] == "llm_unavailable"
     assert "Traceback" not in r.text

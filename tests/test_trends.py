@@ -164,7 +164,7 @@ def test_stable_and_insufficient_labels() -> None:
 
 
 def test_a_significant_but_tiny_change_stays_stable() -> None:
-    # 5000 mentions a year; the positive share moves 50% -> 54% (net +0.08): significant, below MIN_EFFECT.
+    # 5000 mentions a year; the positive share moves 50% -> 54% (net +0.08): significant, below min_effect.
     mentions = _series({2018: [1] * 2500 + [-1] * 2500, 2019: [1] * 2700 + [-1] * 2300})
     trend = compute_trend("bar", mentions, [d for d, _ in mentions], granularity="year")
     assert trend.p_value is not None and trend.p_value < 0.01

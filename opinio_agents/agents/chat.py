@@ -50,6 +50,7 @@ from opinio_agents.agents.schemas import SupportInfo
 from opinio_agents.errors import ConfigError, LLMError
 from opinio_agents.kinds import ChatMode
 from opinio_agents.retrieval.factory import ScoredSentence
+from opinio_agents.text.duplicates import distinct_indices
 
 if TYPE_CHECKING:
     from langchain_core.callbacks import CallbackManagerForChainRun
@@ -94,6 +95,10 @@ _FALLBACK_NOTE = "[quoting the reviews: no sentence of the model's answer was ba
 _OPEN, _CLOSE = "<review_data>", "</review_data>"
 _MARKER = re.compile(r"\[S(\d+)\]")
 _BLOCK_TAG = re.compile(r"</?\s*review_data\s*>", re.IGNORECASE)
+_QUESTION_WORDS = frozenset(
+    {"how", "what", "when", "where", "which", "who", "why", "whether", "they", "there", "here", "any", "get",
+     "can", "could", "would", "should", "tell", "know", "about", "like", "good", "bad", "well"}
+)
 _REFERENTS = frozenset({"it", "its", "it's", "they", "them", "their", "those", "that"})
 
 
@@ -407,14 +412,18 @@ class ReviewChat(Runnable[ChatInput, str]):
         query = standalone_query(question, previous)
         meta = self.filters.to_metadata_filters() if self.filters else None
         hits = self.rag.retrieve(self.entity_key, query, top_k=self.k, retriever=self.retriever, filters=meta)  # type: ignore[arg-type]
+        if len(distinct_indices([h.sentence.text for h in hits])) < len(hits):  # distinct citations: look deeper
+            seen = {h.sentence.sentence_id for h in hits}
+            deeper = self.rag.retrieve(self.entity_key, query, top_k=3 * self.k, retriever=self.retriever, filters=meta)  # type: ignore[arg-type]
+            hits += [h for h in deeper if h.sentence.sentence_id not in seen]
+            hits = [hits[i] for i in distinct_indices([h.sentence.text for h in hits], limit=self.k)]
         support = SupportInfo.of(self.rag.support(self.entity_key, query))
-        distinct = list({_normal(h.sentence.text): h for h in reversed(hits)}.values())[::-1]
         return _Turn(
             question=question,
             query=query,
             support=support,
-            evidence=[_citation(i, h) for i, h in enumerate(distinct, start=1)],
-            covered=support.reviews > 0 and bool(hits),
+            evidence=[_citation(i, h) for i, h in enumerate(hits, start=1)],
+            covered=bool(hits) and (support.reviews > 0 or _shares_topic(query, [h.sentence.text for h in hits])),
             history=history,
             stateful=stateful,
         )
@@ -540,6 +549,9 @@ class ReviewChat(Runnable[ChatInput, str]):
             return
         messages = self.messages(turn.question, turn.query, turn.support, turn.evidence, turn.history)
         child = patch_config(config, callbacks=run_manager.get_child()) if run_manager is not None else config
+        # Unchecked model tokens must not leak past the guard: LangGraph's stream_mode="messages"
+        # skips runs tagged "nostream" (tracing still sees the call); the graph streams the checked answer.
+        child = {**child, "tags": [*(child.get("tags") or []), "nostream"]}
         stream = _budgeted(llm, self.max_tokens).stream(messages, config=child)
         try:
             for chunk in stream:
@@ -605,9 +617,23 @@ def _citation(position: int, hit: ScoredSentence) -> Citation:
     )
 
 
-def _normal(text: str) -> str:
-    """A sentence's text for duplicate detection (case, spacing and punctuation ignored)."""
-    return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
+def _shares_topic(query: str, texts: Sequence[str]) -> bool:
+    """Whether a retrieved sentence names a content word of ``query`` (BM25 tokens, question words aside).
+
+    The support count of a whole question can miss what its topic word finds ("How is the
+    breakfast?" against "breakfast"); a retrieved sentence that names the topic means the
+    reviews do discuss it.
+
+    Example:
+        >>> _shares_topic("How is the breakfast?", ["Breakfast was great."])
+        True
+        >>> _shares_topic("How is the casino?", ["How nice the hotel is."])
+        False
+    """
+    from opinio_agents.text.preprocess import tokenize_for_bm25
+
+    topic = set(tokenize_for_bm25(query)) - _QUESTION_WORDS
+    return bool(topic) and any(topic & set(tokenize_for_bm25(text)) for text in texts)
 
 
 #: Repetition penalty of a local model while it writes a chat answer: off. A chat answer should

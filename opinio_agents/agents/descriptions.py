@@ -1,8 +1,8 @@
 """Tool names and the descriptions an agent reads to choose and call them.
 
 Example:
-    >>> sorted(TOOL_DESCRIPTIONS)[0]
-    'aspect_overview'
+    >>> sorted(TOOL_DESCRIPTIONS)[:2]
+    ['ask_reviews', 'aspect_overview']
 """
 
 from __future__ import annotations

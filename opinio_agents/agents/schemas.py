@@ -12,12 +12,12 @@ Example:
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, Field
 
 from opinio_agents.agents.filters import ReviewFilters
-from opinio_agents.kinds import AspectSource, PolarityName, Verdict
+from opinio_agents.kinds import AspectSource, ChatRole, PolarityName, Verdict
 from opinio_agents.models import Support
 
 __all__ = [
@@ -111,7 +111,7 @@ class CompareEntitiesInput(BaseModel):
 class ChatTurn(BaseModel):
     """One earlier turn of a conversation (the caller keeps the conversation)."""
 
-    role: Literal["user", "assistant"]
+    role: ChatRole
     content: str = Field(max_length=4000)
 
 

@@ -59,11 +59,14 @@ class ChainPlan(Generic[OutputT]):
         validate: Turns the parsed model output into the value ``finish`` reads; raises
             :class:`~opinio_agents.llm.structured.OutputInvalid` to ask the model to repair it.
         finish: Builds the chain's result from the structured result (``None`` when no model was called).
+        schema: The output schema narrowed for this call (native mode), e.g. the prompt's evidence
+            labels as an ``enum``, so constrained decoding cannot cite a sentence that is not there.
     """
 
     messages: list[BaseMessage] | None
     validate: Callable[[Any], Any]
     finish: Callable[[StructuredResult[Any] | None], OutputT]
+    schema: dict[str, Any] | None = None
 
 
 class StructuredChatChain(RunnableSerializable[InputT, OutputT]):
@@ -144,7 +147,7 @@ class StructuredChatChain(RunnableSerializable[InputT, OutputT]):
         if plan.messages is None:
             return plan.finish(None)
         child = patch_config(config, callbacks=run_manager.get_child())
-        return plan.finish(self._structured.call(plan.messages, child, validate=plan.validate))
+        return plan.finish(self._structured.call(plan.messages, child, validate=plan.validate, schema=plan.schema))
 
     async def _arun(
         self, value: Any, run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
@@ -153,7 +156,9 @@ class StructuredChatChain(RunnableSerializable[InputT, OutputT]):
         if plan.messages is None:
             return plan.finish(None)
         child = patch_config(config, callbacks=run_manager.get_child())
-        return plan.finish(await self._structured.acall(plan.messages, child, validate=plan.validate))
+        return plan.finish(
+            await self._structured.acall(plan.messages, child, validate=plan.validate, schema=plan.schema)
+        )
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> OutputT:
         """Run the chain on one input (no model call when the input needs none)."""

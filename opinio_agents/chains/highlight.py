@@ -55,7 +55,7 @@ from opinio_agents.llm.retry import RetryPolicy
 from opinio_agents.llm.structured import OutputInvalid, StructuredChat, StructuredMode, StructuredResult
 from opinio_agents.llm.tokens import TokenCounter
 from opinio_agents.models import Evidence, Highlight, Polarity, QueryEvidence, Support, TokenUsage
-from opinio_agents.prompts.highlight import EvidenceItem, HighlightOutput
+from opinio_agents.prompts.highlight import EvidenceItem, HighlightOutput, cited_labels_schema
 from opinio_agents.prompts.promptset import PromptSet
 from opinio_agents.text.injection import partition_instruction_like
 from opinio_agents.text.polarity import evidence_polarity
@@ -77,6 +77,9 @@ HIGHLIGHT_REPAIR_INSTRUCTION = (
 
 _LABEL_RE = re.compile(r"^\[?\s*[sS]\s*(\d+)\s*\]?$")
 _WORD_RE = re.compile(r"[a-z0-9]+")
+#: A highlight must hold a word of three or more letters outside markup (small models write "<em>" or "S1").
+_PHRASE_WORD_RE = re.compile(r"[^\W\d_]{3,}")
+_MARKUP_RE = re.compile(r"<[^<>]*>")
 
 
 def label_for(index: int) -> str:
@@ -274,6 +277,10 @@ class HighlightChain(StructuredChatChain[Any, HighlightResult]):
             text = " ".join(draft.text.split())
             if not text:
                 raise OutputInvalid("a highlight has empty text")
+            if not _PHRASE_WORD_RE.search(_MARKUP_RE.sub(" ", text)):
+                raise OutputInvalid(
+                    f"highlight {self._redactor.snippet(text, 40)} says nothing: write a short phrase about the query"
+                )
             if self._leaks_prompt(text):
                 raise OutputInvalid("a highlight repeats the instructions instead of summarizing the evidence")
             cited: list[Evidence] = []
@@ -373,4 +380,7 @@ class HighlightChain(StructuredChatChain[Any, HighlightResult]):
         def finish(result: StructuredResult[Any] | None) -> HighlightResult:
             return self._empty(ctx, withheld) if result is None else self._result(ctx, result, withheld)
 
-        return ChainPlan(messages, validate=lambda out: self._validate(ctx, out), finish=finish)
+        schema = None
+        if messages is not None and ctx.by_label:
+            schema = cited_labels_schema(self._structured.output_model.model_json_schema(), list(ctx.by_label))
+        return ChainPlan(messages, validate=lambda out: self._validate(ctx, out), finish=finish, schema=schema)

@@ -46,7 +46,7 @@ from opinio_agents.llm.retry import RetryPolicy
 from opinio_agents.llm.structured import OutputInvalid, StructuredChat, StructuredMode, StructuredResult
 from opinio_agents.llm.tokens import TokenCounter
 from opinio_agents.models import QueryEvidence, TokenUsage
-from opinio_agents.prompts.highlight import EvidenceItem, HighlightOutput
+from opinio_agents.prompts.highlight import EvidenceItem, HighlightOutput, cited_labels_schema
 from opinio_agents.prompts.highlight_batch import BatchQuery, HighlightBatchOutput
 from opinio_agents.prompts.promptset import PromptSet
 
@@ -270,8 +270,20 @@ class EntityHighlightChain(StructuredChatChain[Any, EntityHighlightResult]):
 
     def _plan(self, value: Any) -> ChainPlan[EntityHighlightResult]:
         batch = self._batch(value)
+        schema = None
+        if batch.queries and batch.evidence:
+            # Constrained decoding (native mode) may then write only listed query ids and evidence labels.
+            labels = [e.id for e in batch.evidence]
+            schema = cited_labels_schema(self._structured.output_model.model_json_schema(), labels)
+            entry = schema.get("$defs", {}).get("QueryHighlights", {}).get("properties", {}).get("query_id")
+            if isinstance(entry, dict):
+                entry["enum"] = list(batch.ids)
+            results = schema.get("properties", {}).get("results")
+            if isinstance(results, dict):
+                results["maxItems"] = len(batch.queries)
         return ChainPlan(
             self._messages(batch) if batch.queries else None,
             validate=lambda out: self._validate(batch, out),
             finish=lambda result: self._finish(batch, result),
+            schema=schema,
         )

@@ -173,8 +173,14 @@ class LongContextChain(StructuredChatChain[LongContextInput, LongContextResult])
     def _plan(self, value: Any) -> ChainPlan[LongContextResult]:
         checked = self._check(value)
         dropped: list[str] = []
+        # Constrained decoding (native mode) may then name only the listed queries.
+        schema = self._structured.output_model.model_json_schema()
+        point = schema.get("$defs", {}).get("KeyPoint", {}).get("properties", {}).get("query")
+        if isinstance(point, dict) and checked.queries:
+            point["enum"] = list(checked.queries)
         return ChainPlan(
             self.build_messages(checked),
             validate=lambda out: self._validate(checked, out, dropped),
             finish=lambda result: self._wrap(result),  # type: ignore[arg-type]  # always called with a result
+            schema=schema,
         )

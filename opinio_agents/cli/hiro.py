@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from opinio_agents.cli.console import plain
-from opinio_agents.errors import OpinioError
-from opinio_agents.io.outputs import terminal_safe
+from opinio_agents.errors import ConfigError, OpinioError
+from opinio_agents.io.outputs import plural, terminal_safe
 
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from opinio_agents.hiro.aspects import DiscoveredAspect
     from opinio_agents.hiro.compare import EntityComparison, Standing
 
 __all__ = ["register", "OutputFormat"]
@@ -39,20 +40,41 @@ class OutputFormat(str, Enum):
     json = "json"
 
 
-def _open_rag(dataset: Path, entity: str, store: Path):  # noqa: ANN202 - OpinioRAG, imported lazily
+def _others(rag, key: str) -> list[str]:  # noqa: ANN001 - OpinioRAG, imported lazily
+    """The store's other complete entities (what ``compare`` compares ``key`` with)."""
+    return [k for k in rag.store.entity_keys() if k != key and rag.store.is_complete(k)]
+
+
+def _open_rag(dataset: Path, entity: str, store: Path, *, others: bool = False):  # noqa: ANN202 - OpinioRAG
     """The façade over ``store``, with ``entity`` indexed and the HIRO hierarchy fitted.
 
     Indexing (when the entity is missing) fits the hierarchy as part of ``index``; a store
     indexed without one gets it fitted here, said on stderr, never silently inside a query.
+    With ``others`` (``compare``), a store that holds no other entity gets the whole
+    DATASET indexed (incrementally: what is indexed already is not embedded again), said on
+    stderr; when that adds no other entity either, one line says how to give it one.
     """
     from opinio_agents.api import OpinioRAG
 
     rag = OpinioRAG(store_dir=store)
-    if not rag.store.has_entity(entity):
+    missing = not rag.store.has_entity(entity)
+    alone = not missing and others and not _others(rag, rag.store.require_entity(entity))
+    if missing or alone:
         if not dataset.exists():
             raise typer.BadParameter(f"dataset {str(dataset)!r} does not exist", param_hint="DATASET")
         rag.index(dataset)
-    rag.store.require_entity(entity)
+    key = rag.store.require_entity(entity)
+    if alone and _others(rag, key):
+        typer.echo(
+            f"note: the store held no other entity; indexed {terminal_safe(str(dataset))} to compare {entity} with",
+            err=True,
+        )
+    if others and not _others(rag, key):
+        raise ConfigError(
+            f"nothing to compare entity {entity} with: the store {str(store)!r} holds no other entity and "
+            f"{str(dataset)!r} has none; index another dataset into the same store first "
+            f"(opinio index OTHER.json --store {store}), then run compare again"
+        )
     if not rag.hiro_fitted:
         typer.echo("note: this store has no HIRO hierarchy yet; fitting it once (opinio index fits it too)", err=True)
         rag.fit_hiro()
@@ -91,26 +113,64 @@ def aspects_command(
         typer.echo(json.dumps([a.to_dict() for a in found], ensure_ascii=False, indent=2))
         return
     from rich.console import Console
-    from rich.table import Table
 
     index = rag.store
-    table = Table(title=plain(f"Aspects of {index.entity_record(entity).entity_name or entity}"))
-    for column in ("aspect", "mentions", "share", "positive", "negative", "HIRO score"):
-        table.add_column(column, no_wrap=True)
-    table.add_column("example", overflow="fold", min_width=30)
     by_id = {s.sentence.sentence_id: s.sentence.text for s in index.sentences(index.require_entity(entity))}
-    for a in found:
-        example = by_id.get(a.example_sentence_ids[0], "") if a.example_sentence_ids else ""
-        table.add_row(
-            plain(a.aspect),
-            plain(a.mentions),
-            plain(f"{a.share:.0%}"),
-            plain(a.positive),
-            plain(a.negative),
-            plain(f"{a.score:.2f}"),
-            plain(example[:90]),
-        )
-    Console().print(table)
+    examples = [by_id.get(a.example_sentence_ids[0], "") if a.example_sentence_ids else "" for a in found]
+    console = Console()
+    title = f"Aspects of {index.entity_record(entity).entity_name or entity}"
+    console.print(aspects_table(found, examples, title=title, width=console.width))
+
+
+#: From this terminal width on, ``opinio aspects`` shows the example sentence in a column of its own.
+WIDE_ASPECTS = 110
+#: The example sentence of an aspect is cut (at a word boundary, marked "…") after this many words.
+EXAMPLE_WORDS = 30
+
+
+def _example(text: str) -> str:
+    words = text.split()
+    return " ".join(words[:EXAMPLE_WORDS]) + (" …" if len(words) > EXAMPLE_WORDS else "")
+
+
+def aspects_table(found: list[DiscoveredAspect], examples: list[str], *, title: str, width: int) -> Table:
+    """The ``opinio aspects`` table at ``width`` columns: numbers whole, the example wrapped at word boundaries.
+
+    From :data:`WIDE_ASPECTS` columns on the example sentence has a column of its own;
+    narrower, it is quoted under the aspect's name, so the table fits 80 columns with its borders.
+    """
+    from rich.table import Table
+
+    wide = width >= WIDE_ASPECTS
+    table = Table(
+        title=plain(title),
+        caption="mentions: reviews that mention it (share: of all reviews); pos/neg: how many of them are positive "
+        "/ negative; score: HIRO's popularity weighed with how distinctive the aspect is",
+        caption_justify="left",
+        show_lines=True,
+    )
+    table.add_column("aspect" if wide else "aspect and an example", overflow="fold", ratio=1 if not wide else None)
+    for column in ("mentions", "share", "pos/neg", "score"):
+        table.add_column(column, justify="right", no_wrap=True, min_width=len(column))
+    if wide:
+        table.add_column("example", overflow="fold", ratio=1)
+    for aspect, example in zip(found, examples, strict=True):
+        name = plain(aspect.aspect)
+        name.stylize("bold")
+        quoted = plain(f"“{_example(example)}”") if example else plain("")
+        quoted.stylize("dim")
+        if not wide and example:
+            name.append("\n")
+            name.append_text(quoted)
+        row = [
+            name,
+            plain(aspect.mentions),
+            plain(f"{aspect.share:.0%}"),
+            plain(f"{aspect.positive}/{aspect.negative}"),
+            plain(f"{aspect.score:.2f}"),
+        ]
+        table.add_row(*row, *([quoted] if wide else []))
+    return table
 
 
 def compare_command(
@@ -136,7 +196,7 @@ def compare_command(
     Example: opinio compare sample.json --entity 101 --since 2024-01-01
     """
     try:
-        report = _open_rag(dataset, entity, store).compare(
+        report = _open_rag(dataset, entity, store, others=True).compare(
             entity, top_k=top, alpha=alpha, since=since.date() if since else None
         )
     except OpinioError as error:
@@ -151,9 +211,15 @@ def compare_command(
     if report.since is not None:
         Console().print(_standing_table(report))
         return
-    table = Table(title=plain(f"{report.entity_name or report.entity_id} vs {report.compared_with} other entities"))
-    for column in ("aspect", "here", "elsewhere", "lift", "positive here", "positive elsewhere"):
-        table.add_column(column)
+    table = Table(
+        title=plain(compare_title(report)),
+        caption="here / elsewhere: share of the reviews that mention the aspect (elsewhere: the other entities' "
+        "reviews together); lift: here / elsewhere (smoothed); positive: share of those mentions that are positive",
+        caption_justify="left",
+    )
+    table.add_column("aspect", overflow="fold", ratio=1)
+    for column in ("here", "elsewhere", "lift", "positive\nhere", "positive\nelsewhere"):
+        table.add_column(column, justify="right", no_wrap=True)
     for item in report.items:
         table.add_row(
             plain(item.aspect),
@@ -166,6 +232,26 @@ def compare_command(
     Console().print(table)
 
 
+#: ``compare``'s headline names the other entities when there are at most this many.
+NAMED_OTHERS = 3
+
+
+def compare_title(report: EntityComparison, *, suffix: str = "") -> str:
+    """What ``compare`` compares, in words: ``'Harbor vs 1 other entity (Palm Cove)'``.
+
+    Example:
+        >>> from opinio_agents.hiro.compare import EntityComparison
+        >>> compare_title(EntityComparison("1", "Harbor", 2, [], others=("Palm Cove", "Dune Inn")))
+        'Harbor vs 2 other entities (Palm Cove, Dune Inn)'
+    """
+    names = list(report.others)
+    shown = ", ".join(names[:NAMED_OTHERS])
+    if len(names) > NAMED_OTHERS:
+        shown += f" and {len(names) - NAMED_OTHERS} more"
+    others = plural(report.compared_with, "other entity", "other entities")
+    return f"{report.entity_name or report.entity_id} vs {others}{suffix}" + (f" ({shown})" if shown else "")
+
+
 def _standing_table(report: EntityComparison) -> Table:
     """Per aspect: the positive share here vs elsewhere and the rank, now and a year earlier."""
     from rich.table import Table
@@ -174,7 +260,7 @@ def _standing_table(report: EntityComparison) -> Table:
     now_label = first.now.window if first and first.now else "now"
     before_label = first.year_before.window if first and first.year_before else "a year earlier"
     table = Table(
-        title=plain(f"{report.entity_name or report.entity_id} vs {report.compared_with} other entities, in time"),
+        title=plain(compare_title(report, suffix=", in time")),
         caption=plain(
             "% positive of the mentions here vs elsewhere, and rank here among the entities "
             "with 3+ mentions (1st = most positive)"

@@ -28,7 +28,7 @@ import traceback
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -36,8 +36,13 @@ from opinio_agents.cli.console import check_store_path, err, fail, out, plain, s
 from opinio_agents.cli.llm_limits import LLMDeadlineOpt, LLMTimeoutOpt, llm_limits
 from opinio_agents.errors import OpinioError
 from opinio_agents.io.base import DEFAULT_MAX_REVIEW_CHARS
-from opinio_agents.io.outputs import check_output_path, write_text_atomic
+from opinio_agents.io.outputs import check_output_path, plural, write_text_atomic
 from opinio_agents.kinds import DEFAULT_STORE, RetrieverKind, SynthesizerKind
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from opinio_agents.indexing import IndexStats
 
 __all__ = ["app", "main", "run"]
 
@@ -108,7 +113,9 @@ def index_cmd(
     skip_invalid: Annotated[bool, typer.Option(help="Skip bad records and report them.")] = False,
     chroma_host: Annotated[str | None, typer.Option(help="Use a Chroma server at this host.")] = None,
     chroma_port: Annotated[int | None, typer.Option(help="Port of the Chroma server.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", help="Print nothing but errors: no progress bars, no table of what was indexed.")
+    ] = False,
     wait: Annotated[bool, typer.Option("--wait", help="Wait while another process writes to the store.")] = False,
     max_review_chars: MaxReviewCharsOpt = DEFAULT_MAX_REVIEW_CHARS,
     max_file_mb: MaxFileMbOpt = DEFAULT_MAX_FILE_MB,
@@ -144,8 +151,6 @@ def index_cmd(
       opinio index sample.json --store .opinio
       cat reviews.jsonl | opinio index -
     """
-    from rich.table import Table
-
     from opinio_agents.api import OpinioRAG
     from opinio_agents.io.loaders import LoadReport, iter_valid_entities
 
@@ -172,9 +177,31 @@ def index_cmd(
     stats = rag.index(entities, show_progress=not quiet, wait=wait)
     if aspects and rag.hiro_fitted:
         rag.precompute_hiro()
-    table = Table(title=plain(f"Indexed into {store}"))
-    for column in ("entity", "reviews", "added", "updated", "unchanged", "removed", "sentences", "embedded", "seconds"):
-        table.add_column(column, justify="right" if column != "entity" else "left")
+    if not quiet:
+        out.print(_index_table(stats, store))
+    if report.skipped:
+        err.print(plain(f"skipped {plural(len(report.skipped), 'invalid record')}:", "yellow"))
+        for where, why in report.skipped[:20]:
+            err.print(plain(f"  {where}: {why}"), highlight=False, soft_wrap=True)
+        if len(report.skipped) > 20:
+            err.print(plain(f"  ... and {len(report.skipped) - 20} more"), highlight=False)
+
+
+def _index_table(stats: list[IndexStats], store: Path) -> Table:
+    """What ``opinio index`` did, per entity, in 80 columns: whole headers, numbers never cut, ids folded."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(
+        title=plain(f"Indexed into {store}"),
+        box=box.SIMPLE_HEAD,  # no vertical rules: nine columns with whole headers fit 80 columns
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 1, 0, 0),
+    )
+    table.add_column("entity", overflow="fold", min_width=6, ratio=1)
+    for column in ("reviews", "added", "updated", "unchanged", "removed", "sentences", "embedded", "time"):
+        table.add_column(column, justify="right", no_wrap=True, min_width=len(column))
     for s in stats:
         table.add_row(
             plain(s.entity_id),
@@ -185,15 +212,9 @@ def index_cmd(
             str(s.reviews_removed),
             str(s.sentences_total),
             str(s.sentences_embedded),
-            f"{s.seconds:.1f}",
+            f"{s.seconds:.1f}s",
         )
-    out.print(table)
-    if report.skipped:
-        err.print(plain(f"skipped {len(report.skipped)} invalid record(s):", "yellow"))
-        for where, why in report.skipped[:20]:
-            err.print(plain(f"  {where}: {why}"), highlight=False, soft_wrap=True)
-        if len(report.skipped) > 20:
-            err.print(plain(f"  ... and {len(report.skipped) - 20} more"), highlight=False)
+    return table
 
 
 @app.command("highlight")
@@ -224,7 +245,9 @@ def highlight_cmd(
         ),
     ] = False,
     skip_invalid: Annotated[bool, typer.Option(help="Skip bad records while indexing.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", help="Print nothing but errors and the result: no progress bars, no notes.")
+    ] = False,
     llm_timeout: LLMTimeoutOpt = None,
     llm_deadline: LLMDeadlineOpt = None,
     llm_calls: Annotated[
@@ -242,8 +265,9 @@ def highlight_cmd(
         typer.Option(
             "--verify/--no-verify",
             help="Check every highlight against its own evidence (AR/SF/OF and a verdict; contradicted "
-            "ones are rewritten from the evidence or dropped). Default: off, since on the extractive "
-            "path it costs more than 20% of the synthesis time (benchmarks/verification.py).",
+            "ones are rewritten from the evidence or dropped). Default: on whenever a model writes the "
+            "highlights (--llm); off on the extractive path, where it costs more than 20% of the "
+            "synthesis time (benchmarks/verification.py).",
         ),
     ] = None,
     since: Annotated[
@@ -319,7 +343,7 @@ def highlight_cmd(
         half_life_days=half_life,
         weight_helpful=weight_helpful,
     )
-    if request.mode == "query-free" and not query_free:
+    if request.mode == "query-free" and not query_free and not quiet:
         err.print(  # announced before the work starts: never a silent mode switch
             plain(
                 f"note: entity {request.entity_key} has no queries (no --query, no expert review): "
@@ -336,7 +360,8 @@ def highlight_cmd(
         text = None
     if output is not None:
         write_text_atomic(output, text if text is not None else to_markdown(result))
-        err.print(plain(f"wrote {output}"), highlight=False)
+        if not quiet:
+            err.print(plain(f"wrote {output}"), highlight=False)
     elif text is not None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     else:

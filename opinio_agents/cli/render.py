@@ -8,9 +8,10 @@ The JSON output is the data verbatim.
 
 The terminal table keeps every field whole at any width from 80 columns up
 (:func:`table_layout`): the support line and the verification verdict sit under
-the highlight text, evidence ids get a narrow column, cells wrap (long tokens fold)
-instead of ending in an ellipsis, and the evidence sentences get a column of their
-own only when the terminal is wide enough. A highlight whose support leans the other
+the highlight text, evidence ids get a narrow column, cells wrap at word boundaries
+(only a token longer than its column folds) instead of ending in an ellipsis, and the
+evidence sentences get a column of their own when the terminal is wide enough; on a
+narrower one they are quoted under the highlight (``“...”``). A highlight whose support leans the other
 way (a PRO of an aspect most reviews criticise) says that reviews are split
 (:func:`support_line`).
 
@@ -30,7 +31,7 @@ from rich.table import Table
 from rich.text import Text
 
 from opinio_agents.cli.console import plain
-from opinio_agents.io.outputs import markdown_safe
+from opinio_agents.io.outputs import markdown_safe, plural
 from opinio_agents.models import Highlight, HighlightSet, Polarity, Verification
 
 __all__ = [
@@ -137,7 +138,8 @@ def table_layout(width: int, ids: list[str] | None = None) -> TableLayout:
     )
 
 
-def _highlight_cell(h: Highlight) -> Text:
+def _highlight_cell(h: Highlight, quotes: int = 0) -> Text:
+    """The highlight text, its support, verdict and trend lines, then ``quotes`` evidence sentences quoted."""
     cell = plain(h.text)
     cell.append("\n")
     cell.append_text(plain(support_line(h), "dim"))
@@ -148,6 +150,9 @@ def _highlight_cell(h: Highlight) -> Text:
     if trend:
         cell.append("\n")
         cell.append_text(plain(trend, _TREND_STYLE.get(h.trend.label if h.trend else "", "")))
+    for evidence in h.evidence[:quotes]:
+        cell.append("\n")
+        cell.append_text(plain(f"“{evidence.text}”", "italic dim"))
     return cell
 
 
@@ -194,12 +199,12 @@ def to_markdown(result: HighlightSet, *, evidence: int = 3) -> str:
         lines.append("")
     if result.meta.dropped:
         n = len(result.meta.dropped)
-        lines += [f"_Verification dropped {n} highlight(s) that their evidence contradicted._", ""]
+        lines += [f"_Verification dropped {plural(n, 'highlight')} that {'its' if n == 1 else 'their'} evidence "
+                  "contradicted._", ""]
     if result.alerts:
         lines += ["## Alerts", ""]
         for alert in result.alerts:
-            noun = "review" if alert.support == 1 else "reviews"
-            lines.append(f"- **{md(alert.category)}** ({alert.support} {noun}): {md(alert.description)}")
+            lines.append(f"- **{md(alert.category)}** ({plural(alert.support, 'review')}): {md(alert.description)}")
         lines.append("")
     if result.failures:
         lines += ["## Failed queries", ""]
@@ -215,7 +220,8 @@ def to_rich(result: HighlightSet, *, evidence: int = 2, width: int = 80) -> Grou
 
     Args:
         result: The highlights.
-        evidence: Evidence sentences shown per highlight in the wide layout (every id is listed).
+        evidence: Evidence sentences shown per highlight: in a column of their own in the wide
+            layout, quoted under the highlight otherwise (every id is listed in the id column).
         width: The terminal width it will be printed at (the table layout, :func:`table_layout`).
     """
     parts: list = [plain(_title(result), "bold")]
@@ -233,7 +239,7 @@ def to_rich(result: HighlightSet, *, evidence: int = 2, width: int = 80) -> Grou
             table.add_column("what reviewers wrote", ratio=3, style="dim", overflow="fold")
         for h in items:
             ids = plain("\n".join(f"[{e.sentence_id}]" for e in h.evidence) or "none")
-            row = [plain(h.query), _highlight_cell(h), ids]
+            row = [plain(h.query), _highlight_cell(h, quotes=0 if layout.evidence_text else evidence), ids]
             if layout.evidence_text:
                 row.append(plain("\n".join(_evidence_lines(h, evidence))))
             table.add_row(*row)
@@ -242,7 +248,7 @@ def to_rich(result: HighlightSet, *, evidence: int = 2, width: int = 80) -> Grou
         n = len(result.meta.dropped)
         parts.append(
             plain(
-                f"verification dropped {n} highlight{'s' if n != 1 else ''} that {'its' if n == 1 else 'their'} "
+                f"verification dropped {plural(n, 'highlight')} that {'its' if n == 1 else 'their'} "
                 "evidence contradicted (listed under meta.dropped in --format json)",
                 "yellow",
             )

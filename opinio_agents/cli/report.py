@@ -37,7 +37,9 @@ def report_command(
         bool,
         typer.Option("--verify/--no-verify", help="Verify each highlight against its evidence (a verdict each)."),
     ] = True,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", help="Print nothing but errors: no progress bars, no 'wrote' line.")
+    ] = False,
 ) -> None:
     """Write one self-contained HTML report (no network): aspect sentiment bars, trends per aspect,
     the highlights with their verdicts and evidence, and the alerts.
@@ -49,7 +51,7 @@ def report_command(
     from opinio_agents.api import OpinioRAG
     from opinio_agents.cli.console import check_store_path, err, plain
     from opinio_agents.io.loaders import load_entity
-    from opinio_agents.io.outputs import check_output_path, write_text_atomic
+    from opinio_agents.io.outputs import check_output_path, plural, write_text_atomic
     from opinio_agents.report import build_report, render_report
     from opinio_agents.trends import Weighting
 
@@ -61,8 +63,13 @@ def report_command(
     rag.index(record, show_progress=not quiet)
     data = build_report(rag, record.key, query or None, weighting=weighting, verify=verify)
     write_text_atomic(output, render_report(data))
-    counts = f"{len(data.result.pros)} pros, {len(data.result.cons)} cons, {len(data.result.alerts)} alerts"
-    err.print(plain(f"wrote {output} ({counts})"), highlight=False, soft_wrap=True)
+    if not quiet:
+        counts = ", ".join(
+            plural(n, one, many)
+            for n, one, many in ((len(data.result.pros), "pro", "pros"), (len(data.result.cons), "con", "cons"),
+                                 (len(data.result.alerts), "alert", "alerts"))
+        )
+        err.print(plain(f"wrote {output} ({counts})"), highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -17,13 +17,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from importlib import resources
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from opinio_agents.errors import DataError
+from opinio_agents.io.base import decoded_entity
+from opinio_agents.io.outputs import atomic_writer
 from opinio_agents.models import Entity
 
 __all__ = ["SAMPLE_RESOURCE", "sample_path", "load_sample", "write_sample"]
@@ -57,7 +58,10 @@ def sample_path() -> Path:
 
 
 def load_sample() -> list[Entity]:
-    """Load the sample dataset as validated entities.
+    """Load the sample dataset as validated entities, HTML character references decoded as the readers do.
+
+    The file holds review text as scraped (``old &amp; scuffed``); the entities hold it as written
+    (``old & scuffed``), exactly as ``opinio index`` of the file written by :func:`write_sample` stores it.
 
     Example:
         >>> len(load_sample()) >= 2
@@ -71,14 +75,14 @@ def load_sample() -> list[Entity]:
     entities: list[Entity] = []
     for record in records:
         try:
-            entities.append(Entity.model_validate(record))
+            entities.append(decoded_entity(Entity.model_validate(record)))
         except ValidationError as exc:
             raise DataError(str(exc), source=str(path), entity_id=record.get("entity_id")) from exc
     return entities
 
 
 def write_sample(path: str | os.PathLike[str]) -> Path:
-    """Copy the sample dataset to ``path`` (atomically: temporary file, then rename).
+    """Copy the sample dataset to ``path`` (atomically: temporary file, then rename; mode 0666 less the umask).
 
     Args:
         path: Destination file; parent folders are created.
@@ -93,13 +97,6 @@ def write_sample(path: str | os.PathLike[str]) -> Path:
         True
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as out, sample_path().open("rb") as src:
-            shutil.copyfileobj(src, out)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(target, encoding=None, fsync=False) as out, sample_path().open("rb") as src:
+        shutil.copyfileobj(src, out)
     return target

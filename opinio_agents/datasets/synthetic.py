@@ -34,7 +34,6 @@ import datetime as dt
 import json
 import os
 import random
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +42,7 @@ from typing import Any, Literal
 from opinio_agents.datasets import phrases as bank
 from opinio_agents.datasets.compose import Mention, ReviewComposer
 from opinio_agents.errors import ConfigError
+from opinio_agents.io.outputs import atomic_writer
 from opinio_agents.kinds import PolarityName
 from opinio_agents.models import Entity, Sentiment
 
@@ -400,12 +400,6 @@ def truth_path(path: str | os.PathLike[str]) -> Path:
     return path.with_name(path.name + ".truth.json")
 
 
-def _atomic_writer(target: Path) -> tuple[Any, str]:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    return os.fdopen(fd, "w", encoding="utf-8"), tmp
-
-
 def write_synthetic(
     path: str | os.PathLike[str],
     n_entities: int = 3,
@@ -442,31 +436,17 @@ def write_synthetic(
     truth: dict[str, dict[str, Any]] = {}
     if n_entities < 1:
         raise ConfigError(f"n_entities={n_entities!r} must be at least 1")
-    handle, tmp = _atomic_writer(target)
-    try:
-        with handle:
-            handle.write("[\n")
-            for index in range(n_entities):
-                trends: list[PlantedTrend] = []
-                record, planted = generate_entity(
-                    index, reviews_per_entity, seed=seed, planted_trends=trends, **options
-                )
-                if index:
-                    handle.write(",\n")
-                handle.write(json.dumps(record, ensure_ascii=False))
-                truth[str(record["entity_id"])] = _truth_of(planted, trends)
-            handle.write("\n]\n")
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    handle, tmp = _atomic_writer(truth_target)
-    try:
-        with handle:
-            json.dump(truth, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-        os.replace(tmp, truth_target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(target, fsync=False) as handle:
+        handle.write("[\n")
+        for index in range(n_entities):
+            trends: list[PlantedTrend] = []
+            record, planted = generate_entity(index, reviews_per_entity, seed=seed, planted_trends=trends, **options)
+            if index:
+                handle.write(",\n")
+            handle.write(json.dumps(record, ensure_ascii=False))
+            truth[str(record["entity_id"])] = _truth_of(planted, trends)
+        handle.write("\n]\n")
+    with atomic_writer(truth_target, fsync=False) as handle:
+        json.dump(truth, handle, indent=2, ensure_ascii=False)
+        handle.write("\n")
     return target, truth_target

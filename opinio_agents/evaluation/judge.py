@@ -122,7 +122,11 @@ class JudgeScores(BaseModel):
     sentiment_agreement: int = Field(ge=1, le=5, description=JUDGE_CRITERIA["SA"][1])
     opinion_faithfulness: int = Field(ge=1, le=5, description=JUDGE_CRITERIA["OF"][1])
     overall_usefulness: int = Field(ge=1, le=5, description=JUDGE_CRITERIA["OU"][1])
-    rationale: str = Field(default="", description="One or two sentences explaining the scores.")
+    rationale: str = Field(
+        default="",
+        description="One or two sentences explaining the scores.",
+        json_schema_extra={"maxLength": 300},  # bounds constrained decoding (local models)
+    )
 
     def as_row(self) -> dict[str, int]:
         """``{"AR": .., "NR": .., "SA": .., "OF": .., "OU": ..}``."""

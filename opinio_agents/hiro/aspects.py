@@ -32,13 +32,13 @@ Example:
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from opinio_agents.embeddings import ENCODER_ENV
+from opinio_agents.embeddings import ENCODER_ENV, Encoder
 from opinio_agents.errors import ConfigError
 from opinio_agents.hiro.labels import AspectLabel, ClusterNamer, PhraseNamer
 from opinio_agents.hiro.lexical import mean_pairwise_rouge2, rouge_tokens
@@ -46,7 +46,7 @@ from opinio_agents.hiro.retriever import DEFAULT_ALPHA, HiroCluster, retrieve_cl
 from opinio_agents.hiro.store import HiroIndex, as_hiro_index
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.sentence_store import SentenceStore
-from opinio_agents.synthesis.support import mention_mask, support_of
+from opinio_agents.synthesis.support import aspect_mentions, mention_mask, support_of
 
 __all__ = [
     "DiscoveredAspect",
@@ -78,6 +78,9 @@ class DiscoveredAspect:
         mention_indices: Every sentence counted as a mention.
         term_indices: The sentences that name the aspect (lexical mentions).
         clusters: The HIRO clusters it was built from (of a second aspect, the sentences of the cluster that use it).
+        forms: The words whose use mentions it (its name, merged synonyms, attribute words, parts:
+            :meth:`~opinio_agents.hiro.labels.ClusterNamer.mention_forms`); ``term_indices`` are the
+            sentences using one of them.
     """
 
     aspect: str
@@ -92,6 +95,7 @@ class DiscoveredAspect:
     mention_indices: list[int] = field(default_factory=list)
     term_indices: list[int] = field(default_factory=list)
     clusters: list[HiroCluster] = field(default_factory=list)
+    forms: list[str] = field(default_factory=list)
 
     @property
     def share(self) -> float:
@@ -146,6 +150,7 @@ def aspect_record(aspect: DiscoveredAspect) -> dict[str, Any]:
             }
             for c in aspect.clusters
         ],
+        "forms": list(aspect.forms),
     }
 
 
@@ -176,6 +181,7 @@ def aspect_from_record(record: dict[str, Any]) -> DiscoveredAspect:
         mention_indices=[int(i) for i in record["mention_indices"]],
         term_indices=[int(i) for i in record["term_indices"]],
         clusters=clusters,
+        forms=[str(f) for f in record.get("forms", [])],
     )
 
 
@@ -261,6 +267,16 @@ def _store_uses_minilm(store: Any) -> bool:
     return embedding is not None and embedding.name == DEFAULT_MODEL_NAME
 
 
+def _mention_counter(
+    store: Any, key: str, stored: Sequence[StoredSentence], encoder: Encoder | None
+) -> Callable[[str], np.ndarray] | None:
+    """The one definition of an aspect's mentions over ``store``'s embeddings of the entity (None: lexical)."""
+    if encoder is None:
+        return None
+    embeddings = store.embeddings(key, persist=True)
+    return lambda name: aspect_mentions(name, stored, embeddings=embeddings, encoder=encoder)
+
+
 def aspects_from_clusters(
     clusters: Sequence[HiroCluster],
     stored: Sequence[StoredSentence],
@@ -270,6 +286,7 @@ def aspects_from_clusters(
     namer: ClusterNamer | None = None,
     popularity: float = POPULARITY_WEIGHT,
     second_aspects: bool = SECOND_ASPECTS,
+    mentions: Callable[[str], np.ndarray] | None = None,
 ) -> list[DiscoveredAspect]:
     """Name, join and count clusters (clusters with no aspect-like name are left out), best first.
 
@@ -288,6 +305,11 @@ def aspects_from_clusters(
             (:meth:`~opinio_agents.hiro.labels.ClusterNamer.name_aspects` with ``attributes_only``:
             the "cleanliness" of a "room" cluster whose sentences say clean or dirty), each with
             the cluster's sentences that use it.
+        mentions: The sentences that mention an aspect name, as every surface counts them
+            (:func:`~opinio_agents.synthesis.support.aspect_mentions` with the store's embeddings
+            and encoder); lexical :func:`~opinio_agents.synthesis.support.aspect_mentions` when not given.
+            An aspect's ``mentions``/``positive``/``negative`` are these reviews, so the aspect list
+            says what the highlight of that name says.
 
     Raises:
         ConfigError: When ``popularity`` is outside [0, 1].
@@ -333,7 +355,8 @@ def aspects_from_clusters(
         for alias in names:
             lexical_mask |= mention_mask(alias, stored)
         lexical = np.flatnonzero(lexical_mask).tolist()
-        mentioned = sorted(set(indices) | set(lexical))
+        # The count every surface shows for this name (synthesis/support.py), not the cluster sizes.
+        mentioned = [int(i) for i in (mentions(name) if mentions else aspect_mentions(name, stored))]
         stance = support_of(stored, mentioned)
         n, pos, neg, neu = int(stance.reviews), int(stance.positive), int(stance.negative), int(stance.neutral)
         named = set(lexical)
@@ -353,6 +376,7 @@ def aspects_from_clusters(
                 mention_indices=mentioned,
                 term_indices=lexical,
                 clusters=[c for c, _ in members],
+                forms=list(names),
             )
         )
     out.sort(key=lambda a: (-aspect_rank(a, popularity), -a.mentions, a.aspect))
@@ -371,6 +395,7 @@ def discover_aspects(
     popularity: float = POPULARITY_WEIGHT,
     second_aspects: bool = SECOND_ASPECTS,
     cache: bool = True,
+    encoder: Encoder | None = None,
 ) -> list[DiscoveredAspect]:
     """The entity's most discussed aspects, weighed with how distinctive they are, best first.
 
@@ -388,6 +413,9 @@ def discover_aspects(
             (see :func:`aspects_from_clusters`).
         cache: With the default namer, read the result stored with the hierarchy when it is
             current, and store a computed one (see the module docstring); False always computes.
+        encoder: The store's query encoder, for counting each aspect's mentions as every surface
+            does (:func:`~opinio_agents.synthesis.support.aspect_mentions`); default: the shared
+            MiniLM when the store was embedded with it, else lexical mentions only.
 
     Raises:
         ConfigError: When ``top_k < 1`` or ``popularity`` is outside [0, 1].
@@ -399,6 +427,10 @@ def discover_aspects(
         raise ConfigError(f"popularity={popularity!r} must be in [0, 1]")
     hiro = as_hiro_index(index)
     key = hiro.index.require_entity(entity_id)
+    if encoder is None and _store_uses_minilm(hiro.index):
+        from opinio_agents.embeddings import get_encoder
+
+        encoder = get_encoder()
     params: dict[str, Any] | None = None
     state = ""
     if namer is None and cache:
@@ -412,6 +444,7 @@ def discover_aspects(
             "second_aspects": bool(second_aspects),
             "namer": "phrase-minilm" if minilm else "phrase",
             "encoder": os.environ.get(ENCODER_ENV, "") if minilm else "",
+            "mentions": "aspect_mentions:" + ("dense" if encoder is not None else "lexical"),
         }
         state = hiro.result_state(key)
         stored_result = hiro.load_result(key, "aspects", params, state=state)
@@ -430,6 +463,7 @@ def discover_aspects(
         namer=namer,
         popularity=popularity,
         second_aspects=second_aspects,
+        mentions=_mention_counter(hiro.index, key, stored, encoder),
     )[:top_k]
     if params is not None:
         hiro.save_result(key, "aspects", params, [aspect_record(a) for a in found], state=state)

@@ -3,8 +3,10 @@
 For each discovered aspect of the entity, the share of its reviews that
 mention the aspect (and how positively) is compared with the same share in
 every other indexed entity (lexical mentions of the aspect name, so the other
-entities' vectors are never loaded). Aspects are ranked by *lift*, the
-smoothed ratio of the share here to the mean share elsewhere.
+entities' vectors are never loaded). "Elsewhere" is the other entities' reviews
+taken together (each review weighs the same). Aspects are ranked by *lift*, the
+smoothed ratio of the share here to the share elsewhere. A store with no other
+entity has nothing to compare with: :func:`compare_entity` refuses it in one line.
 
 With ``since``, each aspect also gets its standing in time: over the reviews
 published since that date (*now*) and over the year before it (*a year
@@ -25,12 +27,11 @@ import datetime as dt
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import numpy as np
-
 from opinio_agents.errors import ConfigError
 from opinio_agents.hiro.aspects import discover_aspects
 from opinio_agents.hiro.retriever import DEFAULT_ALPHA
 from opinio_agents.hiro.store import HiroIndex, as_hiro_index
+from opinio_agents.io.outputs import plural
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.synthesis.support import count_support
@@ -75,14 +76,14 @@ class Standing:
     def describe(self) -> str:
         """E.g. ``'62% positive vs 48% elsewhere, 2nd of 6'``."""
         if self.rank is None:
-            return f"{self.mentions} mention(s): too few to rank"
+            return f"{plural(self.mentions, 'mention')}: too few to rank"
         elsewhere = f"{self.positive_others:.0%} elsewhere" if self.mentions_others else "no mention elsewhere"
         return f"{self.positive_here:.0%} positive vs {elsewhere}, {_ordinal(self.rank)} of {self.ranked}"
 
     def cell(self) -> str:
         """A short table cell, e.g. ``'62% vs 48%, 2nd/6'``."""
         if self.rank is None:
-            return f"{self.mentions} mention(s), too few"
+            return f"{plural(self.mentions, 'mention')}, too few"
         elsewhere = f"{self.positive_others:.0%}" if self.mentions_others else "-"
         return f"{self.positive_here:.0%} vs {elsewhere}, {_ordinal(self.rank)}/{self.ranked}"
 
@@ -120,13 +121,23 @@ class ComparisonItem:
 
 @dataclass
 class EntityComparison:
-    """The distinctive aspects of an entity, most distinctive first."""
+    """The distinctive aspects of an entity, most distinctive first.
+
+    Attributes:
+        entity_id: The entity.
+        entity_name: Its name.
+        compared_with: How many other entities it is compared with.
+        items: The aspects, most distinctive (highest lift) first.
+        since: The date of the "now" window, when asked.
+        others: The names (else ids) of the entities compared with.
+    """
 
     entity_id: str
     entity_name: str
     compared_with: int
     items: list[ComparisonItem] = field(default_factory=list)
     since: dt.date | None = None
+    others: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (JSON-ready)."""
@@ -134,6 +145,7 @@ class EntityComparison:
             "entity_id": self.entity_id,
             "entity_name": self.entity_name,
             "compared_with": self.compared_with,
+            "others": list(self.others),
             "since": self.since.isoformat() if self.since else None,
             "items": [item.to_dict() for item in self.items],
         }
@@ -145,6 +157,15 @@ def _share(aspect: str, stored: list[StoredSentence]) -> tuple[float, float]:
     if not support.total_reviews:
         return 0.0, 0.0
     return support.reviews / support.total_reviews, support.share_positive
+
+
+def _pooled_share(aspect: str, stored: dict[str, list[StoredSentence]]) -> tuple[float, float]:
+    """:func:`_share` over several entities' reviews taken together (each review weighs the same)."""
+    supports = [count_support(aspect, sentences) for sentences in stored.values()]
+    total = sum(float(s.total_reviews) for s in supports)
+    mentioning = sum(float(s.reviews) for s in supports)
+    positive = sum(float(s.positive) for s in supports)
+    return (mentioning / total if total else 0.0), (positive / mentioning if mentioning else 0.0)
 
 
 def _year_before(day: dt.date) -> dt.date:
@@ -203,8 +224,12 @@ def compare_entity(
         since: Also rank the entity against the others on each aspect over the reviews
             published since this date (``now``) and over the year before it (``year_before``).
 
+    "Elsewhere" is the other entities' reviews taken together: ``share_others`` is the share of
+    them that mention the aspect and ``positive_others`` the positive share of those mentions.
+
     Raises:
-        ConfigError: When ``top_k < 1``, or ``since`` is given and no review has a publication date.
+        ConfigError: When ``top_k < 1``, when the store holds no other (complete) entity to compare
+            with, or ``since`` is given and no review has a publication date.
         StoreError: When the entity is not indexed.
     """
     if top_k < 1:
@@ -212,6 +237,11 @@ def compare_entity(
     hiro = as_hiro_index(index)
     key = hiro.index.require_entity(entity_id)
     others = [k for k in hiro.index.entity_keys() if k != key and hiro.index.is_complete(k)]  # not mid-write
+    if not others:
+        raise ConfigError(
+            f"entity {key} has no other entity to compare with: the store holds only it; "
+            "index another entity into the same store first (opinio index OTHER.json --store STORE)"
+        )
     stored_here = hiro.index.sentences(key)
     stored_others = {k: hiro.index.sentences(k) for k in others}
     windows: list[tuple[str, list[StoredSentence], dict[str, list[StoredSentence]]]] = []
@@ -232,10 +262,7 @@ def compare_entity(
     items: list[ComparisonItem] = []
     for aspect in discover_aspects(hiro, key, top_k=top_k, alpha=alpha):
         here, pos_here = _share(aspect.aspect, stored_here)
-        shares = [_share(aspect.aspect, s) for s in stored_others.values()]
-        there = float(np.mean([s for s, _ in shares])) if shares else 0.0
-        weights = [s for s, _ in shares]
-        pos_there = float(np.average([p for _, p in shares], weights=weights)) if sum(weights) > 0 else 0.0
+        there, pos_there = _pooled_share(aspect.aspect, stored_others)
         standings = [_standing(aspect.aspect, w_here, w_others, label) for label, w_here, w_others in windows]
         items.append(
             ComparisonItem(
@@ -251,4 +278,7 @@ def compare_entity(
             )
         )
     items.sort(key=lambda item: (-item.lift, item.aspect))
-    return EntityComparison(key, hiro.index.entity_record(key).entity_name, len(others), items, since=since)
+    names = tuple(hiro.index.entity_record(k).entity_name or k for k in others)
+    return EntityComparison(
+        key, hiro.index.entity_record(key).entity_name, len(others), items, since=since, others=names
+    )

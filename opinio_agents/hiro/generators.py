@@ -84,13 +84,17 @@ _REPAIR = (
 class SentenceAnswer(BaseModel):
     """HIRO_sent's structured answer: the one summary sentence of a cluster."""
 
-    sentence: str = Field(min_length=1, description="One concise sentence of at most 10 words.")
+    sentence: str = Field(
+        min_length=1, description="One concise sentence of at most 10 words.", json_schema_extra={"maxLength": 120}
+    )
 
 
 class SummaryAnswer(BaseModel):
     """HIRO_doc's structured answer: the summary of all clusters."""
 
-    summary: str = Field(min_length=1, description="A concise summary of at most 60 words.")
+    summary: str = Field(
+        min_length=1, description="A concise summary of at most 60 words.", json_schema_extra={"maxLength": 480}
+    )
 
 
 def _plain(key: str) -> Any:

@@ -57,7 +57,7 @@ from opinio_agents.hiro.store import HiroIndex, as_hiro_index
 from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, HighlightSet, Polarity, RunMeta, Support
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.sentence_store import SentenceStore
-from opinio_agents.synthesis.keypoint import to_key_point
+from opinio_agents.synthesis.keypoint import mentions_any, to_key_point
 from opinio_agents.synthesis.selection import (
     DEFAULT_SUMMARY_WORDS,
     DEFAULT_WEIGHTS,
@@ -143,6 +143,18 @@ def _ranked_evidence(stored: Sequence[StoredSentence], cited: Sequence[int]) -> 
     ]
 
 
+def aspect_forms(aspect: DiscoveredAspect) -> list[str]:
+    """The words whose use mentions ``aspect``: its mention forms, or its name when it has none recorded.
+
+    Example:
+        >>> aspect_forms(DiscoveredAspect("noise", 1, 1, 0, 0, 1, 1.0, forms=["noise", "quiet"]))
+        ['noise', 'quiet']
+        >>> aspect_forms(DiscoveredAspect("front desk", 1, 1, 0, 0, 1, 1.0))
+        ['front desk']
+    """
+    return list(aspect.forms) or [aspect.aspect]
+
+
 def aspect_highlights(
     aspect: DiscoveredAspect,
     stored: list[StoredSentence],
@@ -159,7 +171,9 @@ def aspect_highlights(
     With ``embeddings`` (one row per stored sentence) a side's key points are
     chosen by :mod:`~opinio_agents.synthesis.selection` (centrality in the
     cluster, shared wording, genericity; MMR up to ``max_points``); without,
-    by mean ROUGE-2 to the side's other sentences (HIRO's extractive generator).
+    by mean ROUGE-2 to the side's other sentences (HIRO's extractive generator). Only key
+    points that name the aspect (one of :func:`aspect_forms`) are shown; the others stay
+    evidence, and a side without one gets no highlight.
     """
     support = Support(
         reviews=aspect.mentions,
@@ -187,24 +201,36 @@ def aspect_highlights(
     if opinionated and minority / opinionated >= split_threshold:
         sides.append(Polarity.CONS if major is Polarity.PROS else Polarity.PROS)
     out: list[Highlight] = []
+    forms = aspect_forms(aspect)
     for side in sides:
         indices = pos_idx if side is Polarity.PROS else neg_idx
         if len(indices) < (1 if side is major else 2):
             continue
         sign = 1 if side is Polarity.PROS else -1
         texts = [stored[i].sentence.text for i in indices]
+        points = [to_key_point(t, aspect.aspect, sign=sign, terms=forms) for t in texts]
+        # A key point that does not name its aspect is never shown (the clause about it was cut away,
+        # or the sentence sits in the cluster for another reason): it stays evidence only.
+        about = [j for j, point in enumerate(points) if mentions_any(point, forms)]
+        if not about:
+            continue
         if embeddings is not None and len(embeddings) == len(stored):
             vectors = embeddings[indices]
             scores = score_candidates(
                 texts, vectors, sentiments=[stored[i].sentiment for i in indices], weights=weights
             )
-            points = [to_key_point(t, aspect.aspect, sign=sign) for t in texts]
-            chosen = select_points(points, vectors, scores, max_points=max_points, budget_words=budget_words)
+            chosen = select_points(
+                [points[j] for j in about], vectors[about], scores[about], max_points=max_points,
+                budget_words=budget_words,
+            )
+            chosen = [about[j] for j in chosen]
             order = chosen + [int(j) for j in np.argsort(-scores, kind="stable") if int(j) not in chosen]
             text = " ".join(points[j] for j in chosen)
         else:
-            order = central_order(texts)
-            text = to_key_point(texts[order[0]], aspect.aspect, sign=sign)
+            central = central_order(texts)
+            first = next(j for j in central if j in set(about))
+            order = [first, *(j for j in central if j != first)]
+            text = points[first]
         cited = [indices[j] for j in order[: max(max_cited, max_points)]]
         evidence = _ranked_evidence(stored, cited)
         notes = [f"HIRO clusters {[list(p) for c in aspect.clusters for p in c.subpaths]}, score {aspect.score}"]
@@ -248,8 +274,8 @@ def sentence_highlights(
     """One highlight per chosen summary sentence (an entity-wide summary), in ``chosen`` order.
 
     A sentence's highlight belongs to the first discovered aspect whose
-    clusters hold it (one that names it first; :data:`GENERAL_ASPECT`
-    otherwise) and takes the side of its sentiment. Its text is the sentence
+    clusters hold it and whose name (one of :func:`aspect_forms`) its key point
+    uses (:data:`GENERAL_ASPECT` otherwise) and takes the side of its sentiment. Its text is the sentence
     as a key point; its evidence the sentence, then the entity's sentences
     of the same side nearest to it (up to ``max_cited``); its support the
     aspect's, or for :data:`GENERAL_ASPECT` the reviews of that evidence; its
@@ -269,10 +295,10 @@ def sentence_highlights(
     total_reviews = len({row.sentence.review_id for row in stored})
     out: list[Highlight] = []
     for i in chosen:
-        holders = [a for a in aspects if i in a.sentence_indices]
-        holders.sort(key=lambda a: i not in a.term_indices)  # stable: HIRO's order among equals
-        aspect = holders[0] if holders else None
         sign = 1 if stored[i].sentiment >= 0 else -1
+        point = to_key_point(stored[i].sentence.text, "", sign=sign)
+        holders = [a for a in aspects if i in a.sentence_indices and mentions_any(point, aspect_forms(a))]
+        aspect = holders[0] if holders else None
         side = Polarity.PROS if sign > 0 else Polarity.CONS
         same = [
             j for j, row in enumerate(stored)
@@ -307,7 +333,7 @@ def sentence_highlights(
         name = aspect.aspect if aspect is not None else GENERAL_ASPECT
         out.append(
             _cited_highlight(
-                name, side, to_key_point(stored[i].sentence.text, "", sign=sign), evidence, support, notes
+                name, side, point, evidence, support, notes
             )
         )
     return out

@@ -23,6 +23,8 @@ Example:
 from __future__ import annotations
 
 import codecs
+import html
+import html.entities
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
@@ -47,6 +49,8 @@ __all__ = [
     "DEFAULT_MAX_REVIEW_CHARS",
     "DEFAULT_MAX_FILE_BYTES",
     "MAX_JSON_DEPTH",
+    "decode_entities",
+    "decoded_entity",
 ]
 
 #: Bytes read per chunk by the streaming readers.
@@ -367,6 +371,62 @@ def too_long(text: Any, max_chars: int | None) -> str | None:
         f"review text has {len(text):,} characters, over the limit of {max_chars:,}; "
         "split or shorten the review, or raise the limit (--max-review-chars / max_review_chars=)"
     )
+
+
+#: A complete HTML character reference (``&amp;``, ``&eacute;``, ``&#39;``, ``&#x27;``). The ``;`` is
+#: required, so ``R&D``, ``AT&T`` and ``this&nothing`` (which HTML5 would read as ``this¬hing``) stay as written.
+_CHARACTER_REFERENCE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+
+
+def _decode_reference(match: re.Match[str]) -> str:
+    reference = match.group(0)
+    if reference[1] != "#":  # a name: only a whole known one (html.unescape would read "&notit;" as "¬it;")
+        return html.entities.html5.get(reference[1:], reference)
+    decoded = html.unescape(reference)
+    return reference if decoded == "\ufffd" and "fffd" not in reference.lower() else decoded
+
+
+def decode_entities(text: str) -> str:
+    """``text`` with its HTML character references decoded, once (``&amp;amp;`` becomes ``&amp;``).
+
+    Reviews scraped from web pages often hold ``&amp;`` or ``&#39;`` where the writer typed
+    ``&`` or ``'``. Only complete references (ending in ``;``) are decoded; an invalid
+    numeric one (a NUL, a surrogate) is kept as written rather than turned into U+FFFD.
+
+    Example:
+        >>> decode_entities("old &amp; scuffed, snacks &amp;amp; water, R&D, it&#39;s")
+        "old & scuffed, snacks &amp; water, R&D, it's"
+    """
+    return _CHARACTER_REFERENCE.sub(_decode_reference, text) if "&" in text else text
+
+
+def decoded_entity(entity: Entity) -> Entity:
+    """``entity`` with HTML character references decoded once in its name, review texts and expert review.
+
+    Every reader's entities pass through this on ingest (:mod:`opinio_agents.io.loaders`,
+    and the shipped sample), so the store, the JSON output and every surface hold the
+    text as written (``&``), and each medium escapes it once on output. Ids are kept as given.
+    The same object is returned when nothing needs decoding.
+    """
+    name = decode_entities(entity.entity_name)
+    reviews = [
+        review.model_copy(update={"text": decode_entities(review.text)}) if "&" in review.text else review
+        for review in entity.user_reviews
+    ]
+    expert = entity.expert_review
+    if expert is not None and any("&" in t for t in (*expert.pros.values(), *expert.cons.values())):
+        expert = expert.model_copy(
+            update={
+                "pros": {q: decode_entities(t) for q, t in expert.pros.items()},
+                "cons": {q: decode_entities(t) for q, t in expert.cons.items()},
+            }
+        )
+    changed = name != entity.entity_name or expert is not entity.expert_review or any(
+        new is not old for new, old in zip(reviews, entity.user_reviews, strict=True)
+    )
+    if not changed:
+        return entity
+    return entity.model_copy(update={"entity_name": name, "user_reviews": reviews, "expert_review": expert})
 
 
 def build_entity(raw: Any, *, source: str, line: int | None, max_review_chars: int | None = None) -> Entity:

@@ -235,6 +235,7 @@ class _Locator:
         self._line = 0  # lines fully fed so far
         self._values = 0  # top-level values started so far
         self._pending = ""
+        self._bad_text = ""  # the offending line, once syntax_error located it
 
     def _lines(self) -> Iterator[tuple[int, bytes]]:
         """Yield (line number, bytes of that line or of a piece of a very long line)."""
@@ -314,6 +315,14 @@ class _Locator:
             return DataError(f"malformed JSON: {message}", source=self._source)
         column = self._column(bad_line)
         where = f"line {bad_line}" + (f" column {column}" if column else "")
+        non_finite = _non_finite(self._bad_text, column)
+        if non_finite is not None:
+            field, value = non_finite
+            return DataError(
+                f"{field or 'a number'} is {value}" + (f" (column {column})" if column else "")
+                + ": JSON has no NaN or Infinity; give a finite number (or leave the field out)",
+                source=self._source, line=bad_line, field=field,
+            )
         return DataError(f"malformed JSON at {where}: {message}", source=self._source, line=bad_line)
 
     def _column(self, bad_line: int) -> int | None:
@@ -330,6 +339,7 @@ class _Locator:
                 continue
             if number > bad_line:
                 break
+            self._bad_text += data.decode("utf-8")
             for char in data.decode("utf-8"):
                 col += 1
                 try:
@@ -338,6 +348,24 @@ class _Locator:
                     return col
                 self._events.clear()
         return None
+
+
+_NON_FINITE = re.compile(r"-?(NaN|Infinity)")
+_KEY_BEFORE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*-?$')
+
+
+def _non_finite(line: str, column: int | None) -> tuple[str | None, str] | None:
+    """``(field, token)`` when the JSON error at ``column`` of ``line`` is a NaN / Infinity literal."""
+    if not column:
+        return None
+    start = column - 1
+    if start > 0 and line[start - 1] == "-":
+        start -= 1
+    found = _NON_FINITE.match(line, start)
+    if found is None:
+        return None
+    key = _KEY_BEFORE.search(line[:start])
+    return (key.group(1) if key else None), found.group(0)
 
 
 def _tell(raw: BinaryIO) -> int | None:

@@ -58,6 +58,7 @@ from opinio_agents.io.base import (
     DEFAULT_MAX_REVIEW_CHARS,
     LoadReport,
     ReadOptions,
+    decoded_entity,
     reader_for,
     supported_extensions,
 )
@@ -167,7 +168,7 @@ def _read(file: Path, source: str, sniff: bool, options: ReadOptions, report: Lo
         for entity in reader.read(raw, source, options, report):
             report.entities_loaded += 1
             report.reviews_loaded += len(entity.user_reviews)
-            yield entity
+            yield decoded_entity(entity)  # HTML character references decoded once, here, for every reader
     if report.entities_loaded == 0 and not report.skipped:
         raise DataError("no entities found in the file", source=source)
 

@@ -8,9 +8,13 @@ markdown document they pass through one of these functions:
   and lone surrogates as visible escapes (``\x1b``, ``\u202e``), so a terminal never runs
   them. It does not touch rich markup: pass the result to rich as a
   :class:`rich.text.Text` (or through :func:`rich.markup.escape`).
-* :func:`markdown_safe` does the same, then escapes HTML (``<``, ``>``, ``&``) and the
-  characters of inline markdown syntax (links ``[text](url)``, emphasis, code, tables), and
-  joins lines, so a review renders as the words it contains and nothing else.
+* :func:`markdown_safe` does the same, then escapes HTML (``<``, ``>``, and ``&`` where it
+  would start a character reference such as ``&amp;``) and the characters of inline markdown
+  syntax (links ``[text](url)``, emphasis, code, tables), and joins lines, so a review renders
+  as the words it contains and nothing else. Review text reaches it decoded (the readers decode
+  HTML entities once, on ingest), so a plain ``&`` stays ``&``: escaped once, never ``&amp;amp;``.
+
+:func:`plural` words a count ("1 review", "2 reviews") for every message.
 
 JSON output is never passed through these: it stays verbatim (JSON escaping is enough there).
 
@@ -27,15 +31,18 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, Any
 
 from opinio_agents.errors import ConfigError
 
-__all__ = ["terminal_safe", "markdown_safe", "write_text_atomic", "check_output_path"]
+__all__ = ["terminal_safe", "markdown_safe", "plural", "atomic_writer", "write_text_atomic", "check_output_path"]
 
 #: Bidi embeddings, overrides and isolates, the marks, and other invisible format characters
 #: that can reorder or hide text.
@@ -44,6 +51,8 @@ _UNSAFE = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}\\ud800-\\udfff]
 _UNSAFE_NO_NEWLINES = re.compile(f"[\\x00-\\x08\\x0a-\\x1f\\x7f-\\x9f{_BIDI}\\ud800-\\udfff]")
 #: Characters with a meaning in (CommonMark / GitHub) markdown, escaped with a backslash.
 _MARKDOWN = re.compile(r"([\\`*_\[\]|~])")
+#: An ``&`` that would start a character reference (``&amp;``, ``&#39;``, ``&#x27;``); any other ``&`` is literal.
+_REFERENCE = re.compile(r"&(?=#?[A-Za-z0-9]{1,32};)")
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -72,17 +81,21 @@ def terminal_safe(text: str, *, keep_newlines: bool = True) -> str:
 def markdown_safe(text: str) -> str:
     r"""``text`` as inert inline markdown: no HTML, links, emphasis, control or bidi characters.
 
-    Escapes ``\\ ` * _ [ ] | ~`` with a backslash and ``< > &`` as HTML entities (without
-    brackets there is no link or image). Line breaks become spaces, so a review cannot
-    start a heading, list, quote or code block.
+    Escapes ``\\ ` * _ [ ] | ~`` with a backslash, ``< >`` as HTML entities (without
+    brackets there is no link or image) and ``&`` only where it would start a character
+    reference (``&amp;`` in a review stays the five characters it is; ``fish & chips`` stays
+    as it reads). Line breaks become spaces, so a review cannot start a heading, list, quote
+    or code block.
 
     Example:
         >>> markdown_safe("**bold** </evidence>\n# title")
         '\\*\\*bold\\*\\* &lt;/evidence&gt; # title'
+        >>> markdown_safe("fish & chips, not &copy;")
+        'fish & chips, not &amp;copy;'
     """
     text = " ".join(text.splitlines()) if ("\n" in text or "\r" in text) else text
     text = terminal_safe(text, keep_newlines=False)
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _REFERENCE.sub("&amp;", text).replace("<", "&lt;").replace(">", "&gt;")
     return _MARKDOWN.sub(r"\\\1", text)
 
 
@@ -113,22 +126,51 @@ def check_output_path(path: str | Path) -> Path:
     return target
 
 
-def write_text_atomic(path: str | Path, text: str, *, encoding: str = "utf-8") -> Path:
-    """Write ``text`` to ``path`` atomically: a fresh ``mkstemp`` file in the same directory, then ``os.replace``.
+def plural(count: int | float, singular: str, plural_form: str | None = None) -> str:
+    """``count`` and the noun in the right number: ``1 review``, ``2 reviews``, ``1,234 reviews``.
 
-    Missing parent directories are created. The temporary file is created with
-    ``O_EXCL`` under a random name, so a file or symlink planted next to ``path``
-    is never written through; ``os.replace`` swaps the name itself (a symlink at
-    ``path`` is replaced, its target is left alone). On failure ``path`` is unchanged.
+    Args:
+        count: How many (an integral float prints without decimals).
+        singular: The noun (phrase) for one.
+        plural_form: The form for any other count (default: ``singular + "s"``).
+
+    Example:
+        >>> plural(1, "other entity", "other entities"), plural(3, "helpful vote")
+        ('1 other entity', '3 helpful votes')
+    """
+    number = f"{int(count):,}" if float(count).is_integer() else f"{count:,.1f}"
+    return f"{number} {singular if count == 1 else (plural_form or singular + 's')}"
+
+
+def _usual_mode() -> int:
+    """The mode a plain ``open(path, "w")`` would give a new file: ``0o666`` less the umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return stat.S_IMODE(0o666 & ~umask)
+
+
+@contextlib.contextmanager
+def atomic_writer(
+    path: str | Path, *, encoding: str | None = "utf-8", newline: str | None = "", fsync: bool = True
+) -> Iterator[IO[Any]]:
+    """A handle on a fresh temporary file beside ``path``, moved onto ``path`` when the block ends.
+
+    The temporary file is created by ``mkstemp`` (``O_EXCL``, a random name: a file or
+    symlink planted next to ``path`` is never written through) and gets the usual mode
+    (``0o666`` less the umask, like any file the shell writes) before ``os.replace``
+    swaps it in. If the block raises, ``path`` is left unchanged and the temporary file
+    is removed. ``encoding=None`` opens it in binary mode. Missing parent folders are created.
 
     Raises:
         ConfigError: When ``path`` is a directory, lies under a regular file, or cannot be written.
 
     Example:
         >>> import pathlib, tempfile
-        >>> out = pathlib.Path(tempfile.mkdtemp()) / "out.md"
-        >>> write_text_atomic(out, "# hi\\n").read_text()
-        '# hi\\n'
+        >>> out = pathlib.Path(tempfile.mkdtemp()) / "out.txt"
+        >>> with atomic_writer(out) as handle:
+        ...     _ = handle.write("streamed")
+        >>> out.read_text()
+        'streamed'
     """
     target = check_output_path(path)
     try:
@@ -137,14 +179,15 @@ def write_text_atomic(path: str | Path, text: str, *, encoding: str = "utf-8") -
     except OSError as exc:
         raise ConfigError(f"cannot write {str(target)!r}: {exc.strerror or exc}") from None
     try:
-        with os.fdopen(fd, "w", encoding=encoding, newline="") as handle:
-            handle.write(text)
+        binary = encoding is None
+        options: dict[str, Any] = {} if binary else {"encoding": encoding, "newline": newline}
+        with os.fdopen(fd, "wb" if binary else "w", **options) as handle:
+            yield handle
             handle.flush()
-            os.fsync(handle.fileno())
+            if fsync:
+                os.fsync(handle.fileno())
         try:  # mkstemp makes the file 0600; give the output the usual permissions
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp_name, stat.S_IMODE(0o666 & ~umask))
+            os.chmod(tmp_name, _usual_mode())
         except OSError:
             pass
         os.replace(tmp_name, target)
@@ -156,4 +199,26 @@ def write_text_atomic(path: str | Path, text: str, *, encoding: str = "utf-8") -
         if isinstance(exc, OSError):
             raise ConfigError(f"cannot write {str(target)!r}: {exc.strerror or exc}") from None
         raise
-    return target
+
+
+def write_text_atomic(path: str | Path, text: str, *, encoding: str = "utf-8") -> Path:
+    """Write ``text`` to ``path`` atomically: a fresh ``mkstemp`` file in the same directory, then ``os.replace``.
+
+    Missing parent directories are created. The temporary file is created with
+    ``O_EXCL`` under a random name, so a file or symlink planted next to ``path``
+    is never written through; ``os.replace`` swaps the name itself (a symlink at
+    ``path`` is replaced, its target is left alone). On failure ``path`` is unchanged.
+    The file gets the usual mode (``0o666`` less the umask), see :func:`atomic_writer`.
+
+    Raises:
+        ConfigError: When ``path`` is a directory, lies under a regular file, or cannot be written.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> out = pathlib.Path(tempfile.mkdtemp()) / "out.md"
+        >>> write_text_atomic(out, "# hi\\n").read_text()
+        '# hi\\n'
+    """
+    with atomic_writer(path, encoding=encoding) as handle:
+        handle.write(text)
+    return Path(path)

@@ -14,13 +14,12 @@ Example:
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from opinio_agents.errors import DataError
+from opinio_agents.io.outputs import atomic_writer
 from opinio_agents.models import Entity
 
 __all__ = ["write_opiniobank", "entity_to_opiniobank"]
@@ -43,7 +42,8 @@ def write_opiniobank(entities: Iterable[Entity], path: str | Path, *, jsonl: boo
 
     The file is written to a temporary file next to ``path`` and moved into
     place with :func:`os.replace`, so readers never see a half-written file and
-    a failure leaves any previous file untouched.
+    a failure leaves any previous file untouched (:func:`~opinio_agents.io.outputs.atomic_writer`;
+    the file gets the usual mode, 0666 less the umask).
 
     Args:
         entities: The entities (any iterable; consumed once, streamed).
@@ -62,28 +62,17 @@ def write_opiniobank(entities: Iterable[Entity], path: str | Path, *, jsonl: boo
         raise DataError("is a directory; pass a file path to write to", source=str(target))
     if not target.parent.exists():
         raise DataError("the parent directory does not exist; create it first", source=str(target))
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     count = 0
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            if not jsonl:
-                handle.write("[")
-            for entity in entities:
-                line = json.dumps(entity_to_opiniobank(entity), ensure_ascii=False)
-                if jsonl:
-                    handle.write(line + "\n")
-                else:
-                    handle.write(("\n" if count == 0 else ",\n") + line)
-                count += 1
-            if not jsonl:
-                handle.write("\n]\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, target)
-    except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except FileNotFoundError:
-            pass
-        raise
+    with atomic_writer(target, newline="\n") as handle:
+        if not jsonl:
+            handle.write("[")
+        for entity in entities:
+            line = json.dumps(entity_to_opiniobank(entity), ensure_ascii=False)
+            if jsonl:
+                handle.write(line + "\n")
+            else:
+                handle.write(("\n" if count == 0 else ",\n") + line)
+            count += 1
+        if not jsonl:
+            handle.write("\n]\n")
     return count

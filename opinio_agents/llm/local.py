@@ -38,6 +38,7 @@ import copy
 import importlib.util
 import json
 import logging
+import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -93,9 +94,16 @@ _LOADED: dict[tuple[str, str], _Weights] = {}
 _LOADED_LOCK = threading.Lock()
 
 
+def _installed(module: str) -> bool:
+    """Whether ``module`` can be imported (without importing it; a ``None`` entry in ``sys.modules`` is missing)."""
+    if module in sys.modules:
+        return sys.modules[module] is not None
+    return importlib.util.find_spec(module) is not None
+
+
 def constrained_decoding_available() -> bool:
     """Whether the schema-constrained decoding engine (``xgrammar``, extra ``huggingface``) is installed."""
-    return importlib.util.find_spec("xgrammar") is not None
+    return _installed("xgrammar")
 
 
 def smollm2_gguf_path() -> Path | None:
@@ -223,7 +231,7 @@ class LocalChatModel(BaseChatModel):
                 "local Hugging Face model folder or GGUF file (models are never downloaded)"
             )
         for module in ("gguf", "accelerate") if gguf_file is not None else ():
-            if importlib.util.find_spec(module) is None:
+            if not _installed(module):
                 raise MissingDependencyError(module, "huggingface", "loading .gguf models with transformers")
         key = (str(source.resolve()), str(device))
         with _LOADED_LOCK:

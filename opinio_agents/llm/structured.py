@@ -282,6 +282,8 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     _native: Runnable[Any, Any] | None = PrivateAttr(default=None)
+    _natives: dict[str, Runnable[Any, Any]] = PrivateAttr(default_factory=dict)
+    _json_object: bool = PrivateAttr(default=False)
     _active: str = PrivateAttr(default="parser")
     _lock: Any = PrivateAttr(default=None)
     _keys: tuple[str, ...] = PrivateAttr(default=())
@@ -397,9 +399,13 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
         try:
             result, attempts = yield _Ask(messages, tag, spent)
         except LLMError as exc:
-            if not self._should_downgrade(exc):
+            if self._json_object_only(exc):
+                logger.info("the server takes response_format json_object with a schema; asking that way from now on")
+                self._json_object = True
+            elif not self._should_downgrade(exc):
                 raise
-            self._downgrade(exc)
+            else:
+                self._downgrade(exc)
             done = (exc.attempts or spent + 1) - spent
             result, more = yield _Ask(messages, tag, spent + done)
             attempts = done + more
@@ -409,18 +415,46 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
     def _retry_args(self, ask: _Ask, deadline: Deadline, redactor: Redactor) -> dict[str, Any]:
         return {"what": f"{self.what} call", "deadline": deadline, "spent": ask.spent, "redact": redactor.clean}
 
-    def _attempt(self, ask: _Ask, config: RunnableConfig) -> Callable[[], Any]:
+    def _json_object_only(self, exc: LLMError) -> bool:
+        """Whether the server refused ``json_schema`` but takes ``json_object`` with a schema
+        (llama-cpp-python's server: "response_format.type should be 'text' or 'json_object'")."""
+        if self._active != "native" or self._json_object:
+            return False
+        text = str(exc.__cause__ or exc)
+        return "json_object" in text and "json_schema" in text
+
+    def _native_for(self, schema: dict[str, Any] | None) -> Runnable[Any, Any] | None:
+        """The native runnable of one call: the output model's, or one for ``schema`` (kept per schema text)."""
+        if self._json_object and self._native is not None:
+            wanted = schema or self.output_model.model_json_schema()
+            return self.model.bind(response_format={"type": "json_object", "schema": wanted})
+        if schema is None or self._native is None:
+            return self._native
+        key = json.dumps(schema, sort_keys=True)
+        with self._lock:
+            native = self._natives.get(key)
+            if native is None:
+                native = self.model.with_structured_output(schema, method="json_schema", include_raw=True)
+                if len(self._natives) < 256:
+                    self._natives[key] = native
+        return native
+
+    def _attempt(self, ask: _Ask, config: RunnableConfig, schema: dict[str, Any] | None = None) -> Callable[[], Any]:
         def attempt() -> Any:
-            if self._active == "native" and self._native is not None:
-                return self._native.invoke(ask.messages, config=config)
+            native = self._native_for(schema)
+            if self._active == "native" and native is not None:
+                return native.invoke(ask.messages, config=config)
             return self.model.invoke(ask.messages, config=config)
 
         return attempt
 
-    def _aattempt(self, ask: _Ask, config: RunnableConfig) -> Callable[[], Awaitable[Any]]:
+    def _aattempt(
+        self, ask: _Ask, config: RunnableConfig, schema: dict[str, Any] | None = None
+    ) -> Callable[[], Awaitable[Any]]:
         async def attempt() -> Any:
-            if self._active == "native" and self._native is not None:
-                return await self._native.ainvoke(ask.messages, config=config)
+            native = self._native_for(schema)
+            if self._active == "native" and native is not None:
+                return await native.ainvoke(ask.messages, config=config)
             return await self.model.ainvoke(ask.messages, config=config)
 
         return attempt
@@ -539,13 +573,14 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
         config: RunnableConfig,
         *,
         validate: Callable[[Any], Any] | None = None,
+        schema: dict[str, Any] | None = None,
     ) -> StructuredResult[Any]:
         messages = _as_messages(value)
         deadline, redactor = self.retry.start(), self.redactor_for(messages)
         steps = self._conversation(messages, self._check(validate), redactor)
         step = _advance(steps, None)
         while isinstance(step, _Ask):
-            attempt = self._attempt(step, patch_config(config, callbacks=run_manager.get_child(step.tag)))
+            attempt = self._attempt(step, patch_config(config, callbacks=run_manager.get_child(step.tag)), schema)
             try:
                 reply = call_with_retry(attempt, self.retry, **self._retry_args(step, deadline, redactor))
             except LLMError as exc:
@@ -561,13 +596,16 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
         config: RunnableConfig,
         *,
         validate: Callable[[Any], Any] | None = None,
+        schema: dict[str, Any] | None = None,
     ) -> StructuredResult[Any]:
         messages = _as_messages(value)
         deadline, redactor = self.retry.start(), self.redactor_for(messages)
         steps = self._conversation(messages, self._check(validate), redactor)
         step = _advance(steps, None)
         while isinstance(step, _Ask):
-            aattempt = self._aattempt(step, patch_config(config, callbacks=run_manager.get_child(step.tag)))
+            aattempt = self._aattempt(
+                step, patch_config(config, callbacks=run_manager.get_child(step.tag)), schema
+            )
             try:
                 reply = await acall_with_retry(aattempt, self.retry, **self._retry_args(step, deadline, redactor))
             except LLMError as exc:
@@ -582,15 +620,20 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
         config: RunnableConfig | None = None,
         *,
         validate: Callable[[Any], Any] | None = None,
+        schema: dict[str, Any] | None = None,
     ) -> StructuredResult[Any]:
         """Call the model, validate with ``validate`` (default: the instance's), repair once if needed.
+
+        ``schema`` narrows the output model's JSON schema for this call in native mode (e.g. the
+        evidence labels of this prompt as an ``enum``); the answer is still validated against
+        ``output_model`` and ``validate``.
 
         Raises:
             LLMError: The model call failed after its retries.
             LLMOutputError: Neither the answer nor the repaired answer could be used.
         """
         return self._call_with_config(
-            functools.partial(self._run, validate=validate), messages, config, run_type="chain"
+            functools.partial(self._run, validate=validate, schema=schema), messages, config, run_type="chain"
         )
 
     async def acall(
@@ -599,10 +642,11 @@ class StructuredChat(RunnableSerializable[LanguageModelInput, StructuredResult[A
         config: RunnableConfig | None = None,
         *,
         validate: Callable[[Any], Any] | None = None,
+        schema: dict[str, Any] | None = None,
     ) -> StructuredResult[Any]:
         """Async twin of :meth:`call`."""
         return await self._acall_with_config(
-            functools.partial(self._arun, validate=validate), messages, config, run_type="chain"
+            functools.partial(self._arun, validate=validate, schema=schema), messages, config, run_type="chain"
         )
 
     def invoke(

@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
@@ -35,7 +36,15 @@ __all__ = [
     "HIGHLIGHT_EXAMPLES",
     "HIGHLIGHT_PROMPT",
     "render_highlight_fields",
+    "MAX_HIGHLIGHT_CHARS",
+    "MAX_CITED",
+    "cited_labels_schema",
 ]
+
+#: Bound of a highlight's text in the answer schema (about 25 words): constrained decoding stops there.
+MAX_HIGHLIGHT_CHARS = 160
+#: Most sentence labels one highlight may cite in the answer schema.
+MAX_CITED = 4
 
 
 class EvidenceItem(BaseModel):
@@ -60,8 +69,14 @@ class HighlightDraft(BaseModel):
     polarity: DraftPolarity = Field(
         description="PROS if the evidence praises the query, CONS if it criticises it."
     )
-    text: str = Field(description="One concise key-point phrase, at most about 20 words.")
-    sentence_ids: list[str] = Field(description="Labels (S1, S2, ...) of the evidence sentences that support the text.")
+    text: str = Field(
+        description="One concise key-point phrase, at most about 20 words.",
+        json_schema_extra={"minLength": 1, "maxLength": MAX_HIGHLIGHT_CHARS},
+    )
+    sentence_ids: list[str] = Field(
+        description="Labels (S1, S2, ...) of the evidence sentences that support the text.",
+        json_schema_extra={"minItems": 1, "maxItems": MAX_CITED},
+    )
 
     @field_validator("polarity", mode="before")
     @classmethod
@@ -77,8 +92,35 @@ class HighlightOutput(BaseModel):
     """The model's answer: zero to two highlights (one PROS and/or one CONS)."""
 
     highlights: list[HighlightDraft] = Field(
-        description="Empty when no evidence sentence is about the query; at most one PROS and one CONS."
+        description="Empty when no evidence sentence is about the query; at most one PROS and one CONS.",
+        json_schema_extra={"maxItems": 2},
     )
+
+
+def cited_labels_schema(schema: dict[str, Any], labels: list[str]) -> dict[str, Any]:
+    """``schema`` (an answer schema with a ``sentence_ids`` array anywhere in it) with its labels
+    narrowed to ``labels`` (an ``enum``): constrained decoding then cites only sentences of the prompt.
+
+    Example:
+        >>> narrowed = cited_labels_schema(HighlightOutput.model_json_schema(), ["S1", "S2"])
+        >>> narrowed["$defs"]["HighlightDraft"]["properties"]["sentence_ids"]["items"]
+        {'enum': ['S1', 'S2'], 'type': 'string'}
+    """
+    out = copy.deepcopy(schema)
+
+    def visit(node: Any) -> None:
+        if isinstance(node, dict):
+            ids = node.get("properties", {}).get("sentence_ids") if isinstance(node.get("properties"), dict) else None
+            if isinstance(ids, dict) and ids.get("type") == "array":
+                ids["items"] = {"enum": list(labels), "type": "string"}
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, list):
+            for value in node:
+                visit(value)
+
+    visit(out)
+    return out
 
 
 #: The task, the same for every query: sent in the system turn, so that it is part of the cached prefix.

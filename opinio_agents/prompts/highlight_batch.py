@@ -62,16 +62,21 @@ class HighlightBatchInput(BaseModel):
 class QueryHighlights(BaseModel):
     """The highlights of one query, keyed by its id."""
 
-    query_id: str = Field(description="The id of the query (Q1, Q2, ...) exactly as listed.")
+    query_id: str = Field(
+        description="The id of the query (Q1, Q2, ...) exactly as listed.", json_schema_extra={"maxLength": 8}
+    )
     highlights: list[HighlightDraft] = Field(
-        description="Empty when none of the query's evidence is about it; at most one PROS and one CONS."
+        description="Empty when none of the query's evidence is about it; at most one PROS and one CONS.",
+        json_schema_extra={"maxItems": 2},
     )
 
 
 class HighlightBatchOutput(BaseModel):
     """The model's answer: one entry per listed query."""
 
-    results: list[QueryHighlights] = Field(description="One entry per query id, in the order listed.")
+    results: list[QueryHighlights] = Field(
+        description="One entry per query id, in the order listed.", json_schema_extra={"maxItems": 32}
+    )
 
 
 #: The task, the same for every entity: in the system turn, part of the cached prefix.

@@ -54,15 +54,19 @@ class LongContextInput(BaseModel):
 class KeyPoint(BaseModel):
     """One highlight of the long-context answer."""
 
-    query: str = Field(description="The user query the highlight addresses (one of the listed queries).")
-    text: str = Field(description="One concise key-point phrase.")
+    query: str = Field(
+        description="The user query the highlight addresses (one of the listed queries).",
+        json_schema_extra={"maxLength": 80},
+    )
+    text: str = Field(description="One concise key-point phrase.", json_schema_extra={"maxLength": 160})
 
 
 class LongContextOutput(BaseModel):
     """The long-context answer: PROS and CONS key points, each tied to a query."""
 
-    pros: list[KeyPoint]
-    cons: list[KeyPoint]
+    # The bounds make schema-constrained output end (local models); the answer's own limits are n_pros/n_cons.
+    pros: list[KeyPoint] = Field(json_schema_extra={"maxItems": 12})
+    cons: list[KeyPoint] = Field(json_schema_extra={"maxItems": 12})
 
 
 #: The task, the same for every entity: sent in the system turn (part of the cached prefix).

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from opinio_agents.io.outputs import plural
 from opinio_agents.models import Evidence, Highlight, HighlightSet, Sentence
 from opinio_agents.report.charts import sentiment_bars, trend_chart
 
@@ -232,7 +233,7 @@ def _evidence_meta(sentence: Sentence | None) -> str:
     if sentence.rating is not None:
         bits.append(f"rating {sentence.rating:g}")
     if sentence.helpful_votes:
-        bits.append(f"{sentence.helpful_votes} helpful votes")
+        bits.append(plural(sentence.helpful_votes, "helpful vote"))
     return f' <span class="evidence-meta">({_e(" · ".join(bits))})</span>'
 
 
@@ -251,7 +252,7 @@ def render_report(data: ReportData) -> str:
     aspects = _aspects(result)
     meta = result.meta
     weighting = next((h.support for h in result.highlights), None)
-    facts = [f"entity {result.entity_id}", f"{data.n_reviews} reviews"]
+    facts = [f"entity {result.entity_id}", plural(data.n_reviews, "review")]
     if data.first_date and data.last_date:
         facts.append(f"{data.first_date.isoformat()} to {data.last_date.isoformat()}")
     facts.append(f"mode {meta.mode or 'queries'}")

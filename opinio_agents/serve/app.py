@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from opinio_agents.api import OpinioRAG
+    from opinio_agents.serve.jobs import IndexJobs
 
 __all__ = [
     "create_app",
@@ -92,6 +93,7 @@ def create_app(
     static_dir: str | Path | None = None,
     max_review_chars: int = DEFAULT_MAX_REVIEW_CHARS,
     allowed_hosts: list[str] | None = None,
+    chat_verify: bool = True,
     settings: ServeSettings | None = None,
 ) -> "FastAPI":
     """The HTTP service (routes in :mod:`opinio_agents.serve`) over one shared façade.
@@ -108,18 +110,13 @@ def create_app(
         max_review_chars: Longest review accepted by ``POST /index``.
         allowed_hosts: ``Host`` names the server answers to (port ignored; ``["*"]``: any);
             default: the loopback names (``127.0.0.1``, ``localhost``, ``::1``).
-        settings: Every setting at once (:class:`~opinio_agents.serve.settings.ServeSettings`);
-            when given, the keyword arguments above except ``llm`` and ``static_dir`` are ignored.
+        chat_verify: Check chat answers against their excerpts (the chat guard; loads the triplet model).
+        settings: Every setting at once (:class:`~opinio_agents.serve.settings.ServeSettings`; the
+            other keywords but ``llm`` and ``static_dir`` are then ignored).
 
     Raises:
         MissingDependencyError: When FastAPI is not installed (``pip install 'opinio-agents[serve]'``).
         ConfigError: On a bad limit.
-
-    Example:
-        >>> from fastapi.testclient import TestClient                 # doctest: +SKIP
-        >>> client = TestClient(create_app(rag))                      # doctest: +SKIP
-        >>> client.get("/entities").json()[0]["entity_id"]            # doctest: +SKIP
-        '101'
     """
     try:
         from fastapi import FastAPI
@@ -128,7 +125,6 @@ def create_app(
     import opinio_agents
     from opinio_agents.serve.deps import AppState, ReviewCache
     from opinio_agents.serve.errors import install_handlers
-    from opinio_agents.serve.jobs import IndexJobs
     from opinio_agents.serve.routes import routers
     from opinio_agents.serve.schemas import ERROR_RESPONSES
 
@@ -136,13 +132,9 @@ def create_app(
         settings = ServeSettings(
             api_key=api_key, max_body_bytes=max_body_bytes, max_upload_bytes=max_upload_bytes,
             rate_limit=rate_limit, cors_origins=tuple(cors_origins or ()), max_review_chars=max_review_chars,
-            allowed_hosts=tuple(allowed_hosts) if allowed_hosts else LOOPBACK_HOSTS,
+            allowed_hosts=tuple(allowed_hosts) if allowed_hosts else LOOPBACK_HOSTS, chat_verify=chat_verify,
         )
-    jobs = IndexJobs(
-        rag, max_review_chars=settings.max_review_chars, max_file_bytes=settings.max_upload_bytes,
-        jobs_dir=settings.jobs_dir, queue_depth=settings.job_queue_depth, max_entities=settings.max_upload_entities,
-        max_reviews=settings.max_upload_reviews,
-    )
+    jobs = _jobs(rag, settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -162,8 +154,7 @@ def create_app(
         redoc_url=None,
     )
     app.state.opinio = AppState(rag=rag, settings=settings, jobs=jobs, reviews=ReviewCache(rag), llm=llm)
-    app.state.rag = rag
-    app.state.jobs = jobs
+    app.state.rag, app.state.jobs = rag, jobs
     install_handlers(app)
     _add_middleware(app, settings)
     for router in routers():
@@ -171,6 +162,17 @@ def create_app(
     _add_page(app, Path(static_dir) if static_dir is not None else STATIC_DIR)
     _add_docs(app)
     return app
+
+
+def _jobs(rag: "OpinioRAG", settings: ServeSettings) -> "IndexJobs":
+    """The index job runner with the settings' limits (it resumes the jobs a crash cut)."""
+    from opinio_agents.serve.jobs import IndexJobs
+
+    return IndexJobs(
+        rag, max_review_chars=settings.max_review_chars, max_file_bytes=settings.max_upload_bytes,
+        jobs_dir=settings.jobs_dir, queue_depth=settings.job_queue_depth, max_entities=settings.max_upload_entities,
+        max_reviews=settings.max_upload_reviews,
+    )
 
 
 def _add_middleware(app: "FastAPI", settings: ServeSettings) -> None:

@@ -207,6 +207,8 @@ class Guard:
             await self.app(scope, receive, send)
             return
         request = _Request.of(scope)
+        if any(name == API_KEY_PARAM for name, _ in request.query):  # never in the app's view nor the access log
+            scope["query_string"] = urlencode([(k, v) for k, v in request.query if k != API_KEY_PARAM]).encode()
         via = ""
         refusal = self._check_host(request) or self._check_rate(scope)
         if refusal is None:
@@ -215,8 +217,6 @@ class Guard:
         if refusal is not None:
             await _reply(scope, receive, send, refusal)
             return
-        if any(name == API_KEY_PARAM for name, _ in request.query):  # never in the app's view nor the access log
-            scope["query_string"] = urlencode([(k, v) for k, v in request.query if k != API_KEY_PARAM]).encode()
         set_cookie = via == "query" and scope.get("method") == "GET"
         await self._forward(scope, receive, send, set_cookie=set_cookie)
 

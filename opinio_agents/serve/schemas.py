@@ -27,6 +27,7 @@ __all__ = [
     "Health",
     "ErrorOut",
     "ERROR_RESPONSES",
+    "EVENT_STREAM_RESPONSES",
 ]
 
 class ChatRequest(BaseModel):
@@ -126,7 +127,12 @@ class ErrorOut(BaseModel):
 
 #: The error statuses every route may answer (OpenAPI ``responses``).
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorOut, "description": text}
+    code: {
+        "model": ErrorOut,
+        "description": text,
+        # Errors are JSON on every route, the event streams' included (before their first event).
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}},
+    }
     for code, text in {
         400: "Bad input (the field is named)",
         401: "Missing or wrong API key",
@@ -137,4 +143,20 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         429: "Rate limited",
         503: "LLM unavailable, or the index job queue is full",
     }.items()
+}
+
+
+#: The ``200`` of the event-stream routes: each event has a name and JSON data (the route's docstring lists them).
+EVENT_STREAM_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "Server-sent events",
+        "content": {
+            "text/event-stream": {
+                "schema": {
+                    "type": "object",
+                    "properties": {"event": {"type": "string"}, "data": {"type": "string", "description": "JSON"}},
+                }
+            }
+        },
+    }
 }

@@ -79,6 +79,8 @@ def host_name(host: str) -> str:
     return text
 
 
+
+
 @dataclass(frozen=True)
 class ServeSettings:
     """Every limit and switch of the service (see :func:`~opinio_agents.serve.app.create_app`).
@@ -99,6 +101,8 @@ class ServeSettings:
         entities_page: Default page size of ``GET /entities``.
         max_entities_page: Largest page size of ``GET /entities``.
         session_max_age: Seconds the browser session cookie lives (one working day).
+        chat_verify: Check each chat answer sentence against the excerpts it cites (the chat guard,
+            :mod:`opinio_agents.agents.answer_guard`; loads the triplet model once per server).
         jobs_dir: Where index jobs keep their durable record and upload (None: a temporary folder,
             no recovery across restarts).
     """
@@ -118,6 +122,7 @@ class ServeSettings:
     entities_page: int = 100
     max_entities_page: int = 1_000
     session_max_age: int = 8 * 3600
+    chat_verify: bool = True
     jobs_dir: Path | None = None
     _hosts: frozenset[str] = field(default=frozenset(), init=False, repr=False, compare=False)
 

@@ -96,6 +96,7 @@ class EventStream(Response):
             content=None, status_code=status_code, media_type=self.media_type,
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
+        self.raw_headers = [(k, v) for k, v in self.raw_headers if k != b"content-length"]  # a stream: no length
         self.events = events
         self.cancel = cancel or threading.Event()
 

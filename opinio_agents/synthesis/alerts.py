@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from opinio_agents.errors import ConfigError
+from opinio_agents.io.outputs import plural
 from opinio_agents.models import SENTIMENT_THRESHOLD, Alert, Evidence, Highlight, Polarity, QueryEvidence, Sentence
 from opinio_agents.synthesis.base import SynthesisOutcome
 
@@ -57,7 +58,7 @@ class CriticalCategory:
 
     Attributes:
         name: Category name (``"bed bugs"``).
-        description: Alert text template; ``{n}`` is the number of reviews.
+        description: Alert text template; ``{reviews}`` is the number of reviews in words (``1 review``).
         con_text: Highlight text used when the guard has to add a CON.
         patterns: Regular expressions (case-insensitive) that signal the complaint.
     """
@@ -67,6 +68,10 @@ class CriticalCategory:
     con_text: str
     patterns: tuple[str, ...]
 
+    def describe(self, n: int) -> str:
+        """The alert text for ``n`` reviews, e.g. ``'Bed bugs reported in 1 review'``."""
+        return self.description.format(reviews=plural(n, "review"))
+
     def compiled(self) -> list[re.Pattern[str]]:
         """The patterns, compiled."""
         return [re.compile(p, re.IGNORECASE) for p in self.patterns]
@@ -75,7 +80,7 @@ class CriticalCategory:
 CRITICAL_CATEGORIES: tuple[CriticalCategory, ...] = (
     CriticalCategory(
         name="safety",
-        description="Safety problems reported in {n} review(s)",
+        description="Safety problems reported in {reviews}",
         con_text="Guests report safety concerns.",
         patterns=(
             r"\bunsafe\b", r"\bnot (?:feel |felt )?safe\b", r"\b(?:did|do|does)(?:n't|nt| not) feel safe\b",
@@ -89,7 +94,7 @@ CRITICAL_CATEGORIES: tuple[CriticalCategory, ...] = (
     ),
     CriticalCategory(
         name="hygiene",
-        description="Hygiene problems (vermin, mould, soiled linen) reported in {n} review(s)",
+        description="Hygiene problems (vermin, mould, soiled linen) reported in {reviews}",
         con_text="Guests report serious hygiene problems.",
         patterns=(
             r"\bfilth(?:y)?\b", r"\bunhygienic\b", r"\bunsanitary\b", r"\bcockroach(?:es)?\b", r"\broach(?:es)?\b",
@@ -104,13 +109,13 @@ CRITICAL_CATEGORIES: tuple[CriticalCategory, ...] = (
     ),
     CriticalCategory(
         name="bed bugs",
-        description="Bed bugs reported in {n} review(s)",
+        description="Bed bugs reported in {reviews}",
         con_text="Guests report bed bugs.",
         patterns=(r"\bbed[- ]?bugs?\b", r"\bbug bites?\b", r"\bbitten (?:by|all over)\b", r"\bbites all over\b"),
     ),
     CriticalCategory(
         name="food poisoning",
-        description="Food poisoning or illness after eating reported in {n} review(s)",
+        description="Food poisoning or illness after eating reported in {reviews}",
         con_text="Guests report falling ill after eating here.",
         patterns=(
             r"\bfood[- ]poisoning\b", r"\bfood[- ]poisoned\b", r"\bsalmonella\b", r"\be\.? ?coli\b", r"\bnorovirus\b",
@@ -121,7 +126,7 @@ CRITICAL_CATEGORIES: tuple[CriticalCategory, ...] = (
     ),
     CriticalCategory(
         name="theft",
-        description="Theft reported in {n} review(s)",
+        description="Theft reported in {reviews}",
         con_text="Guests report belongings stolen.",
         patterns=(
             r"\bstolen\b", r"\bstole\b", r"\btheft\b", r"\bthie(?:f|ves)\b", r"\brobbed\b", r"\brobbery\b",
@@ -131,7 +136,7 @@ CRITICAL_CATEGORIES: tuple[CriticalCategory, ...] = (
     ),
     CriticalCategory(
         name="harassment",
-        description="Harassment reported in {n} review(s)",
+        description="Harassment reported in {reviews}",
         con_text="Guests report harassment.",
         patterns=(
             r"\bharass(?:ed|ing|ment)?\b", r"\bgrop(?:ed|ing)\b",
@@ -142,7 +147,7 @@ CRITICAL_CATEGORIES: tuple[CriticalCategory, ...] = (
     ),
     CriticalCategory(
         name="discrimination",
-        description="Discrimination reported in {n} review(s)",
+        description="Discrimination reported in {reviews}",
         con_text="Guests report discriminatory treatment.",
         patterns=(
             r"\bdiscriminat(?:ed|ion|ory|ing)\b", r"\bracis[tm]\b", r"\bracially\b", r"\bhomophobi[ac]\b",
@@ -244,7 +249,7 @@ def detect_alerts(
     alerts = [
         Alert(
             category=name,
-            description=by_name[name].description.format(n=len(ids)),
+            description=by_name[name].describe(len(ids)),
             support=len(ids),
             evidence=examples[name],
         )

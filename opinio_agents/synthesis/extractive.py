@@ -23,15 +23,13 @@ Example:
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from opinio_agents.embeddings import Encoder, get_encoder
 from opinio_agents.errors import ConfigError
 from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, Polarity, QueryEvidence
 from opinio_agents.synthesis.base import Synthesizer
-from opinio_agents.synthesis.keypoint import to_key_point
+from opinio_agents.synthesis.keypoint import subject_clauses, to_key_point
 from opinio_agents.synthesis.selection import (
     QUERY_WEIGHTS,
     SelectionWeights,
@@ -39,9 +37,13 @@ from opinio_agents.synthesis.selection import (
     select_points,
     supported_points,
 )
+from opinio_agents.text.duplicates import distinct_indices
 from opinio_agents.text.polarity import evidence_polarity
 
-__all__ = ["ExtractiveSynthesizer", "evidence_polarity"]
+__all__ = ["ExtractiveSynthesizer", "evidence_polarity", "FOCUS_MARGIN"]
+
+#: How much closer to the query (cosine) the part of a multi-aspect key point must be to replace it.
+FOCUS_MARGIN: float | None = 0.05
 
 class ExtractiveSynthesizer(Synthesizer):
     """Query-focused extractive PROS/CONS from retrieved evidence, no LLM needed.
@@ -66,6 +68,9 @@ class ExtractiveSynthesizer(Synthesizer):
             (:func:`~opinio_agents.synthesis.selection.supported_points`): a distinct,
             shared sub-opinion. 0 keeps every MMR point (SPACE dev aspect ROUGE-L 22.9 -> 23.0
             at 0.1; synthetic sample PROS ROUGE-L 23.5 -> 24.0).
+        focus_margin: A chosen key point that talks about several aspects (:func:`subject_clauses`)
+            is cut to its part about the query when that part is at least this much closer to the
+            query (cosine) than the whole point; None keeps whole points.
     """
 
     name = "extractive"
@@ -85,6 +90,7 @@ class ExtractiveSynthesizer(Synthesizer):
         max_pool: int = 300,
         weights: SelectionWeights = QUERY_WEIGHTS,
         min_point_support: float = 0.1,
+        focus_margin: float | None = FOCUS_MARGIN,
     ) -> None:
         super().__init__()
         if not 0.0 < split_threshold <= 0.5:
@@ -109,6 +115,7 @@ class ExtractiveSynthesizer(Synthesizer):
         self.max_pool = max_pool
         self.weights = weights
         self.min_point_support = min_point_support
+        self.focus_margin = focus_margin
 
     @property
     def encoder(self) -> Encoder:
@@ -130,6 +137,11 @@ class ExtractiveSynthesizer(Synthesizer):
             return []
         majority, minority = (Polarity.PROS, Polarity.CONS) if pos >= neg else (Polarity.CONS, Polarity.PROS)
         count = {Polarity.PROS: len(pos_ev), Polarity.CONS: len(neg_ev)}
+        if item.pool:  # the support set's sentences on each side count too, not only the top-K's
+            pool = [e for e in item.pool if item.mentions is None or e.sentence_id in item.mentions]
+            for side, sign in ((Polarity.PROS, 1), (Polarity.CONS, -1)):
+                on_side = sum(sign * (e.sentiment or 0.0) > SENTIMENT_THRESHOLD for e in pool)
+                count[side] = max(count[side], on_side)
         share_minority = min(pos, neg) / (pos + neg)
         out = [majority] if count[majority] else []
         if share_minority >= self.split_threshold and count[minority] >= self.min_side_evidence:
@@ -177,11 +189,15 @@ class ExtractiveSynthesizer(Synthesizer):
             )
             if len(chosen) > 1 and self.min_point_support > 0:
                 chosen = supported_points(vectors, chosen, min_share=self.min_point_support)
+            chosen = [chosen[j] for j in distinct_indices([texts[i] for i in chosen])]  # no point said twice
             order = chosen + [int(i) for i in np.argsort(-scores, kind="stable") if int(i) not in chosen]
-            cited = _distinct([_scored(candidates[i], float(scores[i])) for i in order])
-            cited = cited[: max(self.max_cited, len(chosen))]
+            ranked = [_scored(candidates[i], float(scores[i])) for i in order]
+            keep = distinct_indices(
+                [e.text for e in ranked], limit=max(self.max_cited, len(chosen)), keep=range(len(chosen))
+            )
+            cited = [ranked[j] for j in keep]
             leaning = evidence_polarity(cited)
-            text = " ".join(points[i] for i in chosen)
+            text = " ".join(self._focused(points[i], item, sign) for i in chosen)
             highlights.append(
                 Highlight(
                     query=item.query,
@@ -194,6 +210,20 @@ class ExtractiveSynthesizer(Synthesizer):
                 )
             )
         return highlights
+
+    def _focused(self, point: str, item: QueryEvidence, sign: int) -> str:
+        """``point`` cut to its part about the query when it talks about several aspects (``focus_margin``)."""
+        if self.focus_margin is None or item.query_vector is None:
+            return point
+        parts = subject_clauses(point.rstrip("."))
+        if len(parts) < 2:
+            return point
+        vectors = np.asarray(self.encoder.encode([point, *parts]), dtype=float)
+        sims = vectors @ np.asarray(item.query_vector, dtype=float)
+        best = 1 + int(np.argmax(sims[1:]))
+        if sims[best] < sims[0] + self.focus_margin:
+            return point
+        return to_key_point(parts[best - 1], item.query, sign=sign, max_words=self.max_words)
 
     def _side_candidates(self, item: QueryEvidence, sign: int) -> tuple[list[Evidence], np.ndarray]:
         """The sentences on one side to choose from, with their embeddings.
@@ -220,10 +250,26 @@ class ExtractiveSynthesizer(Synthesizer):
                 more = self._vectors_of(item, extra)
                 vectors = np.vstack([vectors, more]) if len(vectors) else more
             if pool or extra:
-                return pool + extra, vectors
+                return self._mentions_only(item, pool + extra, vectors)
         if not on_side:
             return [], np.zeros((0, 1))
-        return on_side, self._vectors_of(item, on_side)
+        return self._mentions_only(item, on_side, self._vectors_of(item, on_side))
+
+    def _mentions_only(
+        self, item: QueryEvidence, candidates: list[Evidence], vectors: np.ndarray
+    ) -> tuple[list[Evidence], np.ndarray]:
+        """The candidates that mention the query (``item.mentions``), when at least ``min_side_evidence`` do.
+
+        So every quote under a highlight is about its aspect ("a supermarket around the
+        corner" is not a breakfast-buffet quote), while a side with too few mentions still
+        draws on the wider support set.
+        """
+        if item.mentions is None:
+            return candidates, vectors
+        rows = [i for i, e in enumerate(candidates) if e.sentence_id in item.mentions]
+        if len(rows) < self.min_side_evidence or len(rows) == len(candidates):
+            return candidates, vectors
+        return [candidates[i] for i in rows], vectors[rows]
 
     def _nearest(self, pool_vectors: np.ndarray, query_vector: np.ndarray | None, rows: list[int]) -> list[int]:
         """The ``max_pool`` rows of the support set nearest the query (the first ones without a query vector)."""
@@ -246,15 +292,3 @@ def _scored(evidence: Evidence, score: float) -> Evidence:
     if evidence.score:
         return evidence
     return evidence.model_copy(update={"score": round(score, 4)})
-
-
-def _distinct(evidence: list[Evidence]) -> list[Evidence]:
-    """Drop evidence whose text repeats an earlier one (case and punctuation aside)."""
-    seen: set[str] = set()
-    out: list[Evidence] = []
-    for item in evidence:
-        key = " ".join(re.findall(r"[a-z0-9]+", item.text.lower()))
-        if key not in seen:
-            seen.add(key)
-            out.append(item)
-    return out

@@ -2,8 +2,10 @@
 
 Key points are concise, clear and scan-friendly. Without a language model we
 cannot paraphrase, so we *trim*: keep the clause that carries the opinion
-about the query, drop discourse fillers ("Overall,", "To be honest,") and
-first-person framing ("We loved ..." -> "Loved ..."), tidy noise (HTML
+about the query, drop discourse fillers ("Overall,", "To be honest,"), a leading
+account of what the reviewer did ("We stayed 3 nights and the room was spotless"
+-> "The room was spotless.") and first-person framing ("We loved ..." -> "Loved ...",
+"Our room ..." -> "The room ..."), tidy noise (HTML
 remnants, emoji, "!!!"), cap the length at a clause boundary and end with a
 period.
 
@@ -16,10 +18,11 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
-__all__ = ["to_key_point", "clean_sentence", "best_clause"]
+__all__ = ["to_key_point", "clean_sentence", "best_clause", "mentions_any", "subject_clauses"]
 
 _TAG = re.compile(r"<[^>]{0,200}>")
 _NON_TEXT = re.compile(r"[^\x20-\x7E\u00C0-\u024F\u2018\u2019\u201C\u201D\u2013\u2014]")
@@ -27,6 +30,11 @@ _REPEAT_PUNCT = re.compile(r"([!?.])[!?.]+")
 _SPACES = re.compile(r"\s+")
 _CLAUSE_SPLIT = re.compile(
     r"\s*(?:;|,?\s+\b(?:but|however|although|though|whereas|except that|yet)\b,?)\s+", re.IGNORECASE
+)
+#: Also a boundary between the parts of a sentence about several aspects: a comma or "and" before a
+#: new subject ("The room was clean, the staff friendly and the location perfect").
+_SUBJECT_SPLIT = re.compile(
+    r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s+plus\s+)(?=(?:the|our|its|their|all|every)\s)", re.IGNORECASE
 )
 _FILLERS = re.compile(
     r"^(?:(?:overall|also|and|but|so|plus|however|honestly|basically|anyway|unfortunately|sadly|luckily|"
@@ -41,6 +49,13 @@ _FIRST_PERSON = re.compile(
     re.IGNORECASE,
 )
 _MAX_WORDS = 28
+_PERSONAL = re.compile(r"\b(?:i|we|my|our|me|us|i'm|we're|i've|we've|i'd|we'd)\b", re.IGNORECASE)
+_OWNER = re.compile(r"^(?:our|my)\s+(?=[a-z])", re.IGNORECASE)
+#: After "our"/"my", words that name people: "Our room" becomes "The room", "My husband" stays.
+_PEOPLE = frozenset(
+    """husband wife son daughter kids kid children child friend friends boyfriend girlfriend family mom dad mother
+    father partner parents sister brother baby group party""".split()
+)
 
 
 def clean_sentence(text: str) -> str:
@@ -55,31 +70,96 @@ def clean_sentence(text: str) -> str:
     return text
 
 
-def best_clause(text: str, query: str, sign: int = 0) -> str:
+def mentions_any(text: str, forms: Sequence[str]) -> bool:
+    """Whether ``text`` uses one of ``forms`` (all App. D tokens of a form, so plurals and case aside).
+
+    Example:
+        >>> mentions_any("Quiet rooms at night.", ["noise", "quiet"]), mentions_any("Glass doors.", ["noise"])
+        (True, False)
+    """
+    tokens = set(tokenize_for_bm25(text))
+    for form in forms:
+        wanted = tokenize_for_bm25(form)
+        if wanted and tokens.issuperset(wanted):
+            return True
+    return False
+
+
+def subject_clauses(text: str, *, min_words: int = 3) -> list[str]:
+    """The parts of ``text`` that each have their own subject (clauses of at least ``min_words`` words).
+
+    Example:
+        >>> subject_clauses("The room was clean, the staff friendly and the location perfect but noisy at night")
+        ['The room was clean', 'the staff friendly', 'the location perfect', 'noisy at night']
+    """
+    out: list[str] = []
+    for clause in _CLAUSE_SPLIT.split(text):
+        for part in _SUBJECT_SPLIT.split(clause or ""):
+            part = part.strip(" ,;")
+            if part and len(part.split()) >= min_words:
+                out.append(part)
+    return out
+
+
+def best_clause(text: str, query: str, sign: int = 0, *, terms: Sequence[str] = ()) -> str:
     """The clause of ``text`` that talks about ``query`` (the whole text when unsplittable).
 
     Args:
         text: A cleaned sentence.
         query: The user query.
         sign: Preferred sentiment side (+1 / -1) to break ties between clauses; 0 for none.
+        terms: Further words that name the query (an aspect's synonyms and attribute words:
+            "quiet" for noise), counted like its own words.
     """
     clauses = [c.strip(" ,;") for c in _CLAUSE_SPLIT.split(text) if c and len(c.split()) >= 3]
     if len(clauses) <= 1:
         return text
-    terms = set(tokenize_for_bm25(query))
+    wanted = set(tokenize_for_bm25(query))
+    for term in terms:
+        wanted.update(tokenize_for_bm25(term))
     scored = []
     for position, clause in enumerate(clauses):
-        overlap = len(terms.intersection(tokenize_for_bm25(clause)))
+        overlap = len(wanted.intersection(tokenize_for_bm25(clause)))
         scored.append((overlap, -position if sign >= 0 else position, clause))
     best = max(scored)
     return best[2] if best[0] > 0 else text
 
 
-def to_key_point(text: str, query: str, *, sign: int = 0, max_words: int = _MAX_WORDS) -> str:
-    """A concise key-point line built from one review sentence."""
+def _impersonal(clause: str) -> str:
+    """``clause`` without a leading first-person account and with "Our room" as "The room".
+
+    A clause whose first parts (:func:`subject_clauses` boundaries) tell what the reviewer did
+    while a later part states the opinion keeps that part ("We stayed three nights and the room
+    was spotless" -> "the room was spotless"); "We loved the pool, ..." is an opinion and stays.
+
+    Example:
+        >>> _impersonal("We stayed three nights and the room was spotless")
+        'the room was spotless'
+        >>> _impersonal("Our room was clean"), _impersonal("My husband loved it")
+        ('The room was clean', 'My husband loved it')
+    """
+    parts = [part.strip(" ,;") for part in _SUBJECT_SPLIT.split(clause)]
+    parts = [part for part in parts if part]
+    if len(parts) >= 2 and _PERSONAL.search(parts[0]) and not _FIRST_PERSON.match(parts[0]):
+        rest = next((k for k, part in enumerate(parts) if not _PERSONAL.search(part)), None)
+        if rest is not None and len(parts[rest].split()) >= 3:
+            clause = ", ".join(parts[rest:])
+    match = _OWNER.match(clause)
+    if match:
+        following = clause[match.end() :].split(maxsplit=1)
+        if following and following[0].lower().strip(",.") not in _PEOPLE:
+            clause = "The " + clause[match.end() :]
+    return clause
+
+
+def to_key_point(
+    text: str, query: str, *, sign: int = 0, max_words: int = _MAX_WORDS, terms: Sequence[str] = ()
+) -> str:
+    """A concise key-point line built from one review sentence (``terms``: see :func:`best_clause`)."""
     cleaned = clean_sentence(text)
-    clause = best_clause(cleaned, query, sign)
+    clause = best_clause(cleaned, query, sign, terms=terms)
     clause = _FILLERS.sub("", clause).strip()
+    clause = _impersonal(clause)
     match = _FIRST_PERSON.match(clause)
     if match:
         clause = match.group(1).capitalize() + " " + clause[match.end() :]

@@ -46,7 +46,7 @@ from opinio_agents.llm.usage import UsageMeter
 from opinio_agents.models import Highlight, QueryEvidence, QueryFailure, TokenUsage
 from opinio_agents.prompts.promptset import PromptSet, default_prompts
 from opinio_agents.synthesis.alerts import guard_highlights
-from opinio_agents.synthesis.base import SynthesisOutcome, Synthesizer
+from opinio_agents.synthesis.base import LLMStatus, SynthesisOutcome, Synthesizer
 
 __all__ = [
     "LLMSynthesizer",
@@ -164,6 +164,12 @@ class LLMSynthesizer(Synthesizer):
             call for all the queries of :meth:`synthesize_many`; CLI ``--llm-calls``). With
             ``"per-entity"``, ``deadline`` bounds the one call, and queries the answer leaves
             out or gets wrong are asked one by one afterwards.
+        fallback: What :meth:`synthesize_many` shows for a query whose answer is still unusable
+            after the repair turn (or fails, or is empty although there is evidence): a synthesizer
+            (the façade passes its :class:`~opinio_agents.synthesis.extractive.ExtractiveSynthesizer`),
+            True for a new extractive one (built on first use, with the shared encoder), or False
+            (default) for a failure instead. Fallback highlights are marked
+            ``origin="extractive-fallback"``; only a query without an answer from either ends as a failure.
     """
 
     name = "llm"
@@ -188,6 +194,7 @@ class LLMSynthesizer(Synthesizer):
         device: str | int = "auto",
         config: RunnableConfig | None = None,
         llm_calls: LLMCalls = "per-query",
+        fallback: Synthesizer | bool = False,
     ) -> None:
         super().__init__()
         if max_concurrency < 1:
@@ -209,6 +216,7 @@ class LLMSynthesizer(Synthesizer):
             max_evidence_chars=max_evidence_chars,
         )
         self._entity_chain: EntityHighlightChain | None = None
+        self._fallback: Synthesizer | bool = fallback
         self._meter = UsageMeter()
         self.config: RunnableConfig = dict(config or {})  # type: ignore[assignment]
 
@@ -244,7 +252,7 @@ class LLMSynthesizer(Synthesizer):
 
     def _finish(self, item: QueryEvidence, result: HighlightResult) -> list[Highlight]:
         self._meter.add(result.usage)
-        highlights = result.highlights
+        highlights = [h.model_copy(update={"origin": "llm"}) for h in result.highlights]
         if self.guard:
             highlights = guard_highlights(item, highlights)
         return highlights
@@ -277,6 +285,22 @@ class LLMSynthesizer(Synthesizer):
             raise
         return self._finish(item, result)
 
+    def fallback(self, item: QueryEvidence) -> list[Highlight]:
+        """The extractive highlights of ``item`` (or the configured fallback's), marked
+        ``origin="extractive-fallback"``; empty without evidence or with ``fallback=False``."""
+        if self._fallback is False or not item.evidence:
+            return []
+        if self._fallback is True:
+            from opinio_agents.synthesis.extractive import ExtractiveSynthesizer
+
+            self._fallback = ExtractiveSynthesizer()
+        assert isinstance(self._fallback, Synthesizer)
+        try:
+            highlights = self._fallback.synthesize(item)
+        except OpinioError:
+            return []
+        return [h.model_copy(update={"origin": "extractive-fallback"}) for h in highlights]
+
     def _failure(self, item: QueryEvidence, exc: Exception) -> SynthesisOutcome:
         attempts = getattr(exc, "attempts", None)
         if attempts is None:
@@ -284,17 +308,34 @@ class LLMSynthesizer(Synthesizer):
         # Never a long quote of model output, never prompt text (the message is already built
         # from redacted parts; this is the last check before it reaches a report).
         error = self.chain.redactor.clean(str(exc), 600)
+        shown = self.fallback(item)
+        if shown:
+            why = self.chain.redactor.clean(str(exc), 200)
+            note = f"extractive fallback: the model's answer could not be used ({why})"
+            for highlight in shown:
+                highlight.notes.append(note)
+            return SynthesisOutcome(item=item, highlights=shown, llm="fallback")
         failure = QueryFailure(query=item.query, error=error, attempts=attempts)
-        return SynthesisOutcome(item=item, failure=failure)
+        return SynthesisOutcome(item=item, failure=failure, llm="failed")
 
     def _outcome(self, item: QueryEvidence, result: HighlightResult | Exception) -> SynthesisOutcome:
         if isinstance(result, Exception):
             self._record_failed(result)
             return self._failure(item, result)
         try:
-            return SynthesisOutcome(item=item, highlights=self._finish(item, result))
+            highlights = self._finish(item, result)
         except Exception as exc:  # the guard must not sink the other queries either
             return self._failure(item, exc)
+        status: LLMStatus = "repaired" if result.repaired else "answered"
+        if not highlights and item.evidence:  # evidence, but the model wrote nothing: never nothing
+            shown = self.fallback(item)
+            if shown:
+                for highlight in shown:
+                    highlight.notes.append("extractive fallback: the model wrote no highlight for this evidence")
+                return SynthesisOutcome(item=item, highlights=shown, llm="fallback")
+        if not item.evidence:
+            status = "failed"
+        return SynthesisOutcome(item=item, highlights=highlights, llm=status)
 
     def synthesize_many(self, items: Sequence[QueryEvidence]) -> Iterator[SynthesisOutcome]:
         """Yield one outcome per query in completion order, ``max_concurrency`` at a time.

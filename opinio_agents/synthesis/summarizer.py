@@ -44,13 +44,13 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from opinio_agents.errors import ConfigError, OpinioError
 from opinio_agents.kinds import QueryMode, RetrieverKind
-from opinio_agents.models import HighlightSet, RunMeta, TokenUsage
+from opinio_agents.models import Highlight, HighlightSet, LLMOutcomes, QueryEvidence, RunMeta, TokenUsage
 from opinio_agents.synthesis.alerts import CriticalComplaintCheck
 from opinio_agents.synthesis.base import SynthesisOutcome
 from opinio_agents.synthesis.verification import VERIFY_BY_DEFAULT, HighlightVerifier, verify_outcome
@@ -235,6 +235,9 @@ class Draft:
         mentions: ``{query: indices into the entity's stored sentences}``: the sentences
             that mention each query (what its support counted), for the trends; a query
             missing here gets its lexical mentions.
+        fallback: The highlights to show for a query whose model-written highlights
+            verification contradicts (the synthesizer's
+            :meth:`~opinio_agents.synthesis.base.Synthesizer.fallback`); None: none.
     """
 
     entity_id: str | int
@@ -245,6 +248,7 @@ class Draft:
     summary_words: int | None = None
     summary_layout: SummaryLayout | None = None
     mentions: dict[str, np.ndarray] = field(default_factory=dict)
+    fallback: Callable[[QueryEvidence], list[Highlight]] | None = None
 
 
 def usage_delta(before: TokenUsage, after: TokenUsage) -> TokenUsage:
@@ -275,6 +279,58 @@ def resolve_verifier(verify: bool | HighlightVerifier | None) -> HighlightVerifi
     if not isinstance(verify, bool):
         raise ConfigError(f"verify={verify!r} must be True, False, None or a HighlightVerifier")
     return HighlightVerifier() if verify else None
+
+
+def _count(outcomes: LLMOutcomes, status: str) -> None:
+    """Add one query's model status to the run's counts (``contradicted`` is also a ``fallback``)."""
+    if status == "contradicted":
+        outcomes.contradicted += 1
+        status = "fallback"
+    setattr(outcomes, status, getattr(outcomes, status) + 1)
+
+
+def _replace_contradicted(
+    outcome: SynthesisOutcome,
+    lost: list[Highlight],
+    fallback: Callable[[QueryEvidence], list[Highlight]] | None,
+    verifier: HighlightVerifier,
+    checks: CriticalComplaintCheck,
+) -> tuple[SynthesisOutcome, list[Highlight]]:
+    """A verified outcome of model-written highlights, with what verification contradicted replaced.
+
+    Rewritten highlights (their text now comes from their evidence) are marked
+    ``origin="extractive-fallback"``; a query left with no highlight at all gets the
+    synthesizer's fallback (verified too). The status becomes ``contradicted`` when any
+    model-written highlight was rewritten or dropped.
+    """
+    rewritten = [
+        h for h in outcome.highlights
+        if h.origin == "llm" and h.verification is not None and h.verification.action == "rewritten"
+    ]
+    if not rewritten and not any(h.origin == "llm" for h in lost):
+        return outcome, lost
+    for highlight in rewritten:
+        highlight.origin = "extractive-fallback"
+    # After a contradiction only the model's *supported* claims stay; without one, the fallback answers.
+    supported = [
+        h for h in outcome.highlights
+        if h.origin == "llm" and h.verification is not None and h.verification.verdict == "supported"
+    ]
+    others = [h for h in outcome.highlights if h.origin != "llm"]
+    if not supported and fallback is not None:
+        shown = fallback(outcome.item)
+        if shown:
+            for highlight in shown:
+                highlight.notes.append("extractive fallback: verification contradicted the model's highlight")
+            checked, more = verify_outcome(verifier, checks, SynthesisOutcome(item=outcome.item, highlights=shown))
+            lost = [*lost, *more]
+            sides = {h.polarity for h in checked.highlights}
+            outcome = SynthesisOutcome(
+                item=outcome.item,
+                highlights=[*checked.highlights, *[h for h in others if h.polarity not in sides]],
+            )
+    outcome.llm = "contradicted"
+    return outcome, lost
 
 
 class Summarizer(ABC):
@@ -362,13 +418,21 @@ class Summarizer(ABC):
         dropped = []
         stored: list[StoredSentence] | None = None
         trends = 0.0
+        llm: LLMOutcomes | None = None
         for raw in draft.outcomes:
             outcome = self.checks.guard(raw)
             if verifier is not None:
                 v0 = time.perf_counter()
                 outcome, lost = verify_outcome(verifier, self.checks, outcome)
+                if raw.llm in ("answered", "repaired"):
+                    outcome, lost = _replace_contradicted(outcome, lost, draft.fallback, verifier, self.checks)
                 dropped += lost
                 verifying += time.perf_counter() - v0
+            status = outcome.llm if outcome.llm is not None else raw.llm
+            outcome.llm = status
+            if status is not None:
+                llm = llm or LLMOutcomes()
+                _count(llm, status)
             if self.trends and outcome.highlights:  # each streamed outcome already carries its trends
                 from opinio_agents.synthesis.timeline import attach_trends
 
@@ -416,6 +480,8 @@ class Summarizer(ABC):
         if not meta.queries:
             meta.queries = list(draft.queries)
         meta.dropped = [*meta.dropped, *dropped]
+        if llm is not None:
+            meta.llm = llm
         result.meta = meta
         yield SummaryDone(result)
 

@@ -11,6 +11,16 @@ each generic word of the query ("room"), so "the room was spotless" does not.
 A review mentions the query when any of its sentences does; its stance is the
 mean sentiment of those sentences (positive > 0.05, negative < -0.05).
 
+This module is the one definition of "mentions an aspect": every surface (the
+highlight support line, the aspect list and the page's chips, the chat's support
+line, the API, MCP and the report) counts through :func:`aspect_mentions` and
+:func:`count_support`. The query is first reduced to its aspect
+(:func:`aspect_terms`): its App. D tokens ("wi-fi", "Wi-Fi" and "wifi" are all
+``wifi``, "rooms" is ``room``) and, for a question ("Is parking easy?", "How is
+the wifi?"), without the question's own words and opinion words, so the chat
+counts "parking" and "wifi" as the highlight does. The dense match embeds that
+aspect text (:func:`aspect_text`), so "wifi" and "wi-fi" count the same sentences.
+
 A :class:`~opinio_agents.trends.Weighting` restricts the count to the reviews
 published in a window and/or weights each review by recency or helpful votes;
 the :class:`~opinio_agents.models.Support` then says which (``weighting``,
@@ -28,6 +38,7 @@ import datetime as dt
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,7 +48,13 @@ from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.text.preprocess import tokenize_for_bm25
 from opinio_agents.trends import Weighting, review_weights
 
+if TYPE_CHECKING:
+    from opinio_agents.text.sentiment import VaderSentimentScorer
+
 __all__ = [
+    "aspect_terms",
+    "aspect_text",
+    "aspect_mentions",
     "mention_mask",
     "count_support",
     "support_of",
@@ -53,6 +70,90 @@ DEFAULT_COVERAGE = 0.6
 DEFAULT_DENSE_THRESHOLD = 0.45
 #: How much closer to the whole query than to its generic words a dense match must be.
 GENERIC_MARGIN = 0.1
+
+#: App. D tokens of a question that are not the aspect it asks about ("How is the wifi?").
+QUESTION_WORDS = frozenset(
+    "how what which who whom whose where when why be do have can could would should will "
+    "say said think thought tell know feel like mention people anyone anybody guest reviewer "
+    "review about it there here any".split()
+)
+_QUESTION_START = frozenset(
+    "how what which who where when why is are was were do does did can could would should "
+    "will has have any tell".split()
+)
+_opinion_scorer: VaderSentimentScorer | None = None
+
+
+def _is_question(query: str) -> bool:
+    words = query.strip().lower().split()
+    return bool(words) and (query.rstrip().endswith("?") or words[0] in _QUESTION_START)
+
+
+def _opinion_word(token: str) -> bool:
+    """Whether VADER's lexicon (with the review additions) gives ``token`` a valence ("easy", "noisy")."""
+    global _opinion_scorer
+    if _opinion_scorer is None:
+        from opinio_agents.text.sentiment import VaderSentimentScorer
+
+        _opinion_scorer = VaderSentimentScorer()
+    return _opinion_scorer.score_one(token) != 0.0
+
+
+def aspect_terms(query: str) -> list[str]:
+    """The App. D tokens of the aspect ``query`` asks about, in order.
+
+    A plain query keeps all its tokens ("room decor" -> ``room``, ``decor``). A
+    question ("...?" or starting with how/what/is ...) loses its question words and
+    then its opinion words, unless nothing would be left.
+
+    Example:
+        >>> aspect_terms("Wi-Fi"), aspect_terms("How is the wifi?"), aspect_terms("Is parking easy?")
+        (['wifi'], ['wifi'], ['parking'])
+    """
+    terms = list(dict.fromkeys(tokenize_for_bm25(query)))
+    if not _is_question(query):
+        return terms
+    kept = [t for t in terms if t not in QUESTION_WORDS] or terms
+    return [t for t in kept if not _opinion_word(t)] or kept
+
+
+def aspect_text(query: str) -> str:
+    """The text the dense match embeds for ``query``: its :func:`aspect_terms` joined ("wi-fi" -> "wifi").
+
+    Example:
+        >>> aspect_text("How are the rooms?")
+        'room'
+    """
+    return " ".join(aspect_terms(query)) or query.strip()
+
+
+def aspect_mentions(
+    query: str,
+    sentences: Sequence[StoredSentence],
+    *,
+    embeddings: np.ndarray | None = None,
+    encoder: Encoder | None = None,
+    coverage: float = DEFAULT_COVERAGE,
+    dense_threshold: float = DEFAULT_DENSE_THRESHOLD,
+) -> np.ndarray:
+    """Indices of the sentences that mention the aspect ``query`` asks about: the one definition.
+
+    Lexical (:func:`mention_mask` over :func:`aspect_terms`) and, with ``embeddings``
+    and ``encoder``, dense over the embedding of :func:`aspect_text` with the generic-word
+    guard. Every count of an aspect on any surface goes through here.
+    """
+    if encoder is None or embeddings is None or len(embeddings) != len(sentences):
+        return np.flatnonzero(mention_mask(query, sentences, coverage=coverage))
+    text = aspect_text(query)
+    return mention_indices(
+        text,
+        sentences,
+        embeddings=embeddings,
+        query_embedding=encoder.encode([text])[0],
+        encoder=encoder,
+        coverage=coverage,
+        dense_threshold=dense_threshold,
+    )
 
 
 def mention_mask(
@@ -93,8 +194,8 @@ def mention_mask(
 
 
 def _query_idf(query: str, sentences: Sequence[StoredSentence]) -> tuple[dict[str, float], list[set[str]]]:
-    """IDF of each App. D query term over the sentences, and the query terms present in each."""
-    terms = list(dict.fromkeys(tokenize_for_bm25(query)))
+    """IDF of each aspect term of the query over the sentences, and the query terms present in each."""
+    terms = aspect_terms(query)
     term_set = set(terms)
     doc_freq: Counter[str] = Counter()
     token_sets: list[set[str]] = []
@@ -136,9 +237,16 @@ def count_support(
 
     With ``embeddings`` and ``query_embedding`` paraphrases count too; pass the
     ``encoder`` as well so that generic query words are embedded and guarded
-    against (see :func:`mention_mask`). ``weighting`` counts only a window of
+    against (see :func:`mention_mask`). With ``embeddings`` and ``encoder`` and no
+    ``query_embedding`` (what the façade does), the mentions are :func:`aspect_mentions`,
+    the one definition every surface shares. ``weighting`` counts only a window of
     publication dates and/or weights reviews (see :func:`support_of`).
     """
+    if query_embedding is None and encoder is not None and embeddings is not None:
+        indices = aspect_mentions(
+            query, sentences, embeddings=embeddings, encoder=encoder, coverage=coverage, dense_threshold=dense_threshold
+        )
+        return support_of(sentences, indices, total_reviews=total_reviews, weighting=weighting)
     indices = mention_indices(
         query,
         sentences,

@@ -22,11 +22,12 @@ else the sentence's stored sentiment score.
   and no evidence aspect is similar enough).
 * ``weak`` - partly backed: more cited sentences disagree with its side than
   agree, part of its own text reads the other way about its subject, it does
-  not mention the evidence's main aspect (AR = 0 and the words are absent), the
-  evidence holds no polar opinion about it (SF undefined), no reviewer's opinion
-  is close to its wording (best similarity below :data:`WEAK_OF`; the reported
-  OF is the paper's mean), the extractor finds no opinion in it, or it cites no
-  evidence at all (the long-context baseline).
+  not mention the evidence's main aspect (AR = 0 and the words are absent; when its
+  text spells that aspect out, the reported AR is 1.0, so a score never contradicts the
+  verdict), the evidence holds no polar opinion about it (SF undefined), no reviewer's
+  opinion is close to its wording (best similarity below :data:`WEAK_OF`, unless a cited
+  sentence uses the very words; the reported OF is the paper's mean), the extractor
+  finds no opinion in it, or it cites no evidence at all (the long-context baseline).
 * ``supported`` - everything else.
 
 A contradicted highlight is never shown as it is (:meth:`HighlightVerifier.apply`):
@@ -49,6 +50,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -98,6 +100,7 @@ ASPECT_SIMILARITY = 0.6
 VERIFY_NOTE = "verification"
 
 _SIDE_SIGN = {Polarity.PROS: 1, Polarity.CONS: -1}
+_WORD = re.compile(r"[a-z0-9']+")
 _SIDE_NAME = {Polarity.PROS: "PRO", Polarity.CONS: "CON"}
 _SIGN_WORD = {1: "positive", -1: "negative"}
 
@@ -153,6 +156,12 @@ def _discussed(
         return True
     others = list(dict.fromkeys(t.aspect for t in evidence if not t.is_implicit))
     return bool(others) and max(float(s) for s in similarity(aspect, others)) >= ASPECT_SIMILARITY
+
+
+def _quoted(opinion: str, texts: Sequence[str]) -> bool:
+    """Whether a cited sentence itself uses every word of ``opinion`` ("ridiculous" in "... just ridiculous")."""
+    words = set(_WORD.findall(opinion.lower()))
+    return bool(words) and any(words <= set(_WORD.findall(text.lower())) for text in texts)
 
 
 def _closest_opinion(
@@ -271,12 +280,15 @@ def judge(
             f"part of this {_SIDE_NAME[side]} reads {_SIGN_WORD[-sign]} about {name} ({against[0].opinion!r})",
         )
     own_words = set(aspect_words(highlight_text)) if highlight_text else set()
-    if ar == 0.0 and not any(set(aspect_words(a)) <= own_words for a in dominant):
-        return verdict("weak", f"its evidence is mostly about {' / '.join(dominant)}, which it does not mention")
+    if ar == 0.0:
+        if not any(set(aspect_words(a)) <= own_words for a in dominant):
+            return verdict("weak", f"its evidence is mostly about {' / '.join(dominant)}, which it does not mention")
+        # It spells out the evidence's main aspect (the extractor read another one in it): relevant.
+        scores["aspect_relevance"] = 1.0
     if sf is None:
         return verdict("weak", f"its {cited} hold no clear positive or negative opinion about {name}")
     closest = _closest_opinion(flat, focus, dominant, similarity) if focus is not None else None
-    if closest is not None and closest[1] < WEAK_OF:
+    if closest is not None and closest[1] < WEAK_OF and not _quoted(focus.opinion, evidence_texts):  # type: ignore[union-attr]
         return verdict(
             "weak",
             f"its wording ({focus.opinion!r}) is far from what reviewers say "  # type: ignore[union-attr]

@@ -61,8 +61,12 @@ _JSON_INSTRUCTIONS = (
 class LLMTriplet(BaseModel):
     """One triplet as the model writes it (a word such as ``"positive"`` is accepted for the sentiment)."""
 
-    aspect: str = Field(default="", description="Aspect copied from the sentence; '' if implicit.")
-    opinion: str = Field(description="Opinion expression copied from the sentence.")
+    aspect: str = Field(
+        default="", description="Aspect copied from the sentence; '' if implicit.", json_schema_extra={"maxLength": 40}
+    )
+    opinion: str = Field(
+        description="Opinion expression copied from the sentence.", json_schema_extra={"maxLength": 60}
+    )
     sentiment: Literal[-1, 0, 1] = Field(description="-1 negative, 0 neutral, 1 positive.")
 
     @field_validator("aspect", mode="before")
@@ -80,7 +84,7 @@ class LLMTriplet(BaseModel):
 class LLMTriplets(BaseModel):
     """The structured answer: all triplets of the sentence (a bare JSON list is accepted too)."""
 
-    triplets: list[LLMTriplet] = Field(default_factory=list)
+    triplets: list[LLMTriplet] = Field(default_factory=list, json_schema_extra={"maxItems": 8})
 
     @model_validator(mode="before")
     @classmethod

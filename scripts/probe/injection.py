@@ -111,7 +111,8 @@ def run(workdir: Path, *, quick: bool = False) -> list[ProbeRow]:
     rag = OpinioRAG(workdir / "store", encoder=encoder, retriever="hybrid", top_k=40)
     rag.index([_entity(cases)], fit_hiro=False, show_progress=False)
     model = cases.ObeyingModel(prompts=[])
-    pipeline = rag.pipeline(synthesizer=LLMSynthesizer(model, retry=RetryPolicy(max_retries=0)))
+    # The screen alone: verification (on by default on the LLM path) is probed by its own section.
+    pipeline = rag.pipeline(synthesizer=LLMSynthesizer(model, retry=RetryPolicy(max_retries=0)), verify=False)
     result = pipeline.summarize("probe-inj", QUERIES)
 
     prompts = default_prompts()

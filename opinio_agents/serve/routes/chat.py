@@ -13,7 +13,7 @@ from fastapi import APIRouter
 from opinio_agents.agents.chat import ChatAnswer, ReviewChat
 from opinio_agents.serve.deps import EntityKey, State
 from opinio_agents.serve.errors import ApiError
-from opinio_agents.serve.schemas import ChatRequest
+from opinio_agents.serve.schemas import EVENT_STREAM_RESPONSES, ChatRequest
 from opinio_agents.serve.streaming import EventStream, sse
 
 __all__ = ["router"]
@@ -24,14 +24,16 @@ router = APIRouter(tags=["chat"])
 @router.post(
     "/entities/{entity_id:path}/chat",
     response_class=EventStream,
-    responses={200: {"content": {"text/event-stream": {}}, "description": "Server-sent events"}},
+    responses=EVENT_STREAM_RESPONSES,
 )
 def chat(key: EntityKey, state: State, body: ChatRequest) -> Any:
     """Answer the last user message from the reviews, streamed as server-sent events.
 
-    Events: ``token`` (``{"text": piece}``) as the answer is written, then ``done`` (the
+    Events: ``token`` (``{"text": piece}``), one per answer sentence once ReviewChat's guard
+    has checked it (cited, backed by what it cites, not a repeat), then ``done`` (the
     ``ChatAnswer``: ``citations`` map each ``[S1]`` marker to its ``sentence_id`` and text,
-    ``evidence`` lists every excerpt shown, ``support`` counts the reviews); an error after
+    ``evidence`` lists every excerpt shown, ``support`` counts the reviews, ``guard`` and
+    ``checks`` say what was removed and why); an error after
     the stream started is an ``error`` event. Without an LLM the route answers ``503``
     unless ``extractive`` is true.
     """
@@ -46,7 +48,8 @@ def chat(key: EntityKey, state: State, body: ChatRequest) -> Any:
             "no LLM is configured for chat: start the server with --llm SPEC (and --base-url for an "
             "OpenAI-compatible server), or send \"extractive\": true for an answer quoting the reviews",
         )
-    session = ReviewChat(state.rag, key, llm=model, k=body.k, retriever=body.retriever)
+    session = ReviewChat(state.rag, key, llm=model, k=body.k, retriever=body.retriever,
+                         verify=state.settings.chat_verify)
     if body.extractive:
         session.llm = None
     history = [(m.role, m.content) for m in body.messages]

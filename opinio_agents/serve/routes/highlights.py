@@ -1,24 +1,28 @@
 """``GET /entities/{id}/highlights`` and ``.../highlights/stream``: PROS/CONS highlights, whole or streamed.
 
-Both run the façade's highlight stream and stop between queries once the client is gone
+The HTTP parameters become one :class:`~opinio_agents.synthesis.summarizer.HighlightRequest`
+(:meth:`OpinioRAG.plan <opinio_agents.api.OpinioRAG.plan>` decides the entity, the queries and
+the mode once); both routes run the façade's highlight stream and stop between queries once the client is gone
 (:mod:`opinio_agents.serve.streaming`).
 """
 
 import threading
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from opinio_agents.api import OpinioRAG
 from opinio_agents.kinds import RetrieverKind
 from opinio_agents.models import HighlightSet
 from opinio_agents.serve.deps import EntityKey, Rag, Settings
 from opinio_agents.serve.errors import ApiError
+from opinio_agents.serve.schemas import EVENT_STREAM_RESPONSES
 from opinio_agents.serve.settings import ServeSettings
 from opinio_agents.serve.streaming import Deferred, EventStream, check_cancel, sse
-from opinio_agents.synthesis.summarizer import SummaryDone
+from opinio_agents.synthesis.summarizer import HighlightRequest, SummaryDone
 
-__all__ = ["router", "highlight_args", "clean_queries"]
+__all__ = ["router", "plan", "check_queries"]
 
 router = APIRouter(tags=["highlights"])
 
@@ -32,48 +36,45 @@ TopK = Annotated[
 Expert = Annotated[bool, Query(description="Answer the entity's expert-review aspects (needs no query).")]
 
 
-def clean_queries(queries: list[str], settings: ServeSettings) -> list[str]:
-    """The queries stripped and de-duplicated; 400 on an empty one, too many or too long."""
-    cleaned = [q.strip() for q in queries]
-    if any(not q for q in cleaned):
+def check_queries(queries: list[str], settings: ServeSettings) -> list[str]:
+    """The queries as given, refused (400, ``field: query``) when one is empty, too long, or too many.
+
+    Cleaning and deduplicating them is the façade's (:meth:`OpinioRAG.plan`).
+    """
+    if any(not q.strip() for q in queries):
         raise ApiError(400, "bad_request", "a query is empty; pass e.g. ?query=wi-fi&query=breakfast", field="query")
-    if len(cleaned) > settings.max_queries:
+    if len(queries) > settings.max_queries:
         raise ApiError(
-            400, "bad_request", f"{len(cleaned)} queries given; at most {settings.max_queries}", field="query",
+            400, "bad_request", f"{len(queries)} queries given; at most {settings.max_queries}", field="query",
             limit=settings.max_queries,
         )
-    longest = max(cleaned, key=len, default="")
+    longest = max((q.strip() for q in queries), key=len, default="")
     if len(longest) > settings.max_query_chars:
         raise ApiError(
             400, "bad_request",
             f"a query has {len(longest):,} characters; at most {settings.max_query_chars} (a query names an aspect)",
             field="query", limit=settings.max_query_chars,
         )
-    return list(dict.fromkeys(cleaned))
+    return queries
 
 
-def highlight_args(
-    settings: ServeSettings, query: list[str], retriever: RetrieverKind | None, top_k: int | None, expert: bool
-) -> tuple[list[str] | None, dict[str, Any]]:
-    """The queries and the façade's keyword arguments for one highlight request."""
-    queries = clean_queries(query, settings)
+def plan(
+    rag: OpinioRAG, key: str, settings: ServeSettings, query: list[str], retriever: RetrieverKind | None,
+    top_k: int | None, expert: bool,
+) -> HighlightRequest:
+    """The façade's :class:`HighlightRequest` for the HTTP parameters (queries, else expert, else query-free)."""
+    queries = check_queries(query, settings)
     if queries and expert:
         raise ApiError(400, "bad_request", "expert=true takes no query; drop one of them", field="expert")
-    if queries or expert:
-        return queries or None, {"top_k": top_k, "retriever": retriever}
-    if retriever is not None:
+    query_free = not queries and not expert
+    if query_free and retriever is not None:
         raise ApiError(
             400, "bad_request",
             "retriever= applies to queries; without a query the highlights are HIRO's query-free ones "
             "(pass query=... or drop retriever)",
             field="retriever",
         )
-    return None, {"top_k": top_k, "query_free": True}
-
-
-def _events(rag: Rag, key: str, queries: list[str] | None, options: dict[str, Any]) -> Iterator[Any]:
-    query_free = options.pop("query_free", False)
-    return rag.stream_highlights(key, queries, query_free=query_free, **options)
+    return rag.plan(key, queries or None, top_k=top_k, retriever=retriever, query_free=query_free)
 
 
 def _as_string_id(result: HighlightSet, key: str) -> HighlightSet:
@@ -96,11 +97,11 @@ def highlights(
     expert-review aspects; with neither, HIRO's query-free highlights (``meta.mode``
     says which ran).
     """
-    queries, options = highlight_args(settings, query, retriever, top_k, expert)
+    request = plan(rag, key, settings, query, retriever, top_k, expert)
 
     def work(cancel: threading.Event) -> HighlightSet:
         result: HighlightSet | None = None
-        for event in _events(rag, key, queries, options):
+        for event in rag.stream(request):
             if isinstance(event, SummaryDone):
                 result = event.result
             check_cancel(cancel)  # the client left: answer no further query
@@ -114,7 +115,7 @@ def highlights(
 @router.get(
     "/entities/{entity_id:path}/highlights/stream",
     response_class=EventStream,
-    responses={200: {"content": {"text/event-stream": {}}, "description": "Server-sent events"}},
+    responses=EVENT_STREAM_RESPONSES,
 )
 def highlights_stream(
     key: EntityKey,
@@ -131,10 +132,10 @@ def highlights_stream(
     query, then ``done`` (the complete ``HighlightSet``: alerts, failures, meta); an error
     after the stream started is an ``error`` event (``{"error": {...}}``).
     """
-    queries, options = highlight_args(settings, query, retriever, top_k, expert)
+    request = plan(rag, key, settings, query, retriever, top_k, expert)
 
     def events() -> Generator[bytes, None, None]:
-        for event in _events(rag, key, queries, options):
+        for event in rag.stream(request):
             if isinstance(event, SummaryDone):
                 yield sse("done", _as_string_id(event.result, key))
             else:

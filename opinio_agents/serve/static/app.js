@@ -57,6 +57,8 @@
   }
 
   const fmt = (n) => Number(n || 0).toLocaleString("en-US");
+  /** "1 review", "2 reviews", "1,234 reviews". */
+  const plural = (n, one, many) => `${fmt(n)} ${Number(n) === 1 ? one : many || `${one}s`}`;
 
   // Python's round() (half to even), so the page says exactly what Support.describe() says.
   function pyRound(x) {
@@ -182,7 +184,7 @@
       const health = await getJSON("healthz");
       state.llm = Boolean(health.llm);
       $("service").textContent =
-        `${fmt(health.entities)} ${health.entities === 1 ? "entity" : "entities"} indexed · ` +
+        `${plural(health.entities, "entity", "entities")} indexed · ` +
         (state.llm ? "chat: language model" : "chat: quotes from the reviews (no language model)");
     } catch (error) {
       notice(error.message);
@@ -190,6 +192,35 @@
     $("chat-mode").textContent = state.llm
       ? "Answers come from a language model that reads only the matching review sentences; every claim cites them."
       : "No language model is configured: answers quote the most relevant review sentences.";
+  }
+
+  /** The first screen: one card per indexed entity (or how to index one), shown until an entity is picked. */
+  function renderEntityCards(entities) {
+    const list = $("entity-cards");
+    clear(list);
+    $("welcome-status").textContent = entities.length
+      ? `${plural(entities.length, "entity is", "entities are")} indexed. Open one:`
+      : "No entity is indexed yet. Index reviews with “opinio index reviews.json --store DIR”, then start " +
+        "“opinio serve --store DIR” (or send a file to POST /index).";
+    for (const item of entities) {
+      const name = item.name || `Entity ${item.entity_id}`;
+      const card = el(
+        "button",
+        {
+          type: "button",
+          class: "entity-card",
+          "data-entity": item.entity_id,
+          onclick: () => {
+            $("entity").value = item.entity_id;
+            selectEntity(item.entity_id);
+          },
+        },
+        el("span", { class: "card-name" }, name),
+        el("span", { class: "card-meta" }, `entity ${item.entity_id} · ${plural(item.reviews, "review")}`),
+        el("span", { class: "card-go", "aria-hidden": "true" }, "See its pros and cons →"),
+      );
+      list.append(el("li", {}, card));
+    }
   }
 
   async function loadEntities() {
@@ -200,14 +231,16 @@
     } catch (error) {
       notice(error.message);
       select.replaceChildren(el("option", { value: "" }, "Could not load entities"));
+      $("welcome-status").textContent = `Could not load the indexed entities: ${error.message}`;
       return;
     }
     select.replaceChildren(el("option", { value: "" }, entities.length ? "Choose an entity…" : "No entity is indexed"));
     for (const item of entities) {
-      const label = `${item.name || `entity ${item.entity_id}`} (${fmt(item.reviews)} reviews)`;
+      const label = `${item.name || `entity ${item.entity_id}`} (${plural(item.reviews, "review")})`;
       select.append(el("option", { value: item.entity_id }, label));
     }
     select.disabled = entities.length === 0;
+    renderEntityCards(entities);
     const wanted = params.get("entity");
     const initial = entities.find((e) => e.entity_id === wanted) || (entities.length === 1 ? entities[0] : null);
     if (initial) {
@@ -229,13 +262,19 @@
     clear($("alert-list"));
     $("alerts").hidden = true;
     $("aspects-source").textContent = "";
+    $("welcome").hidden = Boolean(entityId);
+    $("workspace").hidden = !entityId;
     renderDetail();
+    const url = new URL(window.location.href);
     if (!entityId) {
       $("entity-title").textContent = "";
       $("entity-meta").textContent = "";
+      url.searchParams.delete("entity");
+      url.searchParams.delete("aspect");
+      window.history.replaceState(null, "", url.pathname + url.search + url.hash);
       return;
     }
-    const url = new URL(window.location.href);
+    if (url.searchParams.get("entity") !== entityId) url.searchParams.delete("aspect");
     url.searchParams.set("entity", entityId);
     window.history.replaceState(null, "", url.pathname + url.search + url.hash);
     try {
@@ -273,8 +312,11 @@
         : "The aspects of the expert review, most discussed first. Pick one to see its pros and cons.";
     renderChips();
     // Highlights are written on demand (one aspect per click: with an LLM each one is a model call).
-    // The most discussed aspect is asked for now, which also brings the entity-wide alerts.
-    if (state.aspects.length) streamHighlights([state.aspects[0].aspect], generation);
+    // The aspect named in the URL (?aspect=), else the most discussed one, is opened now, so the page
+    // shows PROS/CONS without a click; its stream also brings the entity-wide alerts.
+    const wanted = new URL(window.location.href).searchParams.get("aspect");
+    const first = state.aspects.find((a) => a.aspect === wanted) || state.aspects[0];
+    if (first) selectAspect(first.aspect);
     else streamHighlights([], generation);
   }
 
@@ -384,6 +426,9 @@
 
   function selectAspect(name) {
     state.selected = name;
+    const url = new URL(window.location.href); // a shareable address: ?entity=101&aspect=wi-fi
+    url.searchParams.set("aspect", name);
+    window.history.replaceState(null, "", url.pathname + url.search + url.hash);
     for (const chip of $("chips").querySelectorAll(".chip")) {
       chip.setAttribute("aria-pressed", chip.dataset.aspect === name ? "true" : "false");
     }
@@ -520,14 +565,14 @@
     $("alerts").hidden = !alerts.length;
     for (const alert of alerts) {
       const quotes = (alert.evidence || []).slice(0, 5).map((e) => el("li", {}, quoteButton(e)));
-      const reviews = `${fmt(alert.support)} ${alert.support === 1 ? "review" : "reviews"}`;
+      const reviews = alert.support === 1 ? "1 review says" : `${fmt(alert.support)} reviews say`;
       list.append(
         el(
           "li",
           {},
           el("p", { class: "alert-head" }, el("span", { class: "alert-category" }, alert.category), alert.description),
           quotes.length
-            ? el("details", { class: "alert-quotes" }, el("summary", {}, `What the ${reviews} say`), el("ul", { class: "quotes" }, quotes))
+            ? el("details", { class: "alert-quotes" }, el("summary", {}, `What the ${reviews}`), el("ul", { class: "quotes" }, quotes))
             : null,
         ),
       );
@@ -601,7 +646,7 @@
     const meta = [];
     if (review.rating !== null && review.rating !== undefined) meta.push(`rating ${review.rating}`);
     if (review.publication_date) meta.push(String(review.publication_date));
-    if (review.helpful_votes) meta.push(`${fmt(review.helpful_votes)} helpful votes`);
+    if (review.helpful_votes) meta.push(plural(review.helpful_votes, "helpful vote"));
     $("review-meta").textContent = meta.join(" · ");
     const box = $("review-text");
     clear(box);

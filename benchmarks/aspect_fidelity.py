@@ -1,0 +1,117 @@
+"""Query-free highlights that are about their aspect: how many talk about something else?
+
+For every query-free highlight (``OpinioRAG.query_free_highlights``, the default
+offline path) of each SPACE dev hotel, two independent signals say whether its
+text discusses the aspect it is shown under (its ``query``):
+
+1. **verifier**: the aspect test of the per-highlight verifier
+   (:mod:`opinio_agents.synthesis.verification`): a triplet of the text (embedded
+   AOS extractor) whose aspect matches the highlight's aspect or is at least
+   ``ASPECT_SIMILARITY`` similar to it (MiniLM), or the aspect's words in the text;
+2. **mention**: the one definition of an aspect mention
+   (:func:`opinio_agents.synthesis.support.mention_mask`): the aspect's most
+   specific word (or most of its words) in the text, or MiniLM cosine with the aspect
+   of at least 0.45 (and above its generic words).
+
+A highlight is *off-aspect* for a signal when that signal finds no mention; the
+table gives both counts, the highlights off-aspect for both, and examples.
+Highlights of the ``overall`` aspect (small entities' sentences no aspect holds) are
+not counted.
+
+Usage:
+    python benchmarks/aspect_fidelity.py                      # SPACE dev (../shared), store under /tmp
+    python benchmarks/aspect_fidelity.py --entities 5 --store /tmp/x
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+SPACE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real-reviews" / "space_dev.json"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=SPACE)
+    parser.add_argument("--store", type=Path, default=Path(tempfile.gettempdir()) / "opinio-aspect-fidelity")
+    parser.add_argument("--entities", type=int, default=None, help="only the first N entities")
+    parser.add_argument("--examples", type=int, default=8)
+    args = parser.parse_args()
+    if not args.data.is_file():
+        print(f"no data at {args.data}; nothing to run")
+        return 0
+
+    import numpy as np
+
+    from opinio_agents.api import OpinioRAG
+    from opinio_agents.models import Entity, Sentence
+    from opinio_agents.stores.catalog import StoredSentence
+    from opinio_agents.synthesis.support import generic_terms, mention_mask
+    from opinio_agents.synthesis.verification import HighlightVerifier, _discussed
+    from opinio_agents.text.preprocess import tokenize_for_bm25
+    from opinio_agents.triplets.aspects import aspect_words
+
+    entities = [Entity.model_validate(r) for r in json.loads(args.data.read_text(encoding="utf-8"))]
+    if args.entities:
+        entities = entities[: args.entities]
+    rag = OpinioRAG(store_dir=args.store)
+    rag.index(entities, show_progress=True)
+    verifier = HighlightVerifier(encoder=rag.encoder)
+    encoder = rag.encoder
+    total = off_verifier = off_mention = off_both = 0
+    examples: list[str] = []
+    per_entity: list[str] = []
+    for entity in entities:
+        result = rag.query_free_highlights(entity.key)
+        stored = rag.store.sentences(entity.key)
+        shown = [h for h in [*result.pros, *result.cons] if h.query != "overall"]
+        if not shown:
+            continue
+        triplets = verifier.triplets([h.text for h in shown])
+        vectors = np.asarray(encoder.encode([h.text for h in shown]))
+        bad = 0
+        for h, found, vector in zip(shown, triplets, vectors, strict=True):
+            total += 1
+            words = set(aspect_words(h.text))
+            by_verifier = _discussed(h.query, found, words, verifier.similarity)
+            row = StoredSentence(
+                Sentence(sentence_id="x:x:0", entity_id="x", review_id="x", index=0, text=h.text, start=0,
+                         end=len(h.text)),
+                tuple(tokenize_for_bm25(h.text)),
+                0.0,
+            )
+            generic = generic_terms(h.query, stored)
+            query_vector = np.asarray(encoder.encode([h.query]))[0]
+            generic_vectors = np.asarray(encoder.encode(generic)) if generic else None
+            # IDFs come from the entity's sentences: the text is scored as one of them
+            mask = mention_mask(
+                h.query, [*stored, row], embeddings=np.vstack([rag.store.embeddings(entity.key), vector]),
+                query_embedding=query_vector, generic_embeddings=generic_vectors,
+            )
+            by_mention = bool(mask[-1])
+            off_verifier += not by_verifier
+            off_mention += not by_mention
+            if not by_verifier and not by_mention:
+                off_both += 1
+            if not by_verifier or not by_mention:
+                bad += 1
+                if len(examples) < args.examples:
+                    which = "verifier" if by_mention else ("mention" if by_verifier else "both")
+                    examples.append(f"- {entity.key} {h.query!r} {h.polarity.value} (off for {which}): {h.text!r}")
+        per_entity.append(f"{entity.key}: {bad} of {len(shown)}")
+    rag.close()
+    print(f"### Query-free highlights about their aspect ({len(entities)} entities of {args.data.name})\n")
+    print("| highlights | off-aspect (verifier) | off-aspect (mention) | off for both |")
+    print("|---|---|---|---|")
+    share = lambda n: f"{n} ({n / total:.1%})" if total else "0"  # noqa: E731
+    print(f"| {total} | {share(off_verifier)} | {share(off_mention)} | {share(off_both)} |\n")
+    print("\n".join(examples) or "- none")
+    print("\nper entity (off for either): " + ", ".join(per_entity))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
