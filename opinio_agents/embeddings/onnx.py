@@ -9,7 +9,7 @@ right by construction and costs one export (a few seconds) per machine.
 
 Layout: ``<cache_dir>/onnx/<model>-<fingerprint>-v<EXPORT_VERSION>/model.onnx``
 (fp32: the transformer, mean pooling and L2 normalisation in one graph) and
-``model-int8.onnx`` (``onnxruntime.quantization.quantize_dynamic``, int8 weights
+``model-int8-ffn-fp32.onnx`` (``onnxruntime.quantization.quantize_dynamic``, int8 weights
 quantised per output channel; per-tensor int8 loses too much on MiniLM: mean cosine
 0.96 to fp32 instead of 0.99). The feed-forward down-projections (the MatMuls whose
 weight narrows, 1536 -> 384 in MiniLM: :func:`sensitive_matmuls`) stay fp32: they read
@@ -68,7 +68,10 @@ CACHE_ENV = "OPINIO_CACHE_DIR"
 #: Environment variable setting ONNX Runtime's intra-op threads (default: ONNX Runtime's choice, the physical cores).
 THREADS_ENV = "OPINIO_ENCODER_THREADS"
 #: Bumped whenever the export or the quantisation changes, so old cached files are never used.
-EXPORT_VERSION = 2
+EXPORT_VERSION = 1
+#: The int8 file (its name changed when the down-projections started to stay fp32, so an
+#: older all-int8 file in a cache is never used; the fp32 export is unchanged).
+INT8_FILE = "model-int8-ffn-fp32.onnx"
 _OPSET = 17
 _LOCK = threading.Lock()
 
@@ -138,7 +141,7 @@ def prepare_onnx(
     model_path = Path(model_path)
     folder = _export_dir(model_path, name, fingerprint, root)
     fp32 = folder / "model.onnx"
-    int8 = folder / "model-int8.onnx"
+    int8 = folder / INT8_FILE
     target = int8 if quantized else fp32
     if target.is_file():
         return target
@@ -146,7 +149,7 @@ def prepare_onnx(
         if target.is_file():
             return target
         folder = _writable(folder)
-        fp32, int8 = folder / "model.onnx", folder / "model-int8.onnx"
+        fp32, int8 = folder / "model.onnx", folder / INT8_FILE
         target = int8 if quantized else fp32
         if target.is_file():
             return target
