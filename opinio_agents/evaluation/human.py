@@ -218,8 +218,8 @@ def rouge_l_tokens(system: Sequence[str], reference: Sequence[str]) -> float:
     """ROUGE-L F1 x 100 of two ROUGE token lists (:func:`~opinio_agents.evaluation.rouge.rouge_tokenize`).
 
     Example:
-        >>> rouge_l_tokens(["clean", "room"], ["the", "room", "is", "clean"])
-        33.33333333333333
+        >>> round(rouge_l_tokens(["clean", "room"], ["the", "room", "is", "clean"]), 2)
+        33.33
     """
     hits = lcs_length(reference, system)
     if not hits:
@@ -248,7 +248,7 @@ def specificity_margin(
     Example:
         >>> other, margin = specificity_margin("Great pool.", ["The pool is great."], [["Rude staff."]])
         >>> other, round(margin, 1)
-        (0.0, 66.7)
+        (0.0, 33.3)
     """
     tokens = rouge_tokenize(system, use_stemmer=use_stemmer)
 
