@@ -316,7 +316,14 @@ def test_llm_system_through_the_evaluator_with_a_fake_chat_model(sample_slice, t
     (record,) = records
     assert record["system"] == "llm-bm25-k5"
     run = json.loads((tmp_path / "runs" / "llm-bm25-k5" / f"{entities[0].key}.json").read_text())
-    assert run["pros"] and all(h["text"] == "Friendly, helpful staff." for h in run["pros"])
+    # The model says the same thing for every query: verification (on by default when a model writes)
+    # keeps it where it is about the query (staff) and shows the extractive highlight elsewhere.
+    written = [h for h in run["pros"] if h.get("origin") == "llm"]
+    assert written and all(h["text"] == "Friendly, helpful staff." and "staff" in h["query"] for h in written)
+    # (a CON the critical-complaint guard adds is its own text: no origin)
+    others = [h for h in run["pros"] + run["cons"] if h not in written]
+    assert all(h.get("origin") in ("extractive-fallback", None) for h in others)
+    assert sum(h.get("origin") == "extractive-fallback" for h in others) >= len(others) - 1
     assert record["judge"]["AR"] == 4
     assert len(record["aos"]) == len(run["pros"]) + len(run["cons"])
-    assert record["aos"][0]["focus"]["aspect"] == "staff"
+    assert record["aos"][run["pros"].index(written[0])]["focus"]["aspect"] == "staff"

@@ -190,9 +190,12 @@ def test_cli_llm_timeout_and_deadline_reach_the_query(tmp_path, encoder, capsys,
         assert main([*args, "--base-url", server.base_url]) == 0
         made = server.request_count
     result = HighlightSet.model_validate_json(capsys.readouterr().out)
-    [failure] = result.failures
-    assert "deadline of 0.6 s" in failure.error
-    assert failure.attempts == made and 1 <= made <= 4  # default policy: at most 4 attempts
+    # The model never answered within the deadline: the query gets its extractive highlight, marked as such.
+    assert not result.failures
+    assert result.meta.llm is not None and result.meta.llm.fallback == 1 and result.meta.llm.answered == 0
+    shown = result.pros + result.cons
+    assert shown and all(h.origin == "extractive-fallback" for h in shown)
+    assert 1 <= made <= 4  # default policy: at most 4 attempts before the deadline
 
 
 def test_malformed_native_json_is_not_accepted_as_an_empty_answer() -> None:

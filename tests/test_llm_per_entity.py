@@ -198,7 +198,8 @@ def test_cli_llm_calls_per_entity_over_the_loopback_openai_server(tmp_path, caps
     first = [item.evidence[0].sentence_id for item in evidence]
     reply = _batch(("Q1", [("PROS", "Lovely pool.", [first[0]])]), ("Q2", [("CONS", "Unfriendly staff.", [first[1]])]))
     args = ["highlight", str(path), "-e", entity.key, "--store", str(store), "-q", "pool", "-q", "staff",
-            "--llm", "openai:loopback-model", "--llm-calls", "per-entity", "--format", "json", "--quiet"]
+            "--llm", "openai:loopback-model", "--llm-calls", "per-entity", "--format", "json", "--quiet",
+            "--no-verify"]  # the call plumbing is under test here; verification has its own tests
     with LoopbackServer([ok(reply, prompt_tokens=700, completion_tokens=40)]) as server:
         assert main([*args, "--base-url", server.base_url]) == 0
         assert server.request_count == 1

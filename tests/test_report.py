@@ -220,6 +220,6 @@ def test_cli_synth_trend_highlight_window_and_report(tmp_path: Path, monkeypatch
     assert "before it starts" in capsys.readouterr().err
     page = tmp_path / "out" / "report.html"
     assert main(["report", str(data), "-e", "1", "--store", store, "-o", str(page), "--quiet", "--no-verify"]) == 0
-    assert f"wrote {page}" in capsys.readouterr().err
+    assert capsys.readouterr().err == ""  # --quiet: the file is the result, no "wrote" line
     text = page.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>") and 'class="chart trend-chart" data-aspect="wi-fi"' in text

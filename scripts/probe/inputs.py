@@ -262,7 +262,8 @@ def _cases() -> list[Case]:
         # good but odd input: must work, print names exactly, escape untrusted text
         Case("index 'hotel[v2].json' with entity_id \"[/]\"",
              {"hotel[v2].json": _json([_entity("[/]", ("[/]", "The [/] pool was great."), name="Inn [b]x[/b]")])},
-             _index("hotel[v2].json"), expect="ok", check=_shows("[/]", "Indexed into"), quick=True),
+             ["index", "hotel[v2].json", "--store", "{store}"],  # not --quiet: the table is checked
+             expect="ok", check=_shows("[/]", "Indexed into"), quick=True),
         Case("evidence ids like [t1:r1:0] in the table",
              {"h.json": _json([_entity("t1", ("r1", "The pool was great [bold]fun[/bold]."), ("r2", "Nice pool."))])},
              _highlight("h.json", "t1", "-q", "pool", "-q", "[/]"), expect="ok",
