@@ -151,3 +151,32 @@ def test_a_server_that_takes_only_json_object_gets_the_schema_that_way() -> None
     for body in bodies[1:]:  # the retry and every later call: json_object carrying the bounded schema
         assert body["response_format"]["type"] == "json_object"
         assert body["response_format"]["schema"]["properties"]["highlights"]["maxItems"] == 2
+
+
+def test_a_weak_off_aspect_model_highlight_is_not_shown() -> None:
+    # SmolLM2 under a grammar that must write a highlight wrote "A free unlimited Wi-Fi can help save
+    # lives!" for "parking": verification calls it weak with aspect relevance 0. It must not be shown.
+    from opinio_agents.models import Highlight, Verification
+    from opinio_agents.synthesis.base import SynthesisOutcome
+    from opinio_agents.synthesis.summarizer import _replace_contradicted
+
+    item = make_item("parking")
+
+    def written(text: str, verdict: str, ar: float) -> Highlight:
+        return Highlight(
+            query="parking", polarity=Polarity.PROS, text=text, origin="llm",
+            verification=Verification(aspect_relevance=ar, sentiment_factuality=1.0, opinion_faithfulness=0.5,
+                                      verdict=verdict, reason="test"),  # type: ignore[arg-type]
+        )
+
+    off = written("A free unlimited Wi-Fi can help save lives!", "weak", 0.0)
+    on = written("Parking is easy and free.", "weak", 1.0)
+    outcome = SynthesisOutcome(item=item, highlights=[off, on], llm="answered")
+    shown, lost = _replace_contradicted(outcome, [], None, None, None)  # type: ignore[arg-type]
+    assert [h.text for h in shown.highlights] == ["Parking is easy and free."]
+    assert lost == [off] and shown.llm == "contradicted"
+    # On-aspect weak highlights alone are kept as they are.
+    kept, nothing = _replace_contradicted(
+        SynthesisOutcome(item=item, highlights=[on], llm="answered"), [], None, None, None  # type: ignore[arg-type]
+    )
+    assert kept.highlights == [on] and nothing == [] and kept.llm == "answered"

@@ -55,7 +55,7 @@ from opinio_agents.llm.retry import RetryPolicy
 from opinio_agents.llm.structured import OutputInvalid, StructuredChat, StructuredMode, StructuredResult
 from opinio_agents.llm.tokens import TokenCounter
 from opinio_agents.models import Evidence, Highlight, Polarity, QueryEvidence, Support, TokenUsage
-from opinio_agents.prompts.highlight import EvidenceItem, HighlightOutput, cited_labels_schema
+from opinio_agents.prompts.highlight import EvidenceItem, HighlightOutput, at_least_one, cited_labels_schema
 from opinio_agents.prompts.promptset import PromptSet
 from opinio_agents.text.injection import partition_instruction_like
 from opinio_agents.text.polarity import evidence_polarity
@@ -383,4 +383,5 @@ class HighlightChain(StructuredChatChain[Any, HighlightResult]):
         schema = None
         if messages is not None and ctx.by_label:
             schema = cited_labels_schema(self._structured.output_model.model_json_schema(), list(ctx.by_label))
+            at_least_one(schema, "highlights")
         return ChainPlan(messages, validate=lambda out: self._validate(ctx, out), finish=finish, schema=schema)

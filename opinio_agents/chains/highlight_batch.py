@@ -46,7 +46,7 @@ from opinio_agents.llm.retry import RetryPolicy
 from opinio_agents.llm.structured import OutputInvalid, StructuredChat, StructuredMode, StructuredResult
 from opinio_agents.llm.tokens import TokenCounter
 from opinio_agents.models import QueryEvidence, TokenUsage
-from opinio_agents.prompts.highlight import EvidenceItem, HighlightOutput, cited_labels_schema
+from opinio_agents.prompts.highlight import EvidenceItem, HighlightOutput, at_least_one, cited_labels_schema
 from opinio_agents.prompts.highlight_batch import BatchQuery, HighlightBatchOutput
 from opinio_agents.prompts.promptset import PromptSet
 
@@ -280,7 +280,8 @@ class EntityHighlightChain(StructuredChatChain[Any, EntityHighlightResult]):
                 entry["enum"] = list(batch.ids)
             results = schema.get("properties", {}).get("results")
             if isinstance(results, dict):
-                results["maxItems"] = len(batch.queries)
+                results["maxItems"] = results["minItems"] = len(batch.queries)
+            at_least_one(schema.get("$defs", {}).get("QueryHighlights", {}), "highlights")
         return ChainPlan(
             self._messages(batch) if batch.queries else None,
             validate=lambda out: self._validate(batch, out),

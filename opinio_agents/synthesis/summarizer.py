@@ -300,13 +300,27 @@ def _replace_contradicted(
 
     Rewritten highlights (their text now comes from their evidence) are marked
     ``origin="extractive-fallback"``; a query left with no highlight at all gets the
-    synthesizer's fallback (verified too). The status becomes ``contradicted`` when any
+    synthesizer's fallback (verified too). A model-written highlight that is ``weak`` and
+    off its aspect (aspect relevance 0: it does not discuss what its evidence is about, as a
+    small model's "A free unlimited Wi-Fi can help save lives!" under "parking") is not shown
+    either: it goes to ``lost`` like a dropped one. The status becomes ``contradicted`` when any
     model-written highlight was rewritten or dropped.
     """
     rewritten = [
         h for h in outcome.highlights
         if h.origin == "llm" and h.verification is not None and h.verification.action == "rewritten"
     ]
+    off_aspect = [
+        h for h in outcome.highlights
+        if h.origin == "llm" and h.verification is not None
+        and h.verification.verdict == "weak" and h.verification.aspect_relevance == 0.0
+    ]
+    if off_aspect:
+        for highlight in off_aspect:
+            highlight.notes.append("not shown: a weak model highlight that does not discuss its evidence's aspect")
+        kept = [h for h in outcome.highlights if not any(h is o for o in off_aspect)]
+        outcome = SynthesisOutcome(item=outcome.item, highlights=kept, failure=outcome.failure, llm=outcome.llm)
+        lost = [*lost, *off_aspect]
     if not rewritten and not any(h.origin == "llm" for h in lost):
         return outcome, lost
     for highlight in rewritten:
