@@ -47,17 +47,16 @@ __all__ = [
 _WORD = re.compile(r"[a-z0-9]+(?:['\-][a-z0-9]+)*")
 
 # The word lists are package data, ``resources/words/hiro_lexical.json``, read on first use.
-_WORDS = "hiro_lexical"
 
 
 def generic_tokens() -> frozenset[str]:
     """Frequent review nouns that name no aspect on their own (:data:`GENERIC_TOKENS`)."""
-    return word_set(_WORDS, "generic_tokens")
+    return word_set("hiro_lexical", "generic_tokens")
 
 
 def function_words() -> frozenset[str]:
     """Closed-class words (pronouns, determiners, quantifiers, numbers...) that are never aspects."""
-    return word_set(_WORDS, "function_words")
+    return word_set("hiro_lexical", "function_words")
 
 
 _PUBLIC_LISTS = {"GENERIC_TOKENS": generic_tokens, "FUNCTION_WORDS": function_words}

@@ -70,23 +70,22 @@ __all__ = [
 
 # The word lists (:data:`PROTECTED_TOKENS`, :data:`STOPWORDS`, :data:`KEEP_WORDS`) are package
 # data, ``resources/words/preprocess.json``, read on first use (see :func:`__getattr__`).
-_WORDS = "preprocess"
 
 
 def _protected_tokens() -> tuple[tuple[str, str], ...]:
     """(regex over lowercased text, replacement) applied before punctuation removal."""
-    return word_rules(_WORDS, "protected_tokens")
+    return word_rules("preprocess", "protected_tokens")
 
 
 def _stopwords() -> frozenset[str]:
     """Function words dropped by default (see module docstring, step 9)."""
-    return word_set(_WORDS, "stopwords")
+    return word_set("preprocess", "stopwords")
 
 
 @lru_cache(maxsize=1)
 def _keep_words() -> frozenset[str]:
     """Words kept exactly as written by the lemmatizer (protected tokens and gerund nouns)."""
-    return frozenset({replacement for _, replacement in _protected_tokens()} | word_set(_WORDS, "keep_words"))
+    return frozenset({replacement for _, replacement in _protected_tokens()} | word_set("preprocess", "keep_words"))
 
 
 _PUBLIC_LISTS: dict[str, Callable[[], Any]] = {
