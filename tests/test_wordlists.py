@@ -17,6 +17,8 @@ WORDS = ROOT / "opinio_agents" / "resources" / "words"
 #: Modules whose word lists moved to the data files (none may read them when imported).
 USERS = (
     "opinio_agents.text.preprocess",
+    "opinio_agents.text.segment",
+    "opinio_agents.text.sentiment",
     "opinio_agents.evaluation.baselines.graph",
 )
 
@@ -28,7 +30,8 @@ def test_every_list_says_why_and_holds_words_or_rules() -> None:
         data = json.loads(path.read_text(encoding="utf-8"))
         for name, entry in data.items():
             assert entry.get("why"), f"{path.name}: {name} has no reason"
-            assert isinstance(entry.get("words", entry.get("rules")), list), f"{path.name}: {name}"
+            kinds = [kind for kind in ("words", "patterns", "rules", "table") if isinstance(entry.get(kind), list)]
+            assert len(kinds) == 1, f"{path.name}: {name} holds {kinds}"
             if "words" in entry:
                 words = entry["words"]
                 assert len(words) == len(set(words)), f"{path.name}: {name} repeats a word"
@@ -62,6 +65,11 @@ def test_the_old_public_names_still_answer() -> None:
     assert "the" in preprocess.STOPWORDS and "parking" in preprocess.KEEP_WORDS
     assert ("\\bwi\\s*-?\\s*fi\\b", "wifi") in preprocess.PROTECTED_TOKENS
     assert "hotel" in lexical.GENERIC_TOKENS and "monday" in lexical.FUNCTION_WORDS
+    from opinio_agents.text import sentiment
+
+    assert sentiment.REVIEW_LEXICON["filthy"] == -3.0 and len(sentiment.NEGATIVE_PHRASES) == 13
+    sentiment.REVIEW_LEXICON["filthy"] = 0.0  # a caller's copy: the shipped table stays as it is
+    assert sentiment.REVIEW_LEXICON["filthy"] == -3.0
 
 
 def test_a_missing_list_names_the_file_and_the_list() -> None:

@@ -4,8 +4,9 @@ Each file holds named lists, each with the reason it exists::
 
     {"stopwords": {"why": "function words BM25 drops ...", "words": ["a", "an", ...]}}
 
-A list is either ``words`` (a set of lowercase words) or ``rules`` (``[pattern,
-replacement]`` pairs). Nothing is read at import time; each file is read once per
+A list holds ``words`` (a set of lowercase words), ``patterns`` (regular
+expressions, in order), ``rules`` (``[pattern, replacement]`` pairs, in order) or
+``table`` (``[word, number]`` pairs). Nothing is read at import time; each file is read once per
 process.
 
 Example:
@@ -22,7 +23,7 @@ from typing import Any
 
 from opinio_agents.errors import ConfigError
 
-__all__ = ["word_set", "word_rules", "words_file"]
+__all__ = ["word_set", "word_patterns", "word_rules", "word_table", "words_file"]
 
 _FOLDER = "resources/words"
 
@@ -64,3 +65,22 @@ def word_rules(file: str, name: str) -> tuple[tuple[str, str], ...]:
     if not all(isinstance(rule, list) and len(rule) == 2 for rule in rules):
         raise ConfigError(f"opinio_agents/{_FOLDER}/{file}.json: list {name!r}: each rule is [pattern, replacement]")
     return tuple((str(pattern), str(replacement)) for pattern, replacement in rules)
+
+
+@cache
+def word_patterns(file: str, name: str) -> tuple[str, ...]:
+    """The regular expressions of the list ``name`` in ``file``, in order."""
+    return tuple(str(pattern) for pattern in _entry(file, name, "patterns"))
+
+
+def word_table(file: str, name: str) -> dict[str, float]:
+    """The ``word -> number`` table of the list ``name`` in ``file`` (a fresh dict per call)."""
+    return dict(_table_rows(file, name))
+
+
+@cache
+def _table_rows(file: str, name: str) -> tuple[tuple[str, float], ...]:
+    rows = _entry(file, name, "table")
+    if not all(isinstance(row, list) and len(row) == 2 and isinstance(row[1], (int, float)) for row in rows):
+        raise ConfigError(f"opinio_agents/{_FOLDER}/{file}.json: list {name!r}: each row is [word, number]")
+    return tuple((str(word), float(value)) for word, value in rows)
