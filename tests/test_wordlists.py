@@ -20,6 +20,7 @@ USERS = (
     "opinio_agents.text.segment",
     "opinio_agents.text.sentiment",
     "opinio_agents.evaluation.baselines.graph",
+    "opinio_agents.agents.chat",
 )
 
 
