@@ -220,11 +220,8 @@ class SentenceStore:
         """Directory of the entity's persisted BM25 data."""
         return self._bm25.directory(str(entity_key))
 
-    def content_digest(self, entity_key: str | int) -> str:
-        """Digest of the entity's sentence ids and BM25 tokens, in order (cached until the entity changes)."""
-        return self._digest(str(entity_key))
-
     def _digest(self, key: str) -> str:
+        """Digest of the entity's sentence ids and BM25 tokens, in order (cached until the entity changes)."""
         entry = self._entry(key)
         with self._lock:
             if entry.digest is None:
@@ -243,7 +240,8 @@ class SentenceStore:
     def save_bm25(self, entity_key: str | int, writer: Callable[[Path], None]) -> None:
         """Persist BM25 data: ``writer(directory)`` fills a fresh directory that then replaces the old one.
 
-        The data is stamped with :meth:`content_digest`, so :meth:`load_bm25` ignores it once the entity changes.
+        The data is stamped with a digest of the entity's sentence ids and tokens, so :meth:`load_bm25`
+        ignores it once the entity changes.
         """
         key = self.require_entity(entity_key)
         self._bm25.save(key, lambda: self._digest(key), writer)
