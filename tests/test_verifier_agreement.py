@@ -126,7 +126,7 @@ def test_verifier_agrees_with_the_written_verdicts(encoder) -> None:
     sets = {"sample", "space_dev"} if bench.SPACE.exists() else {"sample"}
     entries, found = bench.agreement(sets)
     same = sum(e["verdict"] == v.verdict for e, v in zip(entries, found, strict=True))
-    assert same >= 0.85 * len(entries), f"{same}/{len(entries)}"
+    assert same >= 0.9 * len(entries), f"{same}/{len(entries)}"  # 26/30 before the second reading, 27/30 after
     for entry, v in zip(entries, found, strict=True):
         if v.verdict == "supported":  # a reason and scores that agree with the verdict
             assert v.aspect_relevance != 0.0, (entry["query"], v)
