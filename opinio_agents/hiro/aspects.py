@@ -81,6 +81,9 @@ class DiscoveredAspect:
         forms: The words whose use mentions it (its name, merged synonyms, attribute words, parts:
             :meth:`~opinio_agents.hiro.labels.ClusterNamer.mention_forms`); ``term_indices`` are the
             sentences using one of them.
+        evaluated: Whether reviewers judge it rather than only name it in passing (its name is an
+            opinion target in at least :data:`MIN_TARGET_SHARE` of the sentences using it); aspects
+            that are not rank after every evaluated one and get no query-free highlight.
     """
 
     aspect: str
@@ -96,6 +99,7 @@ class DiscoveredAspect:
     term_indices: list[int] = field(default_factory=list)
     clusters: list[HiroCluster] = field(default_factory=list)
     forms: list[str] = field(default_factory=list)
+    evaluated: bool = True
 
     @property
     def share(self) -> float:
@@ -151,6 +155,7 @@ def aspect_record(aspect: DiscoveredAspect) -> dict[str, Any]:
             for c in aspect.clusters
         ],
         "forms": list(aspect.forms),
+        "evaluated": aspect.evaluated,
     }
 
 
@@ -182,6 +187,7 @@ def aspect_from_record(record: dict[str, Any]) -> DiscoveredAspect:
         term_indices=[int(i) for i in record["term_indices"]],
         clusters=clusters,
         forms=[str(f) for f in record.get("forms", [])],
+        evaluated=bool(record.get("evaluated", True)),
     )
 
 
@@ -227,6 +233,13 @@ def aspect_rank(aspect: DiscoveredAspect, popularity: float = POPULARITY_WEIGHT)
     if popularity >= 1.0:
         return share
     return float(share**popularity * score ** (1.0 - popularity))
+
+
+#: An aspect whose name is an opinion target (the triplet extractor's aspect span) in fewer than this
+#: share of its sentences that use it is ranked after every evaluated aspect: reviewers mention it in
+#: passing ("a deposit on your card", "book somewhere else", "they called us a taxi") rather than
+#: judge it. See :func:`_evaluated`.
+MIN_TARGET_SHARE = 0.25
 
 
 #: Whether aspect discovery ranks the attribute aspects clusters hold besides their names
@@ -379,8 +392,24 @@ def aspects_from_clusters(
                 forms=list(names),
             )
         )
-    out.sort(key=lambda a: (-aspect_rank(a, popularity), -a.mentions, a.aspect))
+    out = [replace(a, evaluated=_evaluated(a, texts, namer)) for a in out]
+    out.sort(key=lambda a: (not a.evaluated, -aspect_rank(a, popularity), -a.mentions, a.aspect))
     return out
+
+
+def _evaluated(aspect: DiscoveredAspect, texts: Sequence[str], namer: ClusterNamer) -> bool:
+    """Whether reviewers give opinions about ``aspect`` rather than only name it in passing.
+
+    The namer's opinion-target extractor reads the aspect's cluster sentences that use its name
+    (:meth:`~opinio_agents.hiro.labels.ClusterNamer.target_share`); an aspect whose name is the
+    target of an opinion in fewer than :data:`MIN_TARGET_SHARE` of them ("a deposit on your card
+    at arrival", "they called us a taxi", "which worked well") is not evaluated. True when the
+    namer has no extractor.
+    """
+    named = set(aspect.term_indices)
+    uses = [texts[i] for i in aspect.sentence_indices if i in named]
+    share = namer.target_share(aspect.forms or [aspect.aspect], uses)
+    return share is None or share >= MIN_TARGET_SHARE
 
 
 def discover_aspects(

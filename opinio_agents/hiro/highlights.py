@@ -613,6 +613,8 @@ def _compute_result(
         clusters_per_aspect=QUERY_FREE_CLUSTERS_PER_ASPECT,
         second_aspects=QUERY_FREE_SECOND_ASPECTS,
     )
+    # An aspect reviewers only name in passing ("they called us a taxi") has no opinion to highlight.
+    aspects = [a for a in aspects if a.evaluated]
     stored = hiro.index.sentences(key)
     info = hiro.index.entity_record(key)
     result = HighlightSet(

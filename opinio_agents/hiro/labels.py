@@ -293,6 +293,7 @@ def load_aspect_parts(path: str | Path = LEXICON_PATH) -> dict[str, frozenset[st
 _LEXICON = load_lexicon()
 #: Attribute adjectives and the noun that names what they describe ("The room was spotless" is about cleanliness).
 ATTRIBUTE_NOUNS: dict[str, str] = _LEXICON[0]
+_ATTRIBUTE_NAMES = frozenset(ATTRIBUTE_NOUNS.values())
 #: Synonym sets the sentence encoder scores too low to merge (lower-case surface forms).
 SYNONYMS: tuple[frozenset[str], ...] = _LEXICON[1]
 #: Nouns whose use also mentions a broader aspect (``decor``: ``lobby``, ``furniture``, ``building``).
@@ -503,6 +504,15 @@ class ClusterNamer:
         """The words whose use in a sentence mentions the label's aspect: its text and aliases by default."""
         return (label.text, *label.aliases)
 
+    def target_share(self, forms: Sequence[str], texts: Sequence[str]) -> float | None:
+        """Share of ``texts`` (sentences that use the aspect) whose opinion is about one of ``forms``.
+
+        None when the namer has no opinion-target extractor (the base class has none): the
+        aspect is then ranked as if every use were an opinion about it.
+        """
+        del forms, texts
+        return None
+
 
 class CtfidfNamer(ClusterNamer):
     """The c-TF-IDF token namer (:func:`label_cluster`), kept for comparison.
@@ -672,6 +682,29 @@ class PhraseNamer(ClusterNamer):
                         found.update(k for k, _ in noun_phrases(triplet.aspect))
                 known[text] = cache[text] = found
         return [known[t] or set() for t in texts]
+
+    def target_share(self, forms: Sequence[str], texts: Sequence[str]) -> float | None:
+        """Share of ``texts`` in which the extractor sees one of ``forms`` as an opinion target.
+
+        A form counts through its head word (``front desk`` is a target when ``desk`` or ``front desk``
+        is); an attribute noun (:data:`ATTRIBUTE_NOUNS`: ``cleanliness``) always counts as a target,
+        since reviewers evaluate it through its adjectives ("spotless"), never name it. At most
+        ``max_target_sentences`` of ``texts`` (an even sample) are read. None without an extractor
+        or without texts.
+
+        Example:
+            >>> PhraseNamer(extractor=None, encoder=None).target_share(["pool"], ["The pool was cold."]) is None
+            True
+        """
+        if self._get_extractor() is None or not texts or not self.max_target_sentences:
+            return None
+        heads = {tuple(tokenize_for_bm25(form))[-1:] for form in forms if tokenize_for_bm25(form)}
+        if not heads or any(form.lower() in _ATTRIBUTE_NAMES for form in forms):
+            return 1.0
+        sample = [texts[i] for i in self._sample(list(range(len(texts))), self.max_target_sentences)]
+        found = self._opinion_targets(sample)
+        hits = sum(1 for keys in found if any(key[-1:] in heads for key in keys))
+        return hits / len(sample)
 
     def _prefetch_targets(self, clusters: Sequence[Sequence[int]], texts: Sequence[str]) -> None:
         """Run the extractor once over every cluster's sample (one batched call, each text once)."""
