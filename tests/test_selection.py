@@ -518,3 +518,37 @@ def test_multi_aspect_key_point_is_cut_to_the_query() -> None:
     assert pro.text == "The staff were friendly and helpful."
     (whole,) = ExtractiveSynthesizer(encoder, focus_margin=None).synthesize(item)  # type: ignore[arg-type]
     assert whole.text == text
+
+
+def test_select_points_skips_what_the_repeats_rule_calls_a_repeat() -> None:
+    texts = ["Friendly staff.", "Helpful staff.", "Rooms were spotless."]
+    vectors = unit([[1, 0, 0], [0.5, 0.8, 0], [0, 0, 1]])
+    scores = np.array([0.9, 0.85, 0.3])
+    assert select_points(texts, vectors, scores, max_points=2, budget_words=20) == [0, 1]
+    assert select_points(
+        texts, vectors, scores, max_points=2, budget_words=20, repeats=lambda a, b: {a, b} == {0, 1}
+    ) == [0, 2]
+
+
+def test_query_free_further_points_need_a_topic_and_an_opinion_of_their_own() -> None:
+    from opinio_agents.hiro.aspects import DiscoveredAspect, HiroCluster
+    from opinio_agents.hiro.highlights import aspect_highlights
+
+    rows = [
+        stored(0, "The staff were very friendly and helpful.", 0.7),
+        stored(1, "The front desk staff were friendly and helpful.", 0.7),  # a new topic, the same opinion
+        stored(2, "The staff were friendly and helpful and so kind.", 0.7),  # a new opinion, no new topic
+        stored(3, "The concierge staff were knowledgeable about restaurants.", 0.4),
+    ]
+    embeddings = unit([[0.6, 0.8, 0.0], [0.6, -0.8, 0.0], [1.0, 0.0, 0.0], [0.5, 0.0, 0.866]])
+    aspect = DiscoveredAspect(
+        "staff", 4, 4, 0, 0, 4, 1.0, sentence_indices=[0, 1, 2, 3], term_indices=[0, 1, 2, 3],
+        clusters=[HiroCluster(subpaths=[(1, 2)], indices=[0, 1, 2, 3], score=1.0)], forms=["staff"],
+    )
+    (pro,) = aspect_highlights(aspect, rows, embeddings=embeddings, max_points=2, budget_words=40)
+    first, second = [p.strip() + "." for p in pro.text.split(".") if p.strip()]
+    assert "friendly and helpful" in first and second == "The concierge staff were knowledgeable about restaurants."
+    (plain,) = aspect_highlights(
+        aspect, rows, embeddings=embeddings, max_points=2, budget_words=40, distinct_topics=False
+    )
+    assert plain.text.count("friendly and helpful") == 2  # without the rule: the same opinion twice

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -53,6 +53,7 @@ import numpy as np
 from opinio_agents.embeddings import ENCODER_ENV
 from opinio_agents.errors import ConfigError
 from opinio_agents.hiro.aspects import DiscoveredAspect, central_order, discover_aspects
+from opinio_agents.hiro.labels import opinion_words, topic_heads
 from opinio_agents.hiro.store import HiroIndex, as_hiro_index
 from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, HighlightSet, Polarity, RunMeta, Support
 from opinio_agents.stores.catalog import StoredSentence
@@ -69,6 +70,7 @@ from opinio_agents.synthesis.selection import (
     summary_of,
 )
 from opinio_agents.text.polarity import evidence_polarity
+from opinio_agents.text.preprocess import tokenize_for_bm25
 
 __all__ = [
     "query_free_highlights",
@@ -103,6 +105,9 @@ QUERY_FREE_WEIGHTS = SelectionWeights(centrality=0.8)
 #: Summary share of aspects that are names (the city, the hotel): none until every real
 #: aspect has its point (SPACE dev general ROUGE-L 22.9 -> 24.4; with the position order 24.5).
 QUERY_FREE_NAME_WEIGHT = 0.0
+#: A query-free highlight's further key points must each raise a topic of their own (see
+#: :func:`aspect_highlights`): one sentence per opinion, no paraphrase of the first point.
+QUERY_FREE_DISTINCT_TOPICS = True
 #: Entities with fewer sentences get an entity-wide summary (:func:`sentence_highlights`). FewSum
 #: (8 reviews, 24-50 sentences) and OpoSum (10 reviews, 42-92) are below it, SPACE hotels
 #: (100 reviews, 820-990) above; general ROUGE-L on FewSum 16.0 -> 19.6, OpoSum 21.0 -> 24.8.
@@ -155,6 +160,14 @@ def aspect_forms(aspect: DiscoveredAspect) -> list[str]:
     return list(aspect.forms) or [aspect.aspect]
 
 
+def _topic_repeats(
+    topics: Sequence[frozenset[str]], opinions: Sequence[frozenset[str]]
+) -> Callable[[int, int], bool]:
+    """``repeats(a, b)``: point ``a`` raises no topic that point ``b`` does not, or says nothing of it
+    that ``b`` does not (its opinion words are ``b``'s); see :func:`aspect_highlights`."""
+    return lambda a, b: topics[a] <= topics[b] or bool(opinions[a]) and opinions[a] <= opinions[b]
+
+
 def aspect_highlights(
     aspect: DiscoveredAspect,
     stored: list[StoredSentence],
@@ -165,6 +178,7 @@ def aspect_highlights(
     max_points: int = 1,
     budget_words: int = 30,
     weights: SelectionWeights = DEFAULT_WEIGHTS,
+    distinct_topics: bool = QUERY_FREE_DISTINCT_TOPICS,
 ) -> list[Highlight]:
     """The PRO and/or CON highlights of one discovered aspect (none when it carries no opinion).
 
@@ -173,7 +187,12 @@ def aspect_highlights(
     cluster, shared wording, genericity; MMR up to ``max_points``); without,
     by mean ROUGE-2 to the side's other sentences (HIRO's extractive generator). Only key
     points that name the aspect (one of :func:`aspect_forms`) are shown; the others stay
-    evidence, and a side without one gets no highlight.
+    evidence, and a side without one gets no highlight. With ``distinct_topics`` a further
+    point must talk about something the earlier ones do not (a noun or attribute of its own,
+    :func:`~opinio_agents.hiro.labels.topic_heads`, besides the aspect's words) and say something
+    of it they do not (an opinion word of its own, :func:`~opinio_agents.hiro.labels.opinion_words`):
+    "The staff at the reception were friendly and helpful" does not follow "The staff was very
+    friendly and helpful".
     """
     support = Support(
         reviews=aspect.mentions,
@@ -219,9 +238,15 @@ def aspect_highlights(
             scores = score_candidates(
                 texts, vectors, sentiments=[stored[i].sentiment for i in indices], weights=weights
             )
+            repeats = None
+            if distinct_topics:
+                own = {head for form in forms for head in tokenize_for_bm25(form)[-1:]}
+                repeats = _topic_repeats(
+                    [topic_heads(points[j]) - own for j in about], [opinion_words(points[j]) for j in about]
+                )
             chosen = select_points(
                 [points[j] for j in about], vectors[about], scores[about], max_points=max_points,
-                budget_words=budget_words,
+                budget_words=budget_words, repeats=repeats,
             )
             chosen = [about[j] for j in chosen]
             order = chosen + [int(j) for j in np.argsort(-scores, kind="stable") if int(j) not in chosen]

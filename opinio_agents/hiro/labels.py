@@ -80,6 +80,8 @@ __all__ = [
     "ASPECT_PARTS",
     "load_lexicon",
     "load_aspect_parts",
+    "topic_heads",
+    "opinion_words",
 ]
 
 #: A label must occur in at least this share of the cluster's sentences.
@@ -339,6 +341,9 @@ TARGET_CACHE_SIZE = 200_000
 #: Whether :meth:`PhraseNamer.name` lets a cluster that repeats a better-ranked cluster's name take
 #: the attribute it is about (see ``PhraseNamer._diversify``).
 DIVERSIFY = True
+#: Verb-particle pairs written apart that name a noun ("check in was slow" is the check-in): the
+#: pair counts as that noun, with the verb rules of the first word ("we had to check in" stays a verb).
+_PARTICLE_NOUNS: dict[tuple[str, str], str] = {("check", "in"): "check-in", ("check", "out"): "check-out"}
 _DETERMINERS = frozenset("a an the this that these those my our your his her their its some any no".split())
 
 
@@ -423,11 +428,20 @@ def noun_phrases(text: str, *, max_words: int = 3) -> list[tuple[tuple[str, ...]
 
     words = _WORD.findall(text)
     previous = context = before = ""
+    particle = False
     for position, word in enumerate(words):
         lower = word.lower()
-        token = _chunk_word(lower)
+        if particle:  # the "in" of "check in", already part of the noun
+            particle = False
+            continue
         following = words[position + 1].lower() if position + 1 < len(words) else ""
-        if token is not None and _verb_reading(lower):
+        verb = lower
+        if (lower, following) in _PARTICLE_NOUNS:
+            lower = _PARTICLE_NOUNS[(lower, following)]  # "check in was quick": the noun check-in, not "check"
+            particle = True
+            following = words[position + 2].lower() if position + 2 < len(words) else ""
+        token = _chunk_word(lower)
+        if token is not None and _verb_reading(verb):
             if previous in _SUBJECTS:
                 token = None  # "we felt", "it makes": a verb after a subject pronoun
             elif context in _VERB_CONTEXT:
@@ -445,6 +459,38 @@ def noun_phrases(text: str, *, max_words: int = 3) -> list[tuple[tuple[str, ...]
         before, previous = previous, lower
     flush()
     return out
+
+
+def topic_heads(text: str) -> frozenset[str]:
+    """What ``text`` talks about: the head tokens of its noun phrases and attribute nouns, less names.
+
+    Generic nouns (:data:`~opinio_agents.hiro.lexical.GENERIC_TOKENS`: hotel, stay) and words
+    capitalized inside the sentence (a city, the hotel's name) are left out.
+
+    Example:
+        >>> sorted(topic_heads("This hotel was in a great location in Rome."))
+        ['location']
+        >>> sorted(topic_heads("The front desk staff were friendly, the pool cold."))
+        ['pool', 'staff']
+    """
+    names = {w.lower() for w in _WORD.findall(text)[1:] if w[:1].isupper() and not w.isupper()}
+    out = set()
+    for key, surface in noun_phrases(text) + _attributes(text):
+        head = surface.split()[-1] if surface else ""
+        if key and head not in names and key[-1] not in GENERIC_TOKENS:
+            out.add(key[-1])
+    return frozenset(out)
+
+
+def opinion_words(text: str) -> frozenset[str]:
+    """The lower-case words of ``text`` that carry a clear valence (VADER, as the namer's filters).
+
+    Example:
+        >>> sorted(opinion_words("The staff were friendly and helpful."))
+        ['friendly', 'helpful']
+    """
+    lexicon = _sentiment_words()
+    return frozenset(w for w in (m.lower() for m in _WORD.findall(text)) if w in lexicon)
 
 
 def _attributes(text: str) -> list[tuple[tuple[str, ...], str]]:
