@@ -559,6 +559,11 @@ class ClusterNamer:
         del forms, texts
         return None
 
+    def judged(self, forms: Sequence[str], texts: Sequence[str]) -> list[bool] | None:
+        """Per text, whether its opinion is about one of ``forms``; None without an extractor (the base class)."""
+        del forms, texts
+        return None
+
 
 class CtfidfNamer(ClusterNamer):
     """The c-TF-IDF token namer (:func:`label_cluster`), kept for comparison.
@@ -742,15 +747,28 @@ class PhraseNamer(ClusterNamer):
             >>> PhraseNamer(extractor=None, encoder=None).target_share(["pool"], ["The pool was cold."]) is None
             True
         """
-        if self._get_extractor() is None or not texts or not self.max_target_sentences:
+        if not self.max_target_sentences or not texts:
+            return None
+        sample = [texts[i] for i in self._sample(list(range(len(texts))), self.max_target_sentences)]
+        found = self.judged(forms, sample)
+        return None if found is None else sum(found) / len(found)
+
+    def judged(self, forms: Sequence[str], texts: Sequence[str]) -> list[bool] | None:
+        """Per text, whether the extractor sees one of ``forms`` as an opinion target (one batched call).
+
+        Forms count through their head words; an attribute noun always counts (see
+        :meth:`target_share`). None without an extractor.
+
+        Example:
+            >>> PhraseNamer(extractor=None, encoder=None).judged(["pool"], ["The pool was cold."]) is None
+            True
+        """
+        if self._get_extractor() is None:
             return None
         heads = {tuple(tokenize_for_bm25(form))[-1:] for form in forms if tokenize_for_bm25(form)}
         if not heads or any(form.lower() in _ATTRIBUTE_NAMES for form in forms):
-            return 1.0
-        sample = [texts[i] for i in self._sample(list(range(len(texts))), self.max_target_sentences)]
-        found = self._opinion_targets(sample)
-        hits = sum(1 for keys in found if any(key[-1:] in heads for key in keys))
-        return hits / len(sample)
+            return [True] * len(texts)
+        return [any(key[-1:] in heads for key in keys) for keys in self._opinion_targets(texts)]
 
     def _prefetch_targets(self, clusters: Sequence[Sequence[int]], texts: Sequence[str]) -> None:
         """Run the extractor once over every cluster's sample (one batched call, each text once)."""
