@@ -40,12 +40,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from ctfidf_namer import CtfidfNamer  # this folder's module (the script runs from here)
 
 from opinio_agents.datasets import phrases
 from opinio_agents.datasets.synthetic import generate_entity
 from opinio_agents.embeddings import get_encoder
 from opinio_agents.hiro import HiroIndex, discover_aspects
-from opinio_agents.hiro.labels import CtfidfNamer, PhraseNamer
+from opinio_agents.hiro.labels import PhraseNamer
 from opinio_agents.indexing import Indexer
 from opinio_agents.models import Entity
 from opinio_agents.stores.sentence_store import SentenceStore

@@ -116,12 +116,17 @@ def test_aspects_are_recomputed_after_reindex_another_entity_or_refit(tmp_path, 
 
 def test_a_custom_namer_is_never_cached_and_a_broken_file_is_ignored(tmp_path, data, base_store):
     from opinio_agents.hiro import HiroIndex, discover_aspects
-    from opinio_agents.hiro.labels import CtfidfNamer
+    from opinio_agents.hiro.labels import AspectLabel, ClusterNamer
+
+    class FirstWord(ClusterNamer):  # a custom namer: each cluster named by its first sentence's first word
+        def name(self, clusters, tokens, texts):  # type: ignore[no-untyped-def]
+            return [AspectLabel((texts[c[0]].split()[0].lower(),), texts[c[0]].split()[0], 1.0, 1.0) if c else None
+                    for c in clusters]
 
     store = _store(tmp_path, base_store)
     hiro = HiroIndex(store)
     hiro.fit()
-    discover_aspects(hiro, "3", top_k=4, namer=CtfidfNamer())
+    discover_aspects(hiro, "3", top_k=4, namer=FirstWord())
     assert not (hiro.directory / "results").exists()
 
     expected = discover_aspects(hiro, "3", top_k=4)

@@ -1,8 +1,9 @@
 """Name sentence clusters with the noun phrase a reader would use ("coffee maker", "front desk").
 
-Two namers share one interface (:class:`ClusterNamer`):
+Namers share one interface (:class:`ClusterNamer`); :class:`PhraseNamer` is the one shipped
+(the earlier c-TF-IDF namer lives in ``benchmarks/ctfidf_namer.py``, for comparison only):
 
-* :class:`PhraseNamer` (the default): candidate names are the noun phrases of
+* :class:`PhraseNamer`: candidate names are the noun phrases of
   the cluster's sentences (a light chunker over lemminflect parts of speech:
   a run of noun-ish words ending in a noun, plus its shorter tails, so
   "front desk staff" also counts as "desk staff" and "staff"), the aspect
@@ -11,9 +12,9 @@ Two namers share one interface (:class:`ClusterNamer`):
   (:data:`ATTRIBUTE_NOUNS`: "spotless" -> "cleanliness"; read with :data:`SYNONYMS`
   from the data file ``hiro/resources/aspect_lexicon.json``). A head is scored by
   the share of the cluster's sentences that use it (prevalence: "beach" beats
-  "seaweed"; an idf factor ``log(1 + N / df) ** IDF_POWER`` is off by default, since
-  on SPACE dev the general head, "location" or "cleanliness", names an aspect better
-  than a specific one), boosted when the extractor saw it as an opinion target. Heads
+  "seaweed"; no idf factor: the general head, "location" or "cleanliness", names an
+  aspect better than a specific one, see ``benchmarks/README.md``), boosted when the
+  extractor saw it as an opinion target. Heads
   whose display phrases are near-synonyms (sentence-embedding cosine >=
   ``merge_threshold``, or a :data:`SYNONYMS` entry: wifi / wi-fi / internet)
   are merged and their coverage pooled; the name is the group's most used
@@ -34,27 +35,15 @@ Two namers share one interface (:class:`ClusterNamer`):
   another aspect ("cleanliness" inside a "room" cluster), with the sentences using them.
   Aspect discovery ranks the attribute nouns among them (``attributes_only``); all of them
   pushed planted aspects of the synthetic entities out of the top 15.
-* :class:`CtfidfNamer`: the earlier c-TF-IDF token labels (kept for comparison).
-
-c-TF-IDF (:func:`label_cluster`): a candidate term is an aspect-like App. D token (noun-ish, no sentiment,
-not generic; see :func:`~opinio_agents.hiro.lexical.is_aspect_token`) or a
-bigram of adjacent tokens ending in one. Its weight in a cluster is the share
-of the cluster's sentences containing it times ``log(1 + N / df)`` over the
-entity's sentences (class-based tf-idf). A bigram replaces its head unigram
-when it covers at least half as many sentences (``front desk`` rather than
-``desk``). The winning term is mapped back to its most frequent surface form
-in the cluster's text (``wifi`` -> ``wi-fi``, ``kid club`` -> ``kids club``).
 
 Example:
-    >>> tokens = [["wifi", "slow"], ["wifi", "fast", "free"], ["pool", "cold"], ["pool", "big"]]
-    >>> texts = ["Wi-fi slow.", "The wi-fi was fast and free.", "Cold pool.", "Big pool."]
-    >>> label_cluster([0, 1], tokens, texts).text
-    'wi-fi'
+    >>> texts = ["The coffee maker was broken.", "Loved the coffee maker.", "Coffee machine pods ran out."]
+    >>> PhraseNamer(extractor=None, encoder=None).name([[0, 1, 2]], [[]] * 3, texts)[0].text
+    'coffee maker'
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -69,10 +58,7 @@ from opinio_agents.text.preprocess import tokenize_for_bm25
 
 __all__ = [
     "AspectLabel",
-    "label_cluster",
-    "MIN_COVERAGE",
     "ClusterNamer",
-    "CtfidfNamer",
     "PhraseNamer",
     "noun_phrases",
     "ATTRIBUTE_NOUNS",
@@ -84,8 +70,6 @@ __all__ = [
     "opinion_words",
 ]
 
-#: A label must occur in at least this share of the cluster's sentences.
-MIN_COVERAGE = 0.3
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
 
 
@@ -105,126 +89,6 @@ class AspectLabel:
 def _word_tokens(word: str) -> tuple[str, ...]:
     return tuple(tokenize_for_bm25(word))
 
-
-def _bigram_ok(first: str, second: str) -> bool:
-    """Both words noun-ish (the first may also be an adjective, checked later against the corpus)."""
-    return first != second and is_aspect_token(first) and is_aspect_token(second)
-
-
-def _can_be_adjective(token: str) -> bool:
-    from lemminflect import getAllLemmas
-
-    return "ADJ" in getAllLemmas(token)
-
-
-def _word_pairs(text: str) -> set[tuple[str, str]]:
-    """Adjacent words of the original text that are one App. D token each."""
-    toks = [_word_tokens(w) for w in _WORD.findall(text)]
-    return {(a[0], b[0]) for a, b in zip(toks, toks[1:]) if len(a) == 1 and len(b) == 1}
-
-
-def _verb_form(term: str, texts: Sequence[str]) -> bool:
-    """Whether the term mostly occurs as an inflected form with no noun reading (``booked``, ``kept``)."""
-    forms: Counter[str] = Counter()
-    for text in texts:
-        for word in _WORD.findall(text):
-            if _word_tokens(word) == (term,):
-                forms[word.lower()] += 1
-    if not forms:
-        return False
-    from lemminflect import getAllLemmas
-
-    inflected = sum(c for w, c in forms.items() if w != term and "NOUN" not in getAllLemmas(w))
-    return inflected > 0.5 * sum(forms.values())
-
-
-def _pure_noun(token: str) -> bool:
-    from lemminflect import getAllLemmas
-
-    lemmas = getAllLemmas(token)
-    return bool(lemmas) and "NOUN" in lemmas and not {"ADJ", "ADV"} & set(lemmas)
-
-
-def _surface(terms: tuple[str, ...], texts: Sequence[str]) -> str:
-    found: Counter[str] = Counter()
-    for text in texts:
-        words = _WORD.findall(text)
-        toks = [_word_tokens(w) for w in words]
-        for i in range(len(words) - len(terms) + 1):
-            if all(toks[i + j] == (terms[j],) for j in range(len(terms))):
-                found[" ".join(w.lower() for w in words[i : i + len(terms)])] += 1
-    if found:
-        return found.most_common(1)[0][0]
-    return " ".join(terms)
-
-
-def label_cluster(
-    indices: Sequence[int],
-    tokens: Sequence[Sequence[str]],
-    texts: Sequence[str],
-    *,
-    doc_freq: Counter[str] | None = None,
-    min_coverage: float = MIN_COVERAGE,
-) -> AspectLabel | None:
-    """The aspect label of the cluster ``indices`` (positions into ``tokens``/``texts``), or None.
-
-    Args:
-        indices: The cluster's sentences.
-        tokens: App. D tokens of every sentence of the entity.
-        texts: Original text of every sentence (for the surface form).
-        doc_freq: Sentence frequency of each term (unigrams and ``"a b"``
-            bigrams) over ``tokens``; computed when not given.
-        min_coverage: Minimum share of the cluster's sentences a label must cover.
-    """
-    if not indices:
-        return None
-    n = len(tokens)
-    if doc_freq is None:
-        doc_freq = term_frequencies(tokens, texts)
-    uni: Counter[str] = Counter()
-    bi: Counter[tuple[str, str]] = Counter()
-    for i in indices:
-        uni.update({t for t in tokens[i] if is_aspect_token(t)})
-        bi.update({pair for pair in _word_pairs(texts[i]) if _bigram_ok(*pair)})
-    size = len(indices)
-    members = [texts[i] for i in indices]
-    best: AspectLabel | None = None
-    for term, count in uni.items():
-        coverage = count / size
-        if coverage < min_coverage or _verb_form(term, members):
-            continue
-        weight = coverage * math.log(1.0 + n / max(doc_freq.get(term, 1), 1))
-        if best is None or weight > best.weight:
-            best = AspectLabel((term,), term, round(coverage, 3), weight)
-    if best is None:
-        return None
-    head = best.terms[0]
-    pairs = [
-        (pair, c)
-        for pair, c in bi.items()
-        if (pair[1] == head or (pair[0] == head and _pure_noun(pair[1])))
-        and c >= 0.5 * uni[head]
-        and c / size >= min_coverage / 2
-        and not any(_verb_form(t, members) for t in pair)
-        and (not _can_be_adjective(pair[0]) or doc_freq.get(" ".join(pair), c) >= 0.5 * doc_freq.get(pair[0], c))
-    ]
-    if pairs:
-        pair, count = max(pairs, key=lambda item: (item[1], -doc_freq.get(" ".join(item[0]), 0)))
-        best = AspectLabel(pair, " ".join(pair), round(count / size, 3), best.weight)
-    return AspectLabel(best.terms, _surface(best.terms, members), best.coverage, round(best.weight, 4))
-
-
-def term_frequencies(tokens: Sequence[Sequence[str]], texts: Sequence[str] | None = None) -> Counter[str]:
-    """Sentence frequency of every unigram and of adjacent-word bigrams (``"a b"``, from ``texts``)."""
-    freq: Counter[str] = Counter()
-    for i, seq in enumerate(tokens):
-        freq.update(set(seq))
-        if texts is not None:
-            freq.update({f"{a} {b}" for a, b in _word_pairs(texts[i])})
-    return freq
-
-
-__all__.append("term_frequencies")
 
 # ---------------------------------------------------------------------------------------------------------------
 # Noun-phrase names
@@ -301,8 +165,6 @@ SYNONYMS: tuple[frozenset[str], ...] = _LEXICON[1]
 #: Nouns whose use also mentions a broader aspect (``decor``: ``lobby``, ``furniture``, ``building``).
 ASPECT_PARTS: dict[str, frozenset[str]] = load_aspect_parts()
 
-#: Exponent of the idf factor of a head's score (0: prevalence only; 1: c-TF-IDF).
-IDF_POWER = 0.0
 #: Score boost per unit share of a head's uses that the triplet extractor saw as an opinion target.
 TARGET_BOOST = 0.5
 #: Nouns that name no aspect, on top of :data:`~opinio_agents.hiro.lexical.GENERIC_TOKENS` (App. D tokens).
@@ -330,12 +192,6 @@ PROPER_FACTOR = 0.4
 #: aspect, is a second aspect of the cluster (in a "room" cluster, the third of its sentences that
 #: say "clean" or "spotless" make a "cleanliness" aspect).
 SECONDARY_COVERAGE = 0.3
-#: A name must be used in at least ``min(MIN_NAME_SENTENCES, MIN_NAME_SHARE * sentences)`` of the
-#: entity's sentences (with its merged synonyms): a topic few reviewers raise names no aspect.
-#: Off (0) by default: 15 gained one aspect-hotel pair on SPACE dev but lost a planted aspect of
-#: the slow synthetic test (tests/test_hiro.py planted recall 10/12 -> 9/12).
-MIN_NAME_SENTENCES = 0
-MIN_NAME_SHARE = 0.015
 #: Sentence texts whose opinion targets a :class:`PhraseNamer` keeps (cleared when full).
 TARGET_CACHE_SIZE = 200_000
 #: Whether :meth:`PhraseNamer.name` lets a cluster that repeats a better-ranked cluster's name take
@@ -563,28 +419,6 @@ class ClusterNamer:
         """Per text, whether its opinion is about one of ``forms``; None without an extractor (the base class)."""
         del forms, texts
         return None
-
-
-class CtfidfNamer(ClusterNamer):
-    """The c-TF-IDF token namer (:func:`label_cluster`), kept for comparison.
-
-    Example:
-        >>> tokens = [["wifi", "slow"], ["wifi", "fast"], ["pool", "cold"]]
-        >>> CtfidfNamer().name([[0, 1]], tokens, ["Wi-fi slow.", "Wi-fi fast.", "Cold pool."])[0].text
-        'wi-fi'
-    """
-
-    def __init__(self, min_coverage: float = MIN_COVERAGE) -> None:
-        self.min_coverage = min_coverage
-
-    def name(
-        self, clusters: Sequence[Sequence[int]], tokens: Sequence[Sequence[str]], texts: Sequence[str]
-    ) -> list[AspectLabel | None]:
-        """c-TF-IDF label of each cluster."""
-        freq = term_frequencies(tokens, texts)
-        return [
-            label_cluster(c, tokens, texts, doc_freq=freq, min_coverage=self.min_coverage) for c in clusters
-        ]
 
 
 @dataclass
@@ -831,11 +665,6 @@ class PhraseNamer(ClusterNamer):
         each covers (``targets=False``: without the extractor's boost). Proper nouns (:data:`PROPER_SHARE`)
         only name a cluster no common noun names; a cluster named only by proper nouns ("Vintage Park",
         "Chicago") gets no name."""
-        import math
-
-        n_docs = len(texts)
-        rare = min(MIN_NAME_SENTENCES, MIN_NAME_SHARE * n_docs)
-
         size = len(indices)
         heads: dict[str, set[int]] = {}
         for i in indices:
@@ -855,12 +684,11 @@ class PhraseNamer(ClusterNamer):
         proper = {h for h, phrase in zip(ranked, phrases, strict=True) if table.proper(phrase)}
 
         def score(head: str, covered: set[int]) -> float:
-            df = max(table.doc_freq.get((head,), 1), 1)
             share = target_share.get(head, 0) / max(len(sample), 1)
             coverage = len(covered) / size
             boost = 1.0 + TARGET_BOOST * min(1.0, share / max(coverage, 1e-9)) if sample else 1.0
             factor = PROPER_FACTOR if head in proper else 1.0
-            return coverage * math.log(1.0 + n_docs / df) ** IDF_POWER * boost * factor
+            return coverage * boost * factor
 
         sim = self._similarity(phrases)
         scored = sorted(ranked, key=lambda h: (-score(h, heads[h]), h))
@@ -877,8 +705,6 @@ class PhraseNamer(ClusterNamer):
             used.update(group)
             if len(covered) / size < self.min_coverage:
                 continue
-            if sum(table.doc_freq.get((h,), 0) for h in group) < rare:
-                continue  # a topic a handful of sentences raise ("accolades", "cookies") names no aspect
             main = max(group, key=lambda h: (displays[h][1] or len(heads[h]), len(heads[h]), h == head))
             key = displays[main][0]
             aliases = tuple(sorted({phrases[ranked.index(h)] for h in group if h != main}))
