@@ -323,12 +323,12 @@ def test_phrase_namer_merges_synonyms_and_pools_their_coverage():
     # Without the merge neither name covers 90% of the cluster.
     import opinio_agents.hiro.labels as labels_module
 
-    saved = labels_module.SYNONYMS
-    labels_module.SYNONYMS = ()
+    saved = labels_module.synonyms
+    labels_module.synonyms = lambda: ()  # type: ignore[assignment]
     try:
         assert _name(texts, [[0, 1, 2, 3, 4, 5]], min_coverage=0.9)[1][0] is None
     finally:
-        labels_module.SYNONYMS = saved
+        labels_module.synonyms = saved  # type: ignore[assignment]
     # Encoder-based merging (a fake encoder that makes "lift" and "elevator" neighbours).
     texts = ["The lift was slow.", "Lift broken twice.", "Elevator was tiny.", "Old elevator.", "Nice bar."]
     namer, labels = _name(texts, [[0, 1, 2, 3], [2, 3]], encoder=PhraseVectors([{"lift", "elevator"}]))

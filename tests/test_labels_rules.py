@@ -142,7 +142,9 @@ def test_diversify_can_be_switched_off(monkeypatch):
     import opinio_agents.hiro.labels as labels_module
 
     texts = ["The room was nice.", "Big room.", "Spotless room.", "Clean room.", "Room ok."]
-    monkeypatch.setattr(labels_module, "DIVERSIFY", False)
+    from dataclasses import replace
+
+    monkeypatch.setattr(labels_module, "NAMING_SETTINGS", replace(labels_module.NAMING_SETTINGS, diversify=False))
     labels = _namer().name([[0, 1], [2, 3, 4]], _tokens(texts), texts)
     assert [label.text for label in labels] == ["room", "room"]
 

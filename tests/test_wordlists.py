@@ -20,6 +20,9 @@ USERS = (
     "opinio_agents.text.segment",
     "opinio_agents.evaluation.baselines.graph",
     "opinio_agents.agents.chat",
+    "opinio_agents.hiro.lexical",
+    "opinio_agents.hiro.labels",
+    "opinio_agents.hiro.aspects",
 )
 
 
@@ -52,7 +55,8 @@ def test_nothing_is_read_at_import() -> None:
         "import importlib, sys\n"
         f"for name in {USERS!r}: importlib.import_module(name)\n"
         "from opinio_agents.text.wordlists import words_file\n"
-        "print(words_file.cache_info().currsize)\n"
+        "from opinio_agents.hiro.labels import _lexicon\n"
+        "print(words_file.cache_info().currsize + _lexicon.cache_info().currsize)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.strip() == "0", done.stderr

@@ -40,7 +40,7 @@ import numpy as np
 
 from opinio_agents.embeddings import ENCODER_ENV, Encoder
 from opinio_agents.errors import ConfigError
-from opinio_agents.hiro.labels import AspectLabel, ClusterNamer, PhraseNamer
+from opinio_agents.hiro.labels import NAMING_SETTINGS, AspectLabel, ClusterNamer, PhraseNamer
 from opinio_agents.hiro.lexical import mean_pairwise_rouge2, rouge_tokens
 from opinio_agents.hiro.retriever import DEFAULT_ALPHA, HiroCluster, retrieve_clusters
 from opinio_agents.hiro.store import HiroIndex, as_hiro_index
@@ -54,7 +54,6 @@ __all__ = [
     "aspects_from_clusters",
     "central_order",
     "aspect_rank",
-    "POPULARITY_WEIGHT",
     "default_namer",
     "namer_for",
     "aspect_record",
@@ -105,9 +104,9 @@ class DiscoveredAspect:
     @property
     def evaluated(self) -> bool:
         """Whether reviewers judge it rather than only name it in passing: its :attr:`target_share`
-        is at least :data:`MIN_TARGET_SHARE` (or unknown). Aspects that are not rank after every
+        is at least ``NamingSettings.min_target_share`` (or unknown). Aspects that are not rank after every
         evaluated one and get no query-free highlight."""
-        return self.target_share is None or self.target_share >= MIN_TARGET_SHARE
+        return self.target_share is None or self.target_share >= NAMING_SETTINGS.min_target_share
 
     @property
     def share(self) -> float:
@@ -213,15 +212,9 @@ def central_order(texts: Sequence[str]) -> list[int]:
 
 
 
-#: Weight of the review share in :func:`aspect_rank` (the rest goes to HIRO's specificity score).
-#: On SPACE dev the aspects every hotel shares (staff, location, cleanliness) are what reviewers
-#: talk about most but score low for specificity: ranking by HIRO's score alone (20 clusters) covered
-#: 86 of the 114 annotated aspect-hotel pairs with the top 10, this blend with 40 clusters 95 (98 with
-#: :data:`SECOND_ASPECTS`); 0.5 covered 93, 1.0 (mentions alone) 95 (benchmarks/aspect_labels.py).
-POPULARITY_WEIGHT = 0.75
 
 
-def aspect_rank(aspect: DiscoveredAspect, popularity: float = POPULARITY_WEIGHT) -> float:
+def aspect_rank(aspect: DiscoveredAspect, popularity: float = NAMING_SETTINGS.popularity_weight) -> float:
     """Ranking score of an aspect: ``share ** popularity * score ** (1 - popularity)``.
 
     ``share`` is the share of the entity's reviews mentioning it, ``score`` the HIRO
@@ -243,18 +236,6 @@ def aspect_rank(aspect: DiscoveredAspect, popularity: float = POPULARITY_WEIGHT)
     return float(share**popularity * score ** (1.0 - popularity))
 
 
-#: An aspect whose name is an opinion target (the triplet extractor's aspect span) in fewer than this
-#: share of its sentences that use it is ranked after every evaluated aspect: reviewers mention it in
-#: passing ("a deposit on your card", "book somewhere else", "they called us a taxi") rather than
-#: judge it. See :func:`_evaluated`.
-MIN_TARGET_SHARE = 0.25
-
-
-#: Whether aspect discovery ranks the attribute aspects clusters hold besides their names
-#: ("cleanliness" in a "room" cluster). On SPACE dev they named cleanliness in 4 more hotels
-#: (95 -> 98 of 114 aspect-hotel pairs); on the synthetic entities they cost one planted aspect
-#: of 25 (23 -> 22). Every second aspect, not only attributes, cost 5 planted aspects.
-SECOND_ASPECTS = True
 
 
 _NAMERS: dict[bool, ClusterNamer] = {}
@@ -310,8 +291,8 @@ def aspects_from_clusters(
     total_reviews: int | None = None,
     examples: int = 3,
     namer: ClusterNamer | None = None,
-    popularity: float = POPULARITY_WEIGHT,
-    second_aspects: bool = SECOND_ASPECTS,
+    popularity: float = NAMING_SETTINGS.popularity_weight,
+    second_aspects: bool = NAMING_SETTINGS.second_aspects,
     mentions: Callable[[str], np.ndarray] | None = None,
 ) -> list[DiscoveredAspect]:
     """Name, join and count clusters (clusters with no aspect-like name are left out), best first.
@@ -415,7 +396,7 @@ def _target_share(aspect: DiscoveredAspect, texts: Sequence[str], namer: Cluster
 
     The namer's opinion-target extractor reads the aspect's cluster sentences that use its name
     (:meth:`~opinio_agents.hiro.labels.ClusterNamer.target_share`); an aspect whose name is the
-    target of an opinion in fewer than :data:`MIN_TARGET_SHARE` of them ("a deposit on your card
+    target of an opinion in fewer than ``NamingSettings.min_target_share`` of them ("a deposit on your card
     at arrival", "they called us a taxi", "which worked well") is not evaluated. None when the
     namer has no extractor.
     """
@@ -434,8 +415,8 @@ def discover_aspects(
     clusters_per_aspect: float = 4.0,
     examples: int = 3,
     namer: ClusterNamer | None = None,
-    popularity: float = POPULARITY_WEIGHT,
-    second_aspects: bool = SECOND_ASPECTS,
+    popularity: float = NAMING_SETTINGS.popularity_weight,
+    second_aspects: bool = NAMING_SETTINGS.second_aspects,
     cache: bool = True,
     encoder: Encoder | None = None,
 ) -> list[DiscoveredAspect]:

@@ -10,7 +10,7 @@ Namers share one interface (:class:`ClusterNamer`); :class:`PhraseNamer` is the 
   spans the triplet extractor finds (opinion targets, on a sample of each
   cluster's sentences), and attribute nouns for attribute adjectives
   (:data:`ATTRIBUTE_NOUNS`: "spotless" -> "cleanliness"; read with :data:`SYNONYMS`
-  from the data file ``hiro/resources/aspect_lexicon.json``). A head is scored by
+  from the data file ``resources/aspect_lexicon.json``, read on first use). A head is scored by
   the share of the cluster's sentences that use it (prevalence: "beach" beats
   "seaweed"; no idf factor: the general head, "location" or "cleanliness", names an
   aspect better than a specific one, see ``benchmarks/README.md``), boosted when the
@@ -23,7 +23,7 @@ Namers share one interface (:class:`ClusterNamer`); :class:`PhraseNamer` is the 
   in most of their mid-sentence uses across the entity: the hotel's own name, a chain,
   a city) name a cluster only when no common noun does, and a cluster named by proper
   nouns alone gets no name. A cluster whose best name repeats a better-ranked cluster's
-  name takes instead a runner-up attribute noun that covers :data:`SECONDARY_COVERAGE`
+  name takes instead a runner-up attribute noun that covers ``NamingSettings.secondary_coverage``
   of it and names no other cluster (a second "room" cluster whose sentences say "clean"
   becomes "cleanliness" rather than joining the first). Opinion targets are extracted
   only for the clusters whose name they can change (the runner-up is within the boost of
@@ -31,7 +31,7 @@ Namers share one interface (:class:`ClusterNamer`); :class:`PhraseNamer` is the 
   A use of a part of a broader aspect (:data:`ASPECT_PARTS`: the lobby, the furniture, the building
   are part of the decor) also mentions that aspect (:meth:`PhraseNamer.mention_forms`).
   :meth:`PhraseNamer.name_aspects` also returns a cluster's
-  second aspects: runner-up names covering :data:`SECONDARY_COVERAGE` of it that name
+  second aspects: runner-up names covering ``NamingSettings.secondary_coverage`` of it that name
   another aspect ("cleanliness" inside a "room" cluster), with the sentences using them.
   Aspect discovery ranks the attribute nouns among them (``attributes_only``); all of them
   pushed planted aspects of the synthetic entities out of the top 15.
@@ -46,27 +46,33 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from opinio_agents.errors import ConfigError
-from opinio_agents.hiro.lexical import FUNCTION_WORDS, GENERIC_TOKENS, _sentiment_words, is_aspect_token
+from opinio_agents.hiro.lexical import _sentiment_words, function_words, generic_tokens, is_aspect_token
 from opinio_agents.text.preprocess import tokenize_for_bm25
+from opinio_agents.text.wordlists import word_set
 
 __all__ = [
     "AspectLabel",
     "ClusterNamer",
     "PhraseNamer",
     "noun_phrases",
-    "ATTRIBUTE_NOUNS",
-    "SYNONYMS",
-    "ASPECT_PARTS",
+    "attribute_nouns",
+    "synonyms",
+    "aspect_parts",
+    "ATTRIBUTE_NOUNS",  # noqa: F822 - read from the lexicon on first access (module __getattr__)
+    "SYNONYMS",  # noqa: F822 - read from the lexicon on first access (module __getattr__)
+    "ASPECT_PARTS",  # noqa: F822 - read from the lexicon on first access (module __getattr__)
     "load_lexicon",
     "load_aspect_parts",
     "topic_heads",
+    "NamingSettings",
+    "NAMING_SETTINGS",
     "opinion_words",
 ]
 
@@ -93,8 +99,9 @@ def _word_tokens(word: str) -> tuple[str, ...]:
 # ---------------------------------------------------------------------------------------------------------------
 # Noun-phrase names
 
-#: The aspect-name lexicon (package data: ``hiro/resources/aspect_lexicon.json``).
-LEXICON_PATH = Path(__file__).resolve().parent / "resources" / "aspect_lexicon.json"
+#: The aspect-name lexicon (package data: ``opinio_agents/resources/aspect_lexicon.json``, next to the
+#: word lists of ``resources/words/``).
+LEXICON_PATH = Path(__file__).resolve().parents[1] / "resources" / "aspect_lexicon.json"
 
 
 def load_lexicon(path: str | Path = LEXICON_PATH) -> tuple[dict[str, str], tuple[frozenset[str], ...]]:
@@ -156,51 +163,95 @@ def load_aspect_parts(path: str | Path = LEXICON_PATH) -> dict[str, frozenset[st
         ) from exc
 
 
-_LEXICON = load_lexicon()
-#: Attribute adjectives and the noun that names what they describe ("The room was spotless" is about cleanliness).
-ATTRIBUTE_NOUNS: dict[str, str] = _LEXICON[0]
-_ATTRIBUTE_NAMES = frozenset(ATTRIBUTE_NOUNS.values())
-#: Synonym sets the sentence encoder scores too low to merge (lower-case surface forms).
-SYNONYMS: tuple[frozenset[str], ...] = _LEXICON[1]
-#: Nouns whose use also mentions a broader aspect (``decor``: ``lobby``, ``furniture``, ``building``).
-ASPECT_PARTS: dict[str, frozenset[str]] = load_aspect_parts()
+@lru_cache(maxsize=1)
+def _lexicon() -> tuple[dict[str, str], tuple[frozenset[str], ...]]:
+    return load_lexicon()
 
-#: Score boost per unit share of a head's uses that the triplet extractor saw as an opinion target.
-TARGET_BOOST = 0.5
-#: Nouns that name no aspect, on top of :data:`~opinio_agents.hiro.lexical.GENERIC_TOKENS` (App. D tokens).
-NAME_STOPWORDS: frozenset[str] = frozenset(
-    """start beginning while euro euros dollar dollars buck bucks pound reason problem issue complaint downside
-    because although unless whether whereas etc despite upon toward towards via per amongst whilst""".split()
-)
-_SUBJECTS = frozenset("i we you they he she it who which there everything everyone".split())
-#: Words after which a word with a verb reading is a verb ("would repeat", "can't sleep", "didn't check").
-_VERB_CONTEXT = frozenset(
-    """will would can could should must might may shall won't wouldn't can't cannot couldn't shouldn't
-    don't didn't doesn't never""".split()
-)
-#: Words before "to" after which a word with a verb reading is an infinitive ("had to stand", "easy to find").
-_INFINITIVE_CONTEXT = frozenset(
-    """have has had having need needs needed want wants wanted able unable easy easier hard harder difficult
-    going tried try trying decided managed forced wanted""".split()
-)
-#: A name whose words are capitalized in at least this share of their mid-sentence uses is a proper
-#: noun (a hotel, chain or city name: "Vintage Park", "Hilton", "Vancouver"), not an aspect.
-PROPER_SHARE = 0.6
-#: Score factor of a proper-noun name (kept as a fallback when no common noun names the cluster).
-PROPER_FACTOR = 0.4
-#: A cluster's runner-up name that covers at least this share of its sentences, and names another
-#: aspect, is a second aspect of the cluster (in a "room" cluster, the third of its sentences that
-#: say "clean" or "spotless" make a "cleanliness" aspect).
-SECONDARY_COVERAGE = 0.3
+
+def attribute_nouns() -> dict[str, str]:
+    """Attribute adjectives and the noun that names what they describe ("The room was spotless" is about cleanliness).
+
+    Read from the lexicon on first use (:data:`ATTRIBUTE_NOUNS` is the same mapping).
+    """
+    return _lexicon()[0]
+
+
+def synonyms() -> tuple[frozenset[str], ...]:
+    """Synonym sets the sentence encoder scores too low to merge (lower-case surface forms): :data:`SYNONYMS`."""
+    return _lexicon()[1]
+
+
+@lru_cache(maxsize=1)
+def aspect_parts() -> dict[str, frozenset[str]]:
+    """Nouns whose use also mentions a broader aspect (``decor``: ``lobby``, ``furniture``): :data:`ASPECT_PARTS`."""
+    return load_aspect_parts()
+
+
+@lru_cache(maxsize=1)
+def _attribute_names() -> frozenset[str]:
+    return frozenset(attribute_nouns().values())
+
+
+_LAZY_LEXICON: dict[str, Callable[[], Any]] = {
+    "ATTRIBUTE_NOUNS": attribute_nouns,
+    "SYNONYMS": synonyms,
+    "ASPECT_PARTS": aspect_parts,
+}
+
+
+def __getattr__(name: str) -> Any:
+    """``ATTRIBUTE_NOUNS``, ``SYNONYMS`` and ``ASPECT_PARTS``, read from the lexicon on first access."""
+    if name in _LAZY_LEXICON:
+        return _LAZY_LEXICON[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@dataclass(frozen=True)
+class NamingSettings:
+    """The settings of HIRO aspect naming and ranking in one place (the values shipped;
+    ``benchmarks/aspect_labels.py`` measures them, the figures are in ``benchmarks/README.md``).
+
+    Attributes:
+        min_coverage: Share of a cluster's sentences its name must cover, else the cluster is unnamed.
+        merge_threshold: Cosine above which two display phrases of one cluster are synonyms.
+        join_threshold: Cosine above which the names of two clusters are one aspect.
+        max_target_sentences: Sentences per cluster the triplet extractor reads for opinion targets.
+        target_boost: Score boost per unit share of a head's uses the extractor saw as an opinion target.
+        proper_share: A name capitalized in at least this share of its mid-sentence uses is a proper
+            noun (a hotel, chain or city name: "Vintage Park", "Hilton"), not an aspect.
+        proper_factor: Score factor of a proper-noun name (a fallback when no common noun names the cluster).
+        secondary_coverage: A runner-up name covering this share of a cluster that names another aspect
+            is a second aspect of it (the "clean" third of a "room" cluster: "cleanliness").
+        diversify: A cluster repeating a better-ranked cluster's name takes the attribute it is about.
+        popularity_weight: Weight of the review share in aspect ranking (the rest: HIRO's specificity),
+            so the aspects every hotel shares (staff, location) are not ranked below rare ones.
+        second_aspects: Aspect discovery ranks the attribute aspects clusters hold besides their names.
+        min_target_share: An aspect whose name is an opinion target in fewer than this share of the
+            sentences using it is only mentioned in passing ("a deposit on your card"): it ranks after
+            every judged aspect.
+    """
+
+    min_coverage: float = 0.2
+    merge_threshold: float = 0.8
+    join_threshold: float = 0.8
+    max_target_sentences: int = 8
+    target_boost: float = 0.5
+    proper_share: float = 0.6
+    proper_factor: float = 0.4
+    secondary_coverage: float = 0.3
+    diversify: bool = True
+    popularity_weight: float = 0.75
+    second_aspects: bool = True
+    min_target_share: float = 0.25
+
+
+#: The settings every namer and aspect ranking uses unless a caller passes others.
+NAMING_SETTINGS = NamingSettings()
 #: Sentence texts whose opinion targets a :class:`PhraseNamer` keeps (cleared when full).
 TARGET_CACHE_SIZE = 200_000
-#: Whether :meth:`PhraseNamer.name` lets a cluster that repeats a better-ranked cluster's name take
-#: the attribute it is about (see ``PhraseNamer._diversify``).
-DIVERSIFY = True
 #: Verb-particle pairs written apart that name a noun ("check in was slow" is the check-in): the
 #: pair counts as that noun, with the verb rules of the first word ("we had to check in" stays a verb).
 _PARTICLE_NOUNS: dict[tuple[str, str], str] = {("check", "in"): "check-in", ("check", "out"): "check-out"}
-_DETERMINERS = frozenset("a an the this that these those my our your his her their its some any no".split())
 
 
 @lru_cache(maxsize=100_000)
@@ -242,18 +293,18 @@ def _noun_form(word: str) -> bool:
 @lru_cache(maxsize=100_000)
 def _chunk_word(word: str) -> str | None:
     """The App. D token of ``word`` when it can be part of a noun phrase, else None."""
-    if word in _DETERMINERS or not _noun_form(word.replace("-", "")) and "-" not in word:
+    if word in word_set("hiro_labels", "determiners") or not _noun_form(word.replace("-", "")) and "-" not in word:
         return None
     tokens = _word_tokens(word)
     if len(tokens) != 1:
         return None
     token = tokens[0]
-    if token in NAME_STOPWORDS:
+    if token in word_set("hiro_labels", "name_stopwords"):
         return None
     if is_aspect_token(token):
         return token
     gerund = word.endswith("ing") and token.isalpha() and len(token) > 4
-    if gerund and token not in GENERIC_TOKENS and token not in FUNCTION_WORDS and token not in _sentiment_words():
+    if gerund and token not in generic_tokens() and token not in function_words() and token not in _sentiment_words():
         return token  # parking, shopping: nouns lemminflect knows only as verbs
     return None
 
@@ -298,13 +349,13 @@ def noun_phrases(text: str, *, max_words: int = 3) -> list[tuple[tuple[str, ...]
             following = words[position + 2].lower() if position + 2 < len(words) else ""
         token = _chunk_word(lower)
         if token is not None and _verb_reading(verb):
-            if previous in _SUBJECTS:
+            if previous in word_set("hiro_labels", "subjects"):
                 token = None  # "we felt", "it makes": a verb after a subject pronoun
-            elif context in _VERB_CONTEXT:
+            elif context in word_set("hiro_labels", "verb_context"):
                 token = None  # "would (definitely) repeat", "can't sleep": a verb after a modal or a negation
             elif following == "not":
                 token = None  # "the bathroom does not", "need not"
-            elif previous == "to" and before in _INFINITIVE_CONTEXT:
+            elif previous == "to" and before in word_set("hiro_labels", "infinitive_context"):
                 token = None  # "had to stand", "easy to find": an infinitive
         if not lower.endswith("ly"):
             context = lower
@@ -333,7 +384,7 @@ def topic_heads(text: str) -> frozenset[str]:
     out = set()
     for key, surface in noun_phrases(text) + _attributes(text):
         head = surface.split()[-1] if surface else ""
-        if key and head not in names and key[-1] not in GENERIC_TOKENS:
+        if key and head not in names and key[-1] not in generic_tokens():
             out.add(key[-1])
     return frozenset(out)
 
@@ -352,7 +403,7 @@ def opinion_words(text: str) -> frozenset[str]:
 def _attributes(text: str) -> list[tuple[tuple[str, ...], str]]:
     found = []
     for word in _WORD.findall(text):
-        noun = ATTRIBUTE_NOUNS.get(word.lower())
+        noun = attribute_nouns().get(word.lower())
         if noun is not None:
             found.append((tuple(tokenize_for_bm25(noun)), noun))
     return found
@@ -362,7 +413,8 @@ def _parts_of(label: AspectLabel) -> frozenset[str]:
     """The :data:`ASPECT_PARTS` of the label's name or head word ("room decor": decor's parts)."""
     for name in (label.text, *label.aliases):
         words = name.split()
-        parts = ASPECT_PARTS.get(name) or (ASPECT_PARTS.get(words[-1]) if words else None)
+        lexicon = aspect_parts()
+        parts = lexicon.get(name) or (lexicon.get(words[-1]) if words else None)
         if parts:
             return parts
     return frozenset()
@@ -436,7 +488,7 @@ class _Phrases:
         """Whether a word of ``phrase`` is mostly capitalized mid-sentence (a proper noun)."""
         for word in phrase.split():
             uses = self.mid_uses.get(word, 0)
-            if uses >= 2 and self.capitalized.get(word, 0) >= PROPER_SHARE * uses:
+            if uses >= 2 and self.capitalized.get(word, 0) >= NAMING_SETTINGS.proper_share * uses:
                 return True
         return False
 
@@ -468,10 +520,10 @@ class PhraseNamer(ClusterNamer):
         *,
         extractor: Any = "auto",
         encoder: Any = "auto",
-        merge_threshold: float = 0.8,
-        join_threshold: float = 0.8,
-        min_coverage: float = 0.2,
-        max_target_sentences: int = 8,
+        merge_threshold: float = NAMING_SETTINGS.merge_threshold,
+        join_threshold: float = NAMING_SETTINGS.join_threshold,
+        min_coverage: float = NAMING_SETTINGS.min_coverage,
+        max_target_sentences: int = NAMING_SETTINGS.max_target_sentences,
     ) -> None:
         if not 0.0 < min_coverage <= 1.0:
             raise ConfigError(f"min_coverage={min_coverage!r} must be in (0, 1]")
@@ -512,7 +564,7 @@ class PhraseNamer(ClusterNamer):
         encoder = self._get_encoder()
         n = len(phrases)
         sim = np.zeros((n, n), dtype=np.float32)
-        for group in SYNONYMS:
+        for group in synonyms():
             members = [i for i, p in enumerate(phrases) if p in group]
             for i in members:
                 for j in members:
@@ -600,7 +652,7 @@ class PhraseNamer(ClusterNamer):
         if self._get_extractor() is None:
             return None
         heads = {tuple(tokenize_for_bm25(form))[-1:] for form in forms if tokenize_for_bm25(form)}
-        if not heads or any(form.lower() in _ATTRIBUTE_NAMES for form in forms):
+        if not heads or any(form.lower() in _attribute_names() for form in forms):
             return [True] * len(texts)
         return [any(key[-1:] in heads for key in keys) for keys in self._opinion_targets(texts)]
 
@@ -641,7 +693,7 @@ class PhraseNamer(ClusterNamer):
     ) -> list[list[tuple[AspectLabel, list[int]]]]:
         """Every cluster's candidates; the extractor reads only the clusters where it can change the name.
 
-        An opinion target multiplies a name's score by at most ``1 + TARGET_BOOST``, so a cluster
+        An opinion target multiplies a name's score by at most ``1 + target_boost``, so a cluster
         whose best name leads every other by more than that keeps it whatever the extractor says.
         The others' samples go through the extractor in one batch.
         """
@@ -651,7 +703,7 @@ class PhraseNamer(ClusterNamer):
         close = [
             i
             for i, found in enumerate(plain)
-            if len(found) > 1 and found[1][0].weight * (1.0 + TARGET_BOOST) > found[0][0].weight
+            if len(found) > 1 and found[1][0].weight * (1.0 + NAMING_SETTINGS.target_boost) > found[0][0].weight
         ]
         self._prefetch_targets([clusters[i] for i in close], texts)
         for i in close:
@@ -662,7 +714,7 @@ class PhraseNamer(ClusterNamer):
         self, indices: Sequence[int], table: _Phrases, texts: Sequence[str], *, targets: bool = True
     ) -> list[tuple[AspectLabel, list[int]]]:
         """Distinct names of one cluster covering ``min_coverage`` of it, best first, with the sentences
-        each covers (``targets=False``: without the extractor's boost). Proper nouns (:data:`PROPER_SHARE`)
+        each covers (``targets=False``: without the extractor's boost). Proper nouns (``NamingSettings.proper_share``)
         only name a cluster no common noun names; a cluster named only by proper nouns ("Vintage Park",
         "Chicago") gets no name."""
         size = len(indices)
@@ -686,8 +738,8 @@ class PhraseNamer(ClusterNamer):
         def score(head: str, covered: set[int]) -> float:
             share = target_share.get(head, 0) / max(len(sample), 1)
             coverage = len(covered) / size
-            boost = 1.0 + TARGET_BOOST * min(1.0, share / max(coverage, 1e-9)) if sample else 1.0
-            factor = PROPER_FACTOR if head in proper else 1.0
+            boost = 1.0 + NAMING_SETTINGS.target_boost * min(1.0, share / max(coverage, 1e-9)) if sample else 1.0
+            factor = NAMING_SETTINGS.proper_factor if head in proper else 1.0
             return coverage * boost * factor
 
         sim = self._similarity(phrases)
@@ -725,13 +777,13 @@ class PhraseNamer(ClusterNamer):
         ``found`` holds each cluster's candidates (best first), clusters in rank order. When a
         cluster's best name is :meth:`same_aspect` as an earlier cluster's, and one of its runner-up
         names is an attribute noun (:data:`ATTRIBUTE_NOUNS`: "cleanliness", "noise") that covers
-        :data:`SECONDARY_COVERAGE` of it and names no other cluster, that attribute moves first: a
+        ``NamingSettings.secondary_coverage`` of it and names no other cluster, that attribute moves first: a
         second "room" cluster whose sentences mostly say "clean" or "dirty" becomes "cleanliness"
         instead of joining the first one.
         """
-        if not DIVERSIFY:
+        if not NAMING_SETTINGS.diversify:
             return found
-        attributes = set(ATTRIBUTE_NOUNS.values())
+        attributes = set(_attribute_names())
         out = [list(names) for names in found]
         for i, names in enumerate(out):
             if not names or not any(
@@ -742,7 +794,7 @@ class PhraseNamer(ClusterNamer):
             for k, (label, _) in enumerate(names[1:], start=1):
                 if (
                     label.text in attributes
-                    and label.coverage >= SECONDARY_COVERAGE
+                    and label.coverage >= NAMING_SETTINGS.secondary_coverage
                     and not any(self.same_aspect(label, other) for other in chosen)
                 ):
                     out[i] = [names[k], *names[:k], *names[k + 1 :]]
@@ -775,12 +827,12 @@ class PhraseNamer(ClusterNamer):
         """Per cluster, its name and any second aspect it holds, each with the sentences it covers.
 
         The first entry is :meth:`name`'s label with the whole cluster; then come runner-up names that
-        cover at least :data:`SECONDARY_COVERAGE` of the cluster and name another aspect
+        cover at least ``NamingSettings.secondary_coverage`` of the cluster and name another aspect
         (not :meth:`same_aspect` as any name before them), each with the cluster's sentences that use it.
         With ``attributes_only``, only attribute nouns (:data:`ATTRIBUTE_NOUNS`: "cleanliness",
         "noise") are second aspects.
         """
-        attributes = set(ATTRIBUTE_NOUNS.values())
+        attributes = set(_attribute_names())
         del tokens  # phrases are chunked from the text itself
         texts = list(texts)  # passed down, never kept on the namer: one namer serves every thread at once
         table = self._phrases(texts)
@@ -794,7 +846,7 @@ class PhraseNamer(ClusterNamer):
             for label, covered in found[1:]:
                 if attributes_only and label.text not in attributes:
                     continue
-                if label.coverage >= SECONDARY_COVERAGE and not any(
+                if label.coverage >= NAMING_SETTINGS.secondary_coverage and not any(
                     self.same_aspect(label, other) for other, _ in names
                 ):
                     names.append((label, covered))
@@ -814,7 +866,7 @@ class PhraseNamer(ClusterNamer):
             True
         """
         names = (label.text, *label.aliases, *sorted(_parts_of(label)))
-        words = tuple(word for word, noun in ATTRIBUTE_NOUNS.items() if noun in names)
+        words = tuple(word for word, noun in attribute_nouns().items() if noun in names)
         return tuple(dict.fromkeys((*names, *words)))
 
     def same_aspect(self, a: AspectLabel, b: AspectLabel) -> bool:
