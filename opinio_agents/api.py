@@ -38,7 +38,7 @@ from opinio_agents.models import Entity, HighlightSet, Support
 from opinio_agents.retrieval.factory import RetrieverFactory, ScoredSentence
 from opinio_agents.stores.sentence_store import DEFAULT_STORE, SentenceStore
 from opinio_agents.synthesis.base import Synthesizer
-from opinio_agents.synthesis.selection import DEFAULT_SUMMARY_WORDS
+from opinio_agents.synthesis.selection import SELECTION_SETTINGS
 from opinio_agents.synthesis.summarizer import HighlightRequest, QueryFree, Summarizer, SummaryEvent
 from opinio_agents.synthesis.verification import VERIFY_BY_DEFAULT, HighlightVerifier
 from opinio_agents.trends import Weighting
@@ -761,7 +761,7 @@ class OpinioRAG:
 
     def query_free_highlights(
         self, entity_id: str | int, *, top_k: int = DEFAULT_TOP_K, alpha: float | None = None,
-        summary_words: int = DEFAULT_SUMMARY_WORDS,
+        summary_words: int = SELECTION_SETTINGS.summary_words,
     ) -> HighlightSet:
         """Highlights without any query: HIRO's popular and entity-specific clusters, plus alerts.
 

@@ -36,7 +36,7 @@ from opinio_agents.hiro.retriever import DEFAULT_TOP_K
 from opinio_agents.models import Evidence, Highlight, HighlightSet, QueryEvidence, QueryFailure, RunMeta, Support
 from opinio_agents.synthesis.alerts import CriticalComplaintCheck
 from opinio_agents.synthesis.base import SynthesisOutcome
-from opinio_agents.synthesis.selection import DEFAULT_SUMMARY_WORDS
+from opinio_agents.synthesis.selection import SELECTION_SETTINGS
 from opinio_agents.synthesis.summarizer import Draft, HighlightRequest, Summarizer, SummaryDone, SummaryEvent
 
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ class QueryFreeSummarizer(Summarizer):
         split_threshold: float = 0.35,
         max_cited: int = 5,
         checks: CriticalComplaintCheck | None = None,
-        summary_words: int = DEFAULT_SUMMARY_WORDS,
+        summary_words: int = SELECTION_SETTINGS.summary_words,
         verifier: HighlightVerifier | bool | None = None,
     ) -> None:
         super().__init__(hiro.index, checks=checks, verifier=verifier)

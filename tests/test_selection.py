@@ -403,7 +403,7 @@ SMALL_SENTIMENTS = [0.7, 0.6, 0.7, 0.0, -0.5]
 
 
 def test_select_summary_prefers_general_central_opinions_and_skips_repeats() -> None:
-    from opinio_agents.synthesis.selection import SMALL_ENTITY_WEIGHTS, is_first_person, select_summary
+    from opinio_agents.synthesis.selection import SELECTION_SETTINGS, is_first_person, select_summary
 
     picked = select_summary(SMALL_TEXTS, SMALL_VECTORS, SMALL_SENTIMENTS, budget_words=12)
     assert picked[0] == 0  # not the first-person anecdote, though it is as central
@@ -413,7 +413,7 @@ def test_select_summary_prefers_general_central_opinions_and_skips_repeats() -> 
     # without the first-person penalty and genericity, the anecdote's centrality can win
     plain = SelectionWeights(centrality=1.0, lexical=0.0, relevance=0.0, sentiment=0.0, genericity=0.0)
     scores = score_candidates(SMALL_TEXTS, SMALL_VECTORS, weights=plain)
-    weighted = score_candidates(SMALL_TEXTS, SMALL_VECTORS, weights=SMALL_ENTITY_WEIGHTS)
+    weighted = score_candidates(SMALL_TEXTS, SMALL_VECTORS, weights=SELECTION_SETTINGS.small_entity_weights)
     assert scores[1] - scores[0] > weighted[1] - weighted[0]
     assert select_summary(SMALL_TEXTS[:2], SMALL_VECTORS[:2], SMALL_SENTIMENTS[:2]) == []  # too few opinions
     assert len(select_summary(SMALL_TEXTS, SMALL_VECTORS, SMALL_SENTIMENTS, budget_words=1)) == 1

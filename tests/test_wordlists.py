@@ -23,6 +23,7 @@ USERS = (
     "opinio_agents.hiro.lexical",
     "opinio_agents.hiro.labels",
     "opinio_agents.hiro.aspects",
+    "opinio_agents.synthesis.selection",
 )
 
 

@@ -60,8 +60,7 @@ from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.synthesis.keypoint import mentions_any, to_key_point
 from opinio_agents.synthesis.selection import (
-    DEFAULT_SUMMARY_WORDS,
-    DEFAULT_WEIGHTS,
+    SELECTION_SETTINGS,
     SelectionWeights,
     SummaryLayout,
     score_candidates,
@@ -196,7 +195,7 @@ def aspect_highlights(
     embeddings: np.ndarray | None = None,
     max_points: int = 1,
     budget_words: int = 30,
-    weights: SelectionWeights = DEFAULT_WEIGHTS,
+    weights: SelectionWeights = SELECTION_SETTINGS.default_weights,
     distinct_topics: bool = QUERY_FREE_DISTINCT_TOPICS,
     judged: Callable[[Sequence[str], Sequence[str]], list[bool] | None] | None = None,
 ) -> list[Highlight]:
@@ -463,7 +462,7 @@ def query_free_highlights(
     alpha: float | None = None,
     split_threshold: float = 0.35,
     max_cited: int = 5,
-    summary_words: int = DEFAULT_SUMMARY_WORDS,
+    summary_words: int = SELECTION_SETTINGS.summary_words,
     max_points: int = 2,
     weights: SelectionWeights = QUERY_FREE_WEIGHTS,
     order_by_position: bool = True,
@@ -536,7 +535,7 @@ def query_free_result(
     alpha: float | None = None,
     split_threshold: float = 0.35,
     max_cited: int = 5,
-    summary_words: int = DEFAULT_SUMMARY_WORDS,
+    summary_words: int = SELECTION_SETTINGS.summary_words,
     max_points: int = 2,
     weights: SelectionWeights = QUERY_FREE_WEIGHTS,
     order_by_position: bool = True,

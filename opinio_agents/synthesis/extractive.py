@@ -31,7 +31,7 @@ from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, Polar
 from opinio_agents.synthesis.base import Synthesizer
 from opinio_agents.synthesis.keypoint import subject_clauses, to_key_point
 from opinio_agents.synthesis.selection import (
-    QUERY_WEIGHTS,
+    SELECTION_SETTINGS,
     SelectionWeights,
     score_candidates,
     select_points,
@@ -63,7 +63,7 @@ class ExtractiveSynthesizer(Synthesizer):
         majority_share: Share of the budget the majority side gets when a query splits.
         mmr_lambda: MMR trade-off between score and novelty of a further point.
         max_pool: Support-set sentences a side chooses from at most.
-        weights: Selection weights (:data:`~opinio_agents.synthesis.selection.QUERY_WEIGHTS`),
+        weights: Selection weights (``SelectionSettings.query_weights``),
             applied to the candidates as trimmed key points (:func:`to_key_point`).
         min_point_support: A further key point stays only when at least this share of the
             side's candidates is nearer to it than to the earlier points
@@ -90,7 +90,7 @@ class ExtractiveSynthesizer(Synthesizer):
         majority_share: float = 0.65,
         mmr_lambda: float = 0.7,
         max_pool: int = 300,
-        weights: SelectionWeights = QUERY_WEIGHTS,
+        weights: SelectionWeights = SELECTION_SETTINGS.query_weights,
         min_point_support: float = 0.1,
         focus_margin: float | None = FOCUS_MARGIN,
     ) -> None:

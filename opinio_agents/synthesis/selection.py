@@ -24,7 +24,7 @@ One place for the offline selection logic used by the extractive synthesizer
    entity-wide, for entities too small for a useful HIRO hierarchy (a few
    reviews, tens of sentences): the opinionated sentences closest to what all
    reviews say (centrality, shared wording), stated generally and not in the
-   first person (:data:`SMALL_ENTITY_WEIGHTS`), with MMR against repeats, up to
+   first person (``SelectionSettings.small_entity_weights``), with MMR against repeats, up to
    the word budget. :class:`SummaryLayout` ``sentences`` then fixes the
    paragraph (:func:`summary_of`).
 
@@ -52,6 +52,7 @@ import numpy as np
 from opinio_agents.errors import ConfigError
 from opinio_agents.models import SENTIMENT_THRESHOLD, Highlight
 from opinio_agents.synthesis.alerts import GUARD_NOTE
+from opinio_agents.text.wordlists import word_set
 
 __all__ = [
     "SelectionWeights",
@@ -63,36 +64,18 @@ __all__ = [
     "support_pool",
     "expand_pool",
     "supported_points",
-    "DEFAULT_WEIGHTS",
-    "SMALL_ENTITY_WEIGHTS",
-    "QUERY_WEIGHTS",
+    "SelectionSettings",
+    "SELECTION_SETTINGS",
     "is_first_person",
     "select_summary",
     "SummaryItem",
     "compose_summary",
     "summary_of",
-    "DEFAULT_SUMMARY_WORDS",
     "SummaryLayout",
 ]
 
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
-    """a an the and or but of to in on at for with is was were are be been being it its this that these those
-    we i you they our my me us your their them he she his her there here as so very had have has do did does
-    not no just also really too quite all any some from by if than then when which who what would could
-    will can get got one""".split()
-)
-#: Words of a personal story rather than a general statement.
-_NARRATIVE = frozenset(
-    """i we my our me us myself ourselves husband wife son daughter kids children friend friends boyfriend
-    girlfriend family mom dad mother father partner asked told said called arrived booked paid checked
-    decided went came got took wanted needed tried ended happened when after before then later yesterday
-    tonight first second third last next night nights day days morning evening week trip visit time times
-    anniversary birthday honeymoon""".split()
-)
 _DIGIT = re.compile(r"\d")
-#: Words that make a sentence a first-person account ("I bought it for my son").
-_FIRST_PERSON = frozenset("i we my our me us myself ourselves".split())
 
 
 def content_tokens(text: str) -> list[str]:
@@ -102,7 +85,8 @@ def content_tokens(text: str) -> list[str]:
         >>> content_tokens("The rooms were very clean!")
         ['rooms', 'clean']
     """
-    return [t for t in _WORD.findall(text.lower()) if t not in _STOP]
+    stopwords = word_set("selection", "content_stopwords")
+    return [t for t in _WORD.findall(text.lower()) if t not in stopwords]
 
 
 def genericity(text: str) -> float:
@@ -122,7 +106,8 @@ def genericity(text: str) -> float:
     if n == 0:
         return 0.0
     tokens = _WORD.findall(text.lower())
-    narrative = sum(t in _NARRATIVE for t in tokens)
+    narrative_words = word_set("selection", "narrative")
+    narrative = sum(t in narrative_words for t in tokens)
     score = 1.0 - min(0.6, 0.15 * narrative)
     if _DIGIT.search(text):
         score -= 0.2
@@ -144,7 +129,8 @@ def is_first_person(text: str) -> bool:
         >>> is_first_person("I bought it for my son."), is_first_person("The chain is thin but strong.")
         (True, False)
     """
-    return any(t in _FIRST_PERSON for t in _WORD.findall(text.lower()))
+    first_person = word_set("selection", "first_person")
+    return any(t in first_person for t in _WORD.findall(text.lower()))
 
 
 def lexical_centrality(token_lists: Sequence[Sequence[str]]) -> np.ndarray:
@@ -195,16 +181,31 @@ class SelectionWeights:
     first_person: float = 0.0
 
 
-DEFAULT_WEIGHTS = SelectionWeights()
-#: Weights of query-focused key points (the extractive synthesizer, scored on the trimmed key
-#: points): genericity counts more than in :data:`DEFAULT_WEIGHTS`, since human aspect summaries
-#: state the shared opinion in general terms (SPACE dev aspect ROUGE-L 23.4 -> 23.9 at 0.4 vs 0.25).
-QUERY_WEIGHTS = SelectionWeights(genericity=0.4)
-#: Weights of :func:`select_summary` (tuned on the FewSum entities outside its test split:
-#: general ROUGE-L 19.7 vs LexRank 17.0 at the references' mean length).
-SMALL_ENTITY_WEIGHTS = SelectionWeights(
-    centrality=1.0, lexical=0.4, relevance=0.0, sentiment=0.0, genericity=0.8, first_person=0.2
-)
+@dataclass(frozen=True)
+class SelectionSettings:
+    """The settings of sentence selection in one place (the values shipped; ``benchmarks/real_reviews.py``
+    measures them, the figures are in ``benchmarks/README.md``).
+
+    Attributes:
+        default_weights: Weights of :func:`score_candidates` when a caller gives none (HIRO's aspect highlights).
+        query_weights: Weights of query-focused key points (the extractive synthesizer, scored on the trimmed
+            key points): genericity counts more, since human aspect summaries state the shared opinion in
+            general terms.
+        small_entity_weights: Weights of :func:`select_summary` (entity-wide summaries of small entities):
+            centrality and genericity first, first-person accounts penalised.
+        summary_words: Word budget of ``HighlightSet.summary`` (human general summaries of hotels run 60-90 words).
+    """
+
+    default_weights: SelectionWeights = SelectionWeights()
+    query_weights: SelectionWeights = SelectionWeights(genericity=0.4)
+    small_entity_weights: SelectionWeights = SelectionWeights(
+        centrality=1.0, lexical=0.4, relevance=0.0, sentiment=0.0, genericity=0.8, first_person=0.2
+    )
+    summary_words: int = 75
+
+
+#: The settings selection uses unless a caller passes others.
+SELECTION_SETTINGS = SelectionSettings()
 
 
 def _scale(values: np.ndarray) -> np.ndarray:
@@ -223,7 +224,7 @@ def score_candidates(
     *,
     sentiments: Sequence[float] | None = None,
     query_vector: np.ndarray | None = None,
-    weights: SelectionWeights = DEFAULT_WEIGHTS,
+    weights: SelectionWeights = SELECTION_SETTINGS.default_weights,
 ) -> np.ndarray:
     """Score each sentence of one side's support set: higher states the shared opinion better.
 
@@ -336,7 +337,7 @@ def select_summary(
     sentiments: Sequence[float],
     *,
     budget_words: int = 75,
-    weights: SelectionWeights = SMALL_ENTITY_WEIGHTS,
+    weights: SelectionWeights = SELECTION_SETTINGS.small_entity_weights,
     min_candidates: int = 3,
 ) -> list[int]:
     """A query-free summary chosen entity-wide: positions of its sentences, in selection order.
@@ -573,8 +574,6 @@ def compose_summary(items: Sequence[SummaryItem], *, budget_words: int = 75) -> 
     return out
 
 
-#: Word budget of ``HighlightSet.summary`` (human general summaries of hotels run 60-90 words).
-DEFAULT_SUMMARY_WORDS = 75
 
 
 @dataclass(frozen=True)
@@ -601,7 +600,7 @@ class SummaryLayout:
 def summary_of(
     highlights: Sequence[Highlight],
     *,
-    budget_words: int = DEFAULT_SUMMARY_WORDS,
+    budget_words: int = SELECTION_SETTINGS.summary_words,
     positions: Mapping[str, float] | None = None,
     weights: Mapping[str, float] | None = None,
     layout: SummaryLayout | None = None,
