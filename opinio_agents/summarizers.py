@@ -36,6 +36,7 @@ from opinio_agents.hiro.retriever import DEFAULT_TOP_K
 from opinio_agents.models import Evidence, Highlight, HighlightSet, QueryEvidence, QueryFailure, RunMeta, Support
 from opinio_agents.synthesis.alerts import CriticalComplaintCheck
 from opinio_agents.synthesis.base import SynthesisOutcome
+from opinio_agents.synthesis.keypoint import KEY_POINT_SETTINGS
 from opinio_agents.synthesis.selection import SELECTION_SETTINGS
 from opinio_agents.synthesis.summarizer import Draft, HighlightRequest, Summarizer, SummaryDone, SummaryEvent
 
@@ -143,7 +144,7 @@ class QueryFreeSummarizer(Summarizer):
         top_k: int = DEFAULT_TOP_K,
         alpha: float | None = None,
         split_threshold: float = 0.35,
-        max_cited: int = 5,
+        max_cited: int = KEY_POINT_SETTINGS.max_cited,
         checks: CriticalComplaintCheck | None = None,
         summary_words: int = SELECTION_SETTINGS.summary_words,
         verifier: HighlightVerifier | bool | None = None,

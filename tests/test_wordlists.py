@@ -24,6 +24,7 @@ USERS = (
     "opinio_agents.hiro.labels",
     "opinio_agents.hiro.aspects",
     "opinio_agents.synthesis.selection",
+    "opinio_agents.synthesis.keypoint",
 )
 
 

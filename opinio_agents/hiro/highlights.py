@@ -58,7 +58,7 @@ from opinio_agents.hiro.store import HiroIndex, as_hiro_index
 from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, HighlightSet, Polarity, RunMeta, Support
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.sentence_store import SentenceStore
-from opinio_agents.synthesis.keypoint import mentions_any, to_key_point
+from opinio_agents.synthesis.keypoint import KEY_POINT_SETTINGS, mentions_any, to_key_point
 from opinio_agents.synthesis.selection import (
     SELECTION_SETTINGS,
     SelectionWeights,
@@ -191,7 +191,7 @@ def aspect_highlights(
     stored: list[StoredSentence],
     *,
     split_threshold: float = 0.35,
-    max_cited: int = 5,
+    max_cited: int = KEY_POINT_SETTINGS.max_cited,
     embeddings: np.ndarray | None = None,
     max_points: int = 1,
     budget_words: int = 30,
@@ -324,7 +324,7 @@ def sentence_highlights(
     embeddings: np.ndarray,
     *,
     paths: np.ndarray | None = None,
-    max_cited: int = 5,
+    max_cited: int = KEY_POINT_SETTINGS.max_cited,
 ) -> list[Highlight]:
     """One highlight per chosen summary sentence (an entity-wide summary), in ``chosen`` order.
 
@@ -461,7 +461,7 @@ def query_free_highlights(
     top_k: int = 8,
     alpha: float | None = None,
     split_threshold: float = 0.35,
-    max_cited: int = 5,
+    max_cited: int = KEY_POINT_SETTINGS.max_cited,
     summary_words: int = SELECTION_SETTINGS.summary_words,
     max_points: int = 2,
     weights: SelectionWeights = QUERY_FREE_WEIGHTS,
@@ -534,7 +534,7 @@ def query_free_result(
     top_k: int = 8,
     alpha: float | None = None,
     split_threshold: float = 0.35,
-    max_cited: int = 5,
+    max_cited: int = KEY_POINT_SETTINGS.max_cited,
     summary_words: int = SELECTION_SETTINGS.summary_words,
     max_points: int = 2,
     weights: SelectionWeights = QUERY_FREE_WEIGHTS,

@@ -29,7 +29,7 @@ from opinio_agents.embeddings import Encoder, get_encoder
 from opinio_agents.errors import ConfigError
 from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, Polarity, QueryEvidence, Support
 from opinio_agents.synthesis.base import Synthesizer
-from opinio_agents.synthesis.keypoint import subject_clauses, to_key_point
+from opinio_agents.synthesis.keypoint import KEY_POINT_SETTINGS, subject_clauses, to_key_point
 from opinio_agents.synthesis.selection import (
     SELECTION_SETTINGS,
     SelectionWeights,
@@ -41,13 +41,13 @@ from opinio_agents.synthesis.support import SIDE_SHARE, shown_sides
 from opinio_agents.text.duplicates import distinct_indices
 from opinio_agents.text.polarity import evidence_polarity
 
-__all__ = ["ExtractiveSynthesizer", "evidence_polarity", "FOCUS_MARGIN"]
-
-#: How much closer to the query (cosine) the part of a multi-aspect key point must be to replace it.
-FOCUS_MARGIN: float | None = 0.05
+__all__ = ["ExtractiveSynthesizer", "evidence_polarity"]
 
 class ExtractiveSynthesizer(Synthesizer):
     """Query-focused extractive PROS/CONS from retrieved evidence, no LLM needed.
+
+    The defaults are :data:`~opinio_agents.synthesis.keypoint.KEY_POINT_SETTINGS` (``split_threshold``:
+    :data:`~opinio_agents.synthesis.support.SIDE_SHARE`).
 
     Args:
         encoder: Sentence encoder for centrality (the shared MiniLM by default).
@@ -56,8 +56,7 @@ class ExtractiveSynthesizer(Synthesizer):
             :func:`~opinio_agents.synthesis.support.shown_sides`).
         min_side_evidence: Evidence sentences a side needs to get a highlight.
         max_cited: Evidence sentences cited per highlight.
-        max_words: Word cap of a key point (cut at a clause boundary; SPACE dev aspect ROUGE-L
-            23.9 at 28, 24.0-24.3 at 16-24, 24.3 at 24).
+        max_words: Word cap of a key point (cut at a clause boundary).
         max_points: Key points of the majority side (the minority side gets one fewer).
         budget_words: Word budget of a query's key points.
         majority_share: Share of the budget the majority side gets when a query splits.
@@ -68,8 +67,7 @@ class ExtractiveSynthesizer(Synthesizer):
         min_point_support: A further key point stays only when at least this share of the
             side's candidates is nearer to it than to the earlier points
             (:func:`~opinio_agents.synthesis.selection.supported_points`): a distinct,
-            shared sub-opinion. 0 keeps every MMR point (SPACE dev aspect ROUGE-L 22.9 -> 23.0
-            at 0.1; synthetic sample PROS ROUGE-L 23.5 -> 24.0).
+            shared sub-opinion. 0 keeps every MMR point.
         focus_margin: A chosen key point that talks about several aspects (:func:`subject_clauses`)
             is cut to its part about the query when that part is at least this much closer to the
             query (cosine) than the whole point; None keeps whole points.
@@ -82,17 +80,17 @@ class ExtractiveSynthesizer(Synthesizer):
         encoder: Encoder | None = None,
         *,
         split_threshold: float = SIDE_SHARE,
-        min_side_evidence: int = 2,
-        max_cited: int = 5,
-        max_words: int = 24,
-        max_points: int = 2,
-        budget_words: int = 30,
-        majority_share: float = 0.65,
-        mmr_lambda: float = 0.7,
-        max_pool: int = 300,
+        min_side_evidence: int = KEY_POINT_SETTINGS.min_side_evidence,
+        max_cited: int = KEY_POINT_SETTINGS.max_cited,
+        max_words: int = KEY_POINT_SETTINGS.query_max_words,
+        max_points: int = KEY_POINT_SETTINGS.max_points,
+        budget_words: int = KEY_POINT_SETTINGS.budget_words,
+        majority_share: float = KEY_POINT_SETTINGS.majority_share,
+        mmr_lambda: float = KEY_POINT_SETTINGS.mmr_lambda,
+        max_pool: int = KEY_POINT_SETTINGS.max_pool,
         weights: SelectionWeights = SELECTION_SETTINGS.query_weights,
-        min_point_support: float = 0.1,
-        focus_margin: float | None = FOCUS_MARGIN,
+        min_point_support: float = KEY_POINT_SETTINGS.min_point_support,
+        focus_margin: float | None = KEY_POINT_SETTINGS.focus_margin,
     ) -> None:
         super().__init__()
         if not 0.0 < split_threshold <= 0.5:

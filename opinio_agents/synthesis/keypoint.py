@@ -19,10 +19,59 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from opinio_agents.text.preprocess import tokenize_for_bm25
+from opinio_agents.text.wordlists import word_set
 
-__all__ = ["to_key_point", "clean_sentence", "best_clause", "mentions_any", "subject_clauses"]
+__all__ = [
+    "to_key_point",
+    "clean_sentence",
+    "best_clause",
+    "mentions_any",
+    "subject_clauses",
+    "KeyPointSettings",
+    "KEY_POINT_SETTINGS",
+]
+
+
+@dataclass(frozen=True)
+class KeyPointSettings:
+    """The settings of key points in one place (the values shipped; ``benchmarks/real_reviews.py``
+    measures them, the figures are in ``benchmarks/README.md``).
+
+    Attributes:
+        max_words: Word cap of a key point cut at a clause boundary (query-free highlights, fallbacks).
+        query_max_words: The cap of the extractive synthesizer's query key points: shorter points
+            match the references' aspect summaries better.
+        max_cited: Evidence sentences cited per highlight.
+        min_side_evidence: Evidence sentences a side needs to get a highlight.
+        max_points: Key points of the majority side of a query (the minority side gets one fewer).
+        budget_words: Word budget of a query's key points.
+        majority_share: Share of the budget the majority side gets when a query splits.
+        mmr_lambda: MMR trade-off between score and novelty of a further key point.
+        max_pool: Support-set sentences a side chooses from at most (bounds the cost of centrality).
+        min_point_support: A further key point stays only when at least this share of the side's
+            candidates is nearer to it than to the earlier points (a distinct, shared sub-opinion).
+        focus_margin: A key point about several aspects is cut to its part about the query when that
+            part is at least this much closer to the query (cosine); None keeps whole points.
+    """
+
+    max_words: int = 28
+    query_max_words: int = 24
+    max_cited: int = 5
+    min_side_evidence: int = 2
+    max_points: int = 2
+    budget_words: int = 30
+    majority_share: float = 0.65
+    mmr_lambda: float = 0.7
+    max_pool: int = 300
+    min_point_support: float = 0.1
+    focus_margin: float | None = 0.05
+
+
+#: The settings key points use unless a caller passes others.
+KEY_POINT_SETTINGS = KeyPointSettings()
 
 _TAG = re.compile(r"<[^>]{0,200}>")
 _NON_TEXT = re.compile(r"[^\x20-\x7E\u00C0-\u024F\u2018\u2019\u201C\u201D\u2013\u2014]")
@@ -48,14 +97,8 @@ _FIRST_PERSON = re.compile(
     r"(loved|liked|enjoyed|appreciated|adored|hated|disliked|found|thought|noticed)\b\s*",
     re.IGNORECASE,
 )
-_MAX_WORDS = 28
 _PERSONAL = re.compile(r"\b(?:i|we|my|our|me|us|i'm|we're|i've|we've|i'd|we'd)\b", re.IGNORECASE)
 _OWNER = re.compile(r"^(?:our|my)\s+(?=[a-z])", re.IGNORECASE)
-#: After "our"/"my", words that name people: "Our room" becomes "The room", "My husband" stays.
-_PEOPLE = frozenset(
-    """husband wife son daughter kids kid children child friend friends boyfriend girlfriend family mom dad mother
-    father partner parents sister brother baby group party""".split()
-)
 
 
 def clean_sentence(text: str) -> str:
@@ -147,13 +190,13 @@ def _impersonal(clause: str) -> str:
     match = _OWNER.match(clause)
     if match:
         following = clause[match.end() :].split(maxsplit=1)
-        if following and following[0].lower().strip(",.") not in _PEOPLE:
+        if following and following[0].lower().strip(",.") not in word_set("keypoint", "people"):
             clause = "The " + clause[match.end() :]
     return clause
 
 
 def to_key_point(
-    text: str, query: str, *, sign: int = 0, max_words: int = _MAX_WORDS, terms: Sequence[str] = ()
+    text: str, query: str, *, sign: int = 0, max_words: int = KEY_POINT_SETTINGS.max_words, terms: Sequence[str] = ()
 ) -> str:
     """A concise key-point line built from one review sentence (``terms``: see :func:`best_clause`)."""
     cleaned = clean_sentence(text)
