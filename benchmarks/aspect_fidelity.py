@@ -7,7 +7,7 @@ text discusses the aspect it is shown under (its ``query``):
 1. **verifier**: the aspect test of the per-highlight verifier
    (:mod:`opinio_agents.synthesis.verification`): a triplet of the text (embedded
    AOS extractor) whose aspect matches the highlight's aspect or is at least
-   ``ASPECT_SIMILARITY`` similar to it (MiniLM), or the aspect's words in the text;
+   ``VerificationSettings.aspect_similarity`` similar to it (MiniLM), or the aspect's words in the text;
 2. **mention**: the one definition of an aspect mention
    (:func:`opinio_agents.synthesis.support.mention_mask`): the aspect's most
    specific word (or most of its words) in the text, or MiniLM cosine with the aspect

@@ -40,7 +40,7 @@ from opinio_agents.stores.sentence_store import DEFAULT_STORE, SentenceStore
 from opinio_agents.synthesis.base import Synthesizer
 from opinio_agents.synthesis.selection import SELECTION_SETTINGS
 from opinio_agents.synthesis.summarizer import HighlightRequest, QueryFree, Summarizer, SummaryEvent
-from opinio_agents.synthesis.verification import VERIFY_BY_DEFAULT, HighlightVerifier
+from opinio_agents.synthesis.verification import VERIFICATION_SETTINGS, HighlightVerifier
 from opinio_agents.trends import Weighting
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ class OpinioRAG:
             see :class:`~opinio_agents.hiro.store.HiroIndex`).
         verify: Verify every highlight against its own cited evidence (AR/SF/OF and a verdict in
             ``Highlight.verification``; contradicted highlights are rewritten or dropped). ``None``
-            follows :data:`~opinio_agents.synthesis.verification.VERIFY_BY_DEFAULT`; a
+            follows ``VERIFICATION_SETTINGS.verify_by_default``; a
             :class:`~opinio_agents.synthesis.verification.HighlightVerifier` is used as given.
 
     Query modes (``HighlightSet.meta.mode``): ``"queries"`` when queries are given,
@@ -159,7 +159,8 @@ class OpinioRAG:
         self._lock = threading.RLock()
         if verify is not None and not isinstance(verify, (bool, HighlightVerifier)):
             raise ConfigError(f"verify={verify!r} must be True, False, None or a HighlightVerifier")
-        self.verify = verify  # None: VERIFY_BY_DEFAULT, and on whenever a model writes the highlight text
+        # None: VERIFICATION_SETTINGS.verify_by_default, and on whenever a model writes the highlight text
+        self.verify = verify
         self._verifier: HighlightVerifier | None = verify if isinstance(verify, HighlightVerifier) else None
 
     def verifier(
@@ -168,7 +169,7 @@ class OpinioRAG:
         """The verifier a run uses: ``verify`` if given, else the façade's setting; None when off.
 
         With neither set, verification follows
-        :data:`~opinio_agents.synthesis.verification.VERIFY_BY_DEFAULT`, and is on whenever a
+        ``VERIFICATION_SETTINGS.verify_by_default``, and is on whenever a
         language model writes the highlight text (``model_writes``: the LLM synthesizer and
         the long-context baseline), so no model-written claim reaches a user unchecked.
 
@@ -184,7 +185,7 @@ class OpinioRAG:
         """
         choice = self.verify if verify is None else verify
         if choice is None:
-            choice = VERIFY_BY_DEFAULT or model_writes
+            choice = VERIFICATION_SETTINGS.verify_by_default or model_writes
         if isinstance(choice, HighlightVerifier):
             return choice
         if not isinstance(choice, bool):

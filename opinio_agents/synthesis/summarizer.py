@@ -53,7 +53,7 @@ from opinio_agents.kinds import QueryMode, RetrieverKind
 from opinio_agents.models import Highlight, HighlightSet, LLMOutcomes, QueryEvidence, RunMeta, TokenUsage
 from opinio_agents.synthesis.alerts import CriticalComplaintCheck
 from opinio_agents.synthesis.base import SynthesisOutcome
-from opinio_agents.synthesis.verification import VERIFY_BY_DEFAULT, HighlightVerifier, verify_outcome
+from opinio_agents.synthesis.verification import VERIFICATION_SETTINGS, HighlightVerifier, verify_outcome
 from opinio_agents.trends import Weighting
 
 if TYPE_CHECKING:
@@ -264,7 +264,7 @@ def usage_delta(before: TokenUsage, after: TokenUsage) -> TokenUsage:
 def resolve_verifier(verify: bool | HighlightVerifier | None) -> HighlightVerifier | None:
     """The verifier a ``verify=`` setting asks for: None (off), a new default one, or the one given.
 
-    ``None`` follows :data:`~opinio_agents.synthesis.verification.VERIFY_BY_DEFAULT`.
+    ``None`` follows ``VERIFICATION_SETTINGS.verify_by_default``.
 
     Example:
         >>> resolve_verifier(False) is None
@@ -275,7 +275,7 @@ def resolve_verifier(verify: bool | HighlightVerifier | None) -> HighlightVerifi
     if isinstance(verify, HighlightVerifier):
         return verify
     if verify is None:
-        verify = VERIFY_BY_DEFAULT
+        verify = VERIFICATION_SETTINGS.verify_by_default
     if not isinstance(verify, bool):
         raise ConfigError(f"verify={verify!r} must be True, False, None or a HighlightVerifier")
     return HighlightVerifier() if verify else None
@@ -359,7 +359,7 @@ class Summarizer(ABC):
         checks: The post-processing step (guard + alerts); the default checks everything.
         verifier: Verify every highlight against its own evidence: a
             :class:`~opinio_agents.synthesis.verification.HighlightVerifier`, True (a
-            default one), False (off), or None (:data:`~opinio_agents.synthesis.verification.VERIFY_BY_DEFAULT`).
+            default one), False (off), or None (``VERIFICATION_SETTINGS.verify_by_default``).
     """
 
     #: Short name recorded in ``HighlightSet.meta.synthesizer``.

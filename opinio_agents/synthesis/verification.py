@@ -21,12 +21,12 @@ else the sentence's stored sentiment score.
   cited sentence discusses (no triplet aspect matches, the words do not occur,
   and no evidence aspect is similar enough).
 * ``weak`` - partly backed: more cited sentences disagree with its side than
-  agree, or two or more and at least :data:`MIXED_SHARE` of them do (each read a second time,
+  agree, or two or more and at least ``VerificationSettings.mixed_share`` of them do (each read a second time,
   :func:`second_reading`), part of its own text reads the other way about its subject, it does
   not mention the evidence's main aspect (AR = 0 and the words are absent; when its
   text spells that aspect out, the reported AR is 1.0, so a score never contradicts the
   verdict), the evidence holds no polar opinion about it (SF undefined), no reviewer's
-  opinion is close to its wording (best similarity below :data:`WEAK_OF`, unless a cited
+  opinion is close to its wording (best similarity below ``VerificationSettings.weak_of``, unless a cited
   sentence uses the very words; the reported OF is the paper's mean), the extractor
   finds no opinion in it, or it cites no evidence at all (the long-context baseline).
 * ``supported`` - everything else.
@@ -55,6 +55,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from opinio_agents.errors import ConfigError
@@ -84,24 +85,36 @@ __all__ = [
     "sentence_stance",
     "second_reading",
     "verify_outcome",
-    "VERIFY_BY_DEFAULT",
+    "VerificationSettings",
+    "VERIFICATION_SETTINGS",
     "VERIFY_NOTE",
-    "WEAK_OF",
-    "ASPECT_SIMILARITY",
-    "MIXED_SHARE",
 ]
 
-#: Whether summarizers verify when nobody says (``opinio highlight --verify/--no-verify``).
-#: Off: on the default (extractive) path verification costs more than 20% of the synthesis
-#: time (``benchmarks/verification.py`` measures it; see README "Verification").
-VERIFY_BY_DEFAULT = False
-#: Opinion faithfulness below this makes a highlight ``weak`` (its wording drifts from the reviewers').
-WEAK_OF = 0.5
-#: An aspect of the highlight at least this similar to an evidence aspect counts as discussed.
-ASPECT_SIMILARITY = 0.6
-#: Share of its cited sentences (two at least) that, read the other way, make a highlight ``weak``:
-#: a PRO shown over 3 praises and 2 complaints is mixed, not supported.
-MIXED_SHARE = 0.4
+@dataclass(frozen=True)
+class VerificationSettings:
+    """The settings of highlight verification in one place (the values shipped; ``benchmarks/verification.py``
+    and ``benchmarks/verifier_agreement.py`` measure them, the figures are in ``benchmarks/README.md``).
+
+    Attributes:
+        verify_by_default: Whether summarizers verify when nobody says (``opinio highlight
+            --verify/--no-verify``); off, since on the default (extractive) path it costs more than a
+            fifth of the synthesis time.
+        weak_of: Opinion faithfulness below this makes a highlight ``weak`` (its wording drifts from
+            the reviewers').
+        aspect_similarity: An aspect of the highlight at least this similar to an evidence aspect
+            counts as discussed.
+        mixed_share: Share of its cited sentences (two at least) that, read the other way, make a
+            highlight ``weak``: a PRO shown over 3 praises and 2 complaints is mixed, not supported.
+    """
+
+    verify_by_default: bool = False
+    weak_of: float = 0.5
+    aspect_similarity: float = 0.6
+    mixed_share: float = 0.4
+
+
+#: The settings verification uses unless a caller passes others.
+VERIFICATION_SETTINGS = VerificationSettings()
 #: Prefix of the notes verification adds to a rewritten highlight.
 VERIFY_NOTE = "verification"
 
@@ -189,7 +202,7 @@ def _discussed(
     if mine and set(mine) <= words:
         return True
     others = list(dict.fromkeys(t.aspect for t in evidence if not t.is_implicit))
-    return bool(others) and max(float(s) for s in similarity(aspect, others)) >= ASPECT_SIMILARITY
+    return bool(others) and max(float(s) for s in similarity(aspect, others)) >= VERIFICATION_SETTINGS.aspect_similarity
 
 
 def _quoted(opinion: str, texts: Sequence[str]) -> bool:
@@ -299,7 +312,7 @@ def judge(
         )
     if not highlight:
         return verdict("weak", f"the triplet extractor finds no opinion in it to check against its {cited}")
-    if disagree > agree or (disagree >= 2 and disagree >= MIXED_SHARE * n):
+    if disagree > agree or (disagree >= 2 and disagree >= VERIFICATION_SETTINGS.mixed_share * n):
         return verdict(
             "weak",
             f"mixed evidence: {agree} of its {cited} {'is' if agree == 1 else 'are'} {_SIGN_WORD[sign]} "
@@ -322,7 +335,8 @@ def judge(
     if sf is None:
         return verdict("weak", f"its {cited} hold no clear positive or negative opinion about {name}")
     closest = _closest_opinion(flat, focus, dominant, similarity) if focus is not None else None
-    if closest is not None and closest[1] < WEAK_OF and not _quoted(focus.opinion, evidence_texts):  # type: ignore[union-attr]
+    weak = VERIFICATION_SETTINGS.weak_of
+    if closest is not None and closest[1] < weak and not _quoted(focus.opinion, evidence_texts):  # type: ignore[union-attr]
         return verdict(
             "weak",
             f"its wording ({focus.opinion!r}) is far from what reviewers say "  # type: ignore[union-attr]
