@@ -18,6 +18,7 @@ WORDS = ROOT / "opinio_agents" / "resources" / "words"
 USERS = (
     "opinio_agents.text.preprocess",
     "opinio_agents.text.segment",
+    "opinio_agents.text.sentiment",
     "opinio_agents.evaluation.baselines.graph",
     "opinio_agents.agents.chat",
     "opinio_agents.hiro.lexical",
@@ -71,6 +72,11 @@ def test_the_old_public_names_still_answer() -> None:
     assert "the" in preprocess.STOPWORDS and "parking" in preprocess.KEEP_WORDS
     assert ("\\bwi\\s*-?\\s*fi\\b", "wifi") in preprocess.PROTECTED_TOKENS
     assert "hotel" in lexical.GENERIC_TOKENS and "monday" in lexical.FUNCTION_WORDS
+    from opinio_agents.text import sentiment
+
+    assert sentiment.REVIEW_LEXICON["filthy"] == -3.0 and r"\bout of order\b" in sentiment.NEGATIVE_PHRASES
+    sentiment.REVIEW_LEXICON["filthy"] = 0.0  # a caller's copy: the shipped table stays as it is
+    assert sentiment.REVIEW_LEXICON["filthy"] == -3.0
 
 
 def test_a_missing_list_names_the_file_and_the_list() -> None:

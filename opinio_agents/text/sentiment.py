@@ -36,132 +36,30 @@ from typing import Any, Protocol, runtime_checkable
 
 from opinio_agents.errors import ConfigError, MissingDependencyError
 from opinio_agents.models import SENTIMENT_THRESHOLD
+from opinio_agents.text.wordlists import word_patterns, word_table
 
 __all__ = [
     "SentimentScorer",
     "VaderSentimentScorer",
     "sentiment_label",
     "default_sentiment_scorer",
-    "REVIEW_LEXICON",
-    "NEGATIVE_PHRASES",
+    "REVIEW_LEXICON",  # noqa: F822 - read from package data on first access (module __getattr__)
+    "NEGATIVE_PHRASES",  # noqa: F822 - read from package data on first access (module __getattr__)
 ]
 
-#: Review-domain valences (VADER scale, -4..+4) added to / overriding VADER's lexicon.
-REVIEW_LEXICON: dict[str, float] = {
-    # Negative: condition and cleanliness.
-    "dated": -1.5,
-    "outdated": -1.8,
-    "old-fashioned": -1.0,
-    "tired": -1.0,
-    "worn": -1.3,
-    "run-down": -2.0,
-    "rundown": -2.0,
-    "shabby": -1.9,
-    "dingy": -1.9,
-    "grimy": -2.0,
-    "filthy": -3.0,
-    "unclean": -2.2,
-    "unsanitary": -2.6,
-    "stained": -1.8,
-    "stains": -1.6,
-    "moldy": -2.4,
-    "mouldy": -2.4,
-    "mold": -2.0,
-    "mould": -2.0,
-    "mildew": -1.9,
-    "musty": -1.8,
-    "smelly": -2.0,
-    "stinky": -2.2,
-    "stank": -2.0,
-    "stale": -1.5,
-    "leaky": -1.6,
-    "leaking": -1.5,
-    "broken": -1.9,
-    "bedbugs": -3.2,
-    "bedbug": -3.2,
-    "bed-bugs": -3.2,
-    "cockroach": -2.8,
-    "cockroaches": -2.8,
-    "roaches": -2.8,
-    "roach": -2.6,
-    "mice": -2.0,
-    "rats": -2.2,
-    "cramped": -1.7,
-    "tiny": -0.8,
-    "noisy": -1.6,
-    "noisey": -1.6,
-    "lukewarm": -1.2,
-    # Negative: price and service.
-    "overpriced": -2.0,
-    "overcharged": -2.3,
-    "overrated": -1.6,
-    "pricey": -0.8,
-    "underwhelming": -1.6,
-    "subpar": -1.9,
-    "sub-par": -1.9,
-    "mediocre": -1.3,
-    "unhelpful": -1.9,
-    "unresponsive": -1.7,
-    "understaffed": -1.6,
-    "overbooked": -1.6,
-    "rude": -2.3,
-    "fee": -0.5,
-    "fees": -0.6,
-    "surcharge": -1.0,
-    # Positive.
-    "spotless": 2.6,
-    "immaculate": 2.6,
-    "pristine": 2.3,
-    "complimentary": 1.6,
-    "walkable": 1.5,
-    "helpful": 1.9,
-    "attentive": 1.9,
-    "knowledgeable": 1.8,
-    "accommodating": 1.9,
-    "spacious": 1.8,
-    "roomy": 1.6,
-    "comfy": 1.8,
-    "cozy": 1.6,
-    "cosy": 1.6,
-    "quiet": 1.2,
-    "convenient": 1.6,
-    "conveniently": 1.4,
-    "soundproof": 1.3,
-    "renovated": 1.2,
-    "well-maintained": 1.8,
-    "well-located": 1.8,
-    "upgraded": 1.3,
-    # Positive: speed and reliability ("the elevators were fast", "fast and reliable wi-fi").
-    "fast": 1.2,
-    "quick": 1.2,
-    "speedy": 1.3,
-    "reliable": 1.5,
-}
+# REVIEW_LEXICON (word -> valence, VADER scale -4..+4, added to / overriding VADER's lexicon) and
+# NEGATIVE_PHRASES (complaint regexes scored as negative) are package data,
+# ``resources/words/sentiment.json``, read on first use (see :func:`__getattr__`).
 
-#: Factual complaint phrases (regexes, case-insensitive) scored as negative.
-NEGATIVE_PHRASES: tuple[str, ...] = (
-    r"\bno (?:hot |warm )?(?:water|heat|heating|a/?c|air[- ]?con\w*|wi-?fi|internet"
-    r"|towels?|toilet paper|soap|water pressure)\b",
-    r"\b(?:had|have|having|has) to wait\b",
-    r"\bwaited (?:for )?(?:over |more than |almost |nearly |about )?(?:an? |\d+ )?"
-    r"(?:hour|hours|minutes|mins|ages|forever)\b",
-    r"\b(?:did|does|do|was|were|is|are)(?:n't|n\u2019t| not) work(?:ing|ed)?\b",
-    r"\b(?:not|stopped) working\b",
-    r"\bout of order\b",
-    r"\bnever (?:came|arrived|showed up|got fixed|fixed|cleaned|answered|responded|returned)\b",
-    r"\b(?:hard|difficult|impossible) to (?:sleep|find|reach|get hold of)\b",
-    r"\b(?:thin|paper[- ]thin) walls\b",
-    r"\b(?:hair|hairs|blood|vomit) (?:in|on) the\b",
-    r"\bwould (?:never|not|n't) (?:stay|return|go back|come back|book)\b",
-    r"\b(?:hidden|extra|additional) (?:fee|fees|charge|charges)\b",
-    r"\bcharged (?:us )?(?:extra|twice|for)\b",
-    # Paying for what should come with the room, and "free" that is not ("the so-called free wi-fi").
-    r"\b(?:had|have|has|having) to (?:buy|pay)\b",
-    r"\bso[- ]called\b",
-    r"\b(?:has|have|had) seen better days\b",
-    r"\btook (?:over|more than|almost|nearly|well over) (?:an hour|\d+ (?:minutes|mins|hours))\b",
-    r"\b(?:would|will|did|could)(?: not|n't|n\u2019t) budge\b",
-)
+
+def __getattr__(name: str) -> Any:
+    """``REVIEW_LEXICON`` and ``NEGATIVE_PHRASES``, read from the package data on first access."""
+    if name == "REVIEW_LEXICON":
+        return word_table("sentiment", "review_lexicon")
+    if name == "NEGATIVE_PHRASES":
+        return word_patterns("sentiment", "negative_phrases")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _SENTINEL = "zzcomplaintzz"
 _SENTINEL_VALENCE = -2.0
@@ -203,7 +101,8 @@ class VaderSentimentScorer:
         self._use_rules = use_review_rules
         self._analyzer: Any = None
         self._lock = threading.Lock()
-        self._phrases = re.compile("|".join(f"(?:{p})" for p in NEGATIVE_PHRASES), re.IGNORECASE)
+        phrases = word_patterns("sentiment", "negative_phrases")
+        self._phrases = re.compile("|".join(f"(?:{p})" for p in phrases), re.IGNORECASE)
 
     def _get_analyzer(self) -> Any:
         if self._analyzer is None:
@@ -217,7 +116,7 @@ class VaderSentimentScorer:
                         ) from exc
                     analyzer = SentimentIntensityAnalyzer()
                     if self._use_rules:
-                        analyzer.lexicon.update(REVIEW_LEXICON)
+                        analyzer.lexicon.update(word_table("sentiment", "review_lexicon"))
                         analyzer.lexicon[_SENTINEL] = _SENTINEL_VALENCE
                     analyzer.lexicon.update(self._extra)
                     self._analyzer = analyzer
