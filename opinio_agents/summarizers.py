@@ -32,6 +32,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from opinio_agents.errors import ConfigError
+from opinio_agents.hiro.highlights import QUERY_FREE_SETTINGS
 from opinio_agents.hiro.retriever import DEFAULT_TOP_K
 from opinio_agents.models import Evidence, Highlight, HighlightSet, QueryEvidence, QueryFailure, RunMeta, Support
 from opinio_agents.synthesis.alerts import CriticalComplaintCheck
@@ -122,8 +123,8 @@ class QueryFreeSummarizer(Summarizer):
         hiro: The store's fitted HIRO index (shared; see :meth:`OpinioRAG.fit_hiro`).
         top_k: Aspects to turn into highlights (paper: 8 clusters).
         alpha: HIRO smoothing constant; None for the query-free default
-            (:data:`~opinio_agents.hiro.highlights.QUERY_FREE_ALPHA`, 60: popular aspects first; the paper's 6
-            favours entity-specific names).
+            (:data:`~opinio_agents.hiro.highlights.QUERY_FREE_SETTINGS` ``.alpha``, 60: popular aspects first;
+            the paper's 6 favours entity-specific names).
         split_threshold: Minority share of opinionated reviews that earns the other side a highlight.
         max_cited: Evidence sentences per highlight.
         checks: The post-processing step (guard + alerts).
@@ -143,7 +144,7 @@ class QueryFreeSummarizer(Summarizer):
         *,
         top_k: int = DEFAULT_TOP_K,
         alpha: float | None = None,
-        split_threshold: float = 0.35,
+        split_threshold: float = QUERY_FREE_SETTINGS.split_threshold,
         max_cited: int = KEY_POINT_SETTINGS.max_cited,
         checks: CriticalComplaintCheck | None = None,
         summary_words: int = SELECTION_SETTINGS.summary_words,

@@ -12,7 +12,7 @@ trimmed to key-point style; its evidence is those sentences and the side's
 next most central ones; its notes name the HIRO clusters it comes from; its
 support counts the whole entity's reviews.
 
-An entity with fewer than :data:`SMALL_ENTITY_SENTENCES` sentences (a few
+An entity with fewer than ``QueryFreeSettings.small_entity_sentences`` sentences (a few
 reviews) has too little for HIRO's clusters to carry a summary; its paragraph
 is chosen entity-wide instead (:func:`~opinio_agents.synthesis.selection.select_summary`:
 central, generally stated opinions, MMR, to ``summary_words``), in the order
@@ -77,54 +77,55 @@ __all__ = [
     "QueryFreeResult",
     "summary_layout",
     "aspect_highlights",
-    "QUERY_FREE_ALPHA",
-    "QUERY_FREE_CLUSTERS_PER_ASPECT",
-    "QUERY_FREE_SECOND_ASPECTS",
-    "QUERY_FREE_WEIGHTS",
-    "QUERY_FREE_NAME_WEIGHT",
+    "QueryFreeSettings",
+    "QUERY_FREE_SETTINGS",
     "aspect_positions",
     "is_proper_name",
     "sentence_highlights",
     "reading_order",
-    "SMALL_ENTITY_SENTENCES",
     "GENERAL_ASPECT",
 ]
 
-#: HIRO smoothing of query-free highlights: large, so popular aspects (staff, rooms,
-#: location) outrank entity-specific names; tuned on SPACE dev (6 -> 60: general ROUGE-L +2.3).
-QUERY_FREE_ALPHA = 60.0
-#: Clusters per aspect and second aspects of the query-free highlights' aspect discovery: the
-#: summary's own setting, not discovery's default (4, with second aspects). At alpha 60 the popular
-#: aspects are already first; on SPACE dev general ROUGE-L was 24.2 with these, 24.1 with 4 clusters
-#: per aspect and 24.0 with the attribute second aspects too.
-QUERY_FREE_CLUSTERS_PER_ASPECT = 2.0
-QUERY_FREE_SECOND_ASPECTS = False
-#: Selection weights of query-free key points: centrality counts most (SPACE dev).
-QUERY_FREE_WEIGHTS = SelectionWeights(centrality=0.8)
-#: Summary share of aspects that are names (the city, the hotel): none until every real
-#: aspect has its point (SPACE dev general ROUGE-L 22.9 -> 24.4; with the position order 24.5).
-QUERY_FREE_NAME_WEIGHT = 0.0
-#: Whether a query-free highlight's further key points must each raise a topic or an opinion of
-#: their own (see :func:`aspect_highlights`): one sentence per opinion, no paraphrase of the first
-#: point. Off: on SPACE dev it cost general ROUGE-L 24.4 -> 24.5 / 24.3 -> 24.2 and the specificity
-#: margin 2.2 -> 2.0 / 2.1 -> 1.8 (without / with the opinion-target check of weakly judged aspects,
-#: which is kept), and the margin must stay >= 2.0 (issue 21).
-QUERY_FREE_DISTINCT_TOPICS = False
-#: Aspects whose target share (:attr:`~opinio_agents.hiro.aspects.DiscoveredAspect.target_share`)
-#: is below this get the opinion-target check of every key point (:func:`aspect_highlights` ``judged``).
-#: Checking every aspect cost SPACE dev general ROUGE-L 24.2 -> 24.0 and the specificity margin
-#: 1.8 -> 1.5 (short, specific points such as "Quiet and relaxing." have no target the extractor sees);
-#: checking these only, 24.4 -> 24.3 and 2.2 -> 2.1 (it drops the sample's "road" PRO, "There is a
-#: pharmacy and a cash machine just across the road").
-QUERY_FREE_JUDGE_BELOW = 0.5
-#: Best-scored key points per side that the opinion-target check of :func:`aspect_highlights` reads.
-QUERY_FREE_JUDGED_CANDIDATES = 16
-#: Entities with fewer sentences get an entity-wide summary (:func:`sentence_highlights`). FewSum
-#: (8 reviews, 24-50 sentences) and OpoSum (10 reviews, 42-92) are below it, SPACE hotels
-#: (100 reviews, 820-990) above; general ROUGE-L on FewSum 16.0 -> 19.6, OpoSum 21.0 -> 24.8.
-#: Where the two meet (SPACE dev hotels cut to their first 12 / 25 / 50 reviews: 116 / 231 / 467
-#: sentences), general ROUGE-L entity-wide vs HIRO-led is 21.4 vs 20.3, 21.0 vs 20.9, 21.8 vs 22.6.
-SMALL_ENTITY_SENTENCES = 250
+@dataclass(frozen=True)
+class QueryFreeSettings:
+    """The settings of query-free highlights in one place (the values shipped; ``benchmarks/real_reviews.py``
+    and ``benchmarks/aspect_fidelity.py`` measure them, the figures are in ``benchmarks/README.md``).
+
+    Attributes:
+        alpha: HIRO smoothing: large, so popular aspects (staff, rooms, location) outrank
+            entity-specific names.
+        clusters_per_aspect: Clusters per aspect of the summary's aspect discovery (discovery's own
+            default is 4): at alpha 60 the popular aspects are already first.
+        second_aspects: Whether the summary's aspect discovery ranks second aspects (off: they lowered
+            general ROUGE-L).
+        weights: Selection weights of query-free key points: centrality counts most.
+        name_weight: Summary share of aspects that are names (the city, the hotel): none until every
+            real aspect has its point.
+        distinct_topics: Whether further key points must each raise a topic or an opinion of their own
+            (off: it cost the specificity margin, which must stay >= 2.0).
+        judge_below: Aspects whose target share is below this get the opinion-target check of every
+            key point (checking every aspect cost ROUGE-L and the specificity margin).
+        judged_candidates: Best-scored key points per side that the opinion-target check reads.
+        small_entity_sentences: Entities with fewer sentences get an entity-wide summary
+            (:func:`sentence_highlights`): too few reviews for HIRO's clusters.
+        split_threshold: Minority share of an aspect's opinionated sentences above which it yields
+            both a PRO and a CON.
+    """
+
+    alpha: float = 60.0
+    clusters_per_aspect: float = 2.0
+    second_aspects: bool = False
+    weights: SelectionWeights = SelectionWeights(centrality=0.8)
+    name_weight: float = 0.0
+    distinct_topics: bool = False
+    judge_below: float = 0.5
+    judged_candidates: int = 16
+    small_entity_sentences: int = 250
+    split_threshold: float = 0.35
+
+
+#: The settings query-free highlights use unless a caller passes others.
+QUERY_FREE_SETTINGS = QueryFreeSettings()
 #: The highlight query of a summary sentence that no discovered aspect's clusters hold.
 GENERAL_ASPECT = "overall"
 
@@ -173,9 +174,9 @@ def aspect_forms(aspect: DiscoveredAspect) -> list[str]:
 
 def _judged_by_point(aspect: DiscoveredAspect) -> bool:
     """Whether each key point of ``aspect`` must itself be an opinion about it: when reviewers judge
-    it in fewer than :data:`QUERY_FREE_JUDGE_BELOW` of the sentences naming it (a "road" or "building"
+    it in fewer than ``QueryFreeSettings.judge_below`` of the sentences naming it (a "road" or "building"
     mostly named in passing), not for the aspects nearly every use judges (staff, location)."""
-    return aspect.target_share is not None and aspect.target_share < QUERY_FREE_JUDGE_BELOW
+    return aspect.target_share is not None and aspect.target_share < QUERY_FREE_SETTINGS.judge_below
 
 
 def _topic_repeats(
@@ -190,13 +191,13 @@ def aspect_highlights(
     aspect: DiscoveredAspect,
     stored: list[StoredSentence],
     *,
-    split_threshold: float = 0.35,
+    split_threshold: float = QUERY_FREE_SETTINGS.split_threshold,
     max_cited: int = KEY_POINT_SETTINGS.max_cited,
     embeddings: np.ndarray | None = None,
     max_points: int = 1,
     budget_words: int = 30,
     weights: SelectionWeights = SELECTION_SETTINGS.default_weights,
-    distinct_topics: bool = QUERY_FREE_DISTINCT_TOPICS,
+    distinct_topics: bool = QUERY_FREE_SETTINGS.distinct_topics,
     judged: Callable[[Sequence[str], Sequence[str]], list[bool] | None] | None = None,
 ) -> list[Highlight]:
     """The PRO and/or CON highlights of one discovered aspect (none when it carries no opinion).
@@ -215,7 +216,7 @@ def aspect_highlights(
     opinion is about one of the aspect's forms, e.g.
     :meth:`~opinio_agents.hiro.labels.ClusterNamer.judged`, the triplet extractor's opinion
     targets) a key point must also be an opinion about the aspect, not a mention of it in
-    passing; the :data:`QUERY_FREE_JUDGED_CANDIDATES` best-scored points are read.
+    passing; the ``QueryFreeSettings.judged_candidates`` best-scored points are read.
     """
     support = Support(
         reviews=aspect.mentions,
@@ -262,7 +263,7 @@ def aspect_highlights(
                 texts, vectors, sentiments=[stored[i].sentiment for i in indices], weights=weights
             )
             if judged is not None:
-                best = sorted(about, key=lambda j: -scores[j])[:QUERY_FREE_JUDGED_CANDIDATES]
+                best = sorted(about, key=lambda j: -scores[j])[: QUERY_FREE_SETTINGS.judged_candidates]
                 verdicts = judged(forms, [points[j] for j in best])
                 if verdicts is not None:
                     about = [j for j, ok in zip(best, verdicts, strict=True) if ok]
@@ -460,14 +461,14 @@ def query_free_highlights(
     *,
     top_k: int = 8,
     alpha: float | None = None,
-    split_threshold: float = 0.35,
+    split_threshold: float = QUERY_FREE_SETTINGS.split_threshold,
     max_cited: int = KEY_POINT_SETTINGS.max_cited,
     summary_words: int = SELECTION_SETTINGS.summary_words,
     max_points: int = 2,
-    weights: SelectionWeights = QUERY_FREE_WEIGHTS,
+    weights: SelectionWeights = QUERY_FREE_SETTINGS.weights,
     order_by_position: bool = True,
-    name_weight: float = QUERY_FREE_NAME_WEIGHT,
-    small_entity: int = SMALL_ENTITY_SENTENCES,
+    name_weight: float = QUERY_FREE_SETTINGS.name_weight,
+    small_entity: int = QUERY_FREE_SETTINGS.small_entity_sentences,
     cache: bool = True,
 ) -> HighlightSet:
     """PROS and CONS of an entity without any query, from its HIRO clusters, with a ``summary`` paragraph.
@@ -533,14 +534,14 @@ def query_free_result(
     *,
     top_k: int = 8,
     alpha: float | None = None,
-    split_threshold: float = 0.35,
+    split_threshold: float = QUERY_FREE_SETTINGS.split_threshold,
     max_cited: int = KEY_POINT_SETTINGS.max_cited,
     summary_words: int = SELECTION_SETTINGS.summary_words,
     max_points: int = 2,
-    weights: SelectionWeights = QUERY_FREE_WEIGHTS,
+    weights: SelectionWeights = QUERY_FREE_SETTINGS.weights,
     order_by_position: bool = True,
-    name_weight: float = QUERY_FREE_NAME_WEIGHT,
-    small_entity: int = SMALL_ENTITY_SENTENCES,
+    name_weight: float = QUERY_FREE_SETTINGS.name_weight,
+    small_entity: int = QUERY_FREE_SETTINGS.small_entity_sentences,
     cache: bool = True,
 ) -> QueryFreeResult:
     """PROS and CONS of an entity without any query, from its HIRO clusters, and the summary's layout.
@@ -549,7 +550,7 @@ def query_free_result(
         index: The sentence store (the HIRO hierarchy is fitted on first use) or a :class:`HiroIndex`.
         entity_id: An indexed entity.
         top_k: Aspects to turn into highlights (paper: 8 clusters).
-        alpha: HIRO smoothing constant; None for :data:`QUERY_FREE_ALPHA` (60),
+        alpha: HIRO smoothing constant; None for ``QueryFreeSettings.alpha`` (60),
             which favours what many reviewers raise over what is rare elsewhere
             (the paper's 6 favours specificity: hotel and street names).
         split_threshold: Minority share of opinionated reviews that earns the other side a highlight.
@@ -579,7 +580,7 @@ def query_free_result(
     started = time.perf_counter()
     hiro = as_hiro_index(index)
     key = hiro.index.require_entity(entity_id)
-    alpha = QUERY_FREE_ALPHA if alpha is None else alpha
+    alpha = QUERY_FREE_SETTINGS.alpha if alpha is None else alpha
     params: dict[str, Any] = {
         "top_k": top_k,
         "alpha": float(alpha),
@@ -665,8 +666,8 @@ def _compute_result(
         key,
         top_k=top_k,
         alpha=alpha,
-        clusters_per_aspect=QUERY_FREE_CLUSTERS_PER_ASPECT,
-        second_aspects=QUERY_FREE_SECOND_ASPECTS,
+        clusters_per_aspect=QUERY_FREE_SETTINGS.clusters_per_aspect,
+        second_aspects=QUERY_FREE_SETTINGS.second_aspects,
     )
     # An aspect reviewers only name in passing ("they called us a taxi") has no opinion to highlight.
     aspects = [a for a in aspects if a.evaluated]

@@ -349,7 +349,7 @@ def select_summary(
     picked with :func:`select_points` (MMR, no paraphrase twice) until
     ``budget_words``. For entities whose reviews are too few for HIRO's
     clusters to carry the summary (see
-    :data:`~opinio_agents.hiro.highlights.SMALL_ENTITY_SENTENCES`).
+    ``QueryFreeSettings.small_entity_sentences`` of :mod:`opinio_agents.hiro.highlights`).
 
     Args:
         texts: The entity's sentences.
