@@ -13,8 +13,13 @@ text discusses the aspect it is shown under (its ``query``):
    specific word (or most of its words) in the text, or MiniLM cosine with the aspect
    of at least 0.45 (and above its generic words).
 
+3. **target** (a third, stricter signal): the aspect's name is an opinion target of the
+   text for the triplet extractor aspect naming uses
+   (:meth:`opinio_agents.hiro.labels.ClusterNamer.judged`; attribute nouns such as
+   ``cleanliness`` always count).
+
 A highlight is *off-aspect* for a signal when that signal finds no mention; the
-table gives both counts, the highlights off-aspect for both, and examples.
+table gives the counts, the highlights off-aspect for both of the first two, and examples.
 Highlights of the ``overall`` aspect (small entities' sentences no aspect holds) are
 not counted.
 
@@ -47,6 +52,7 @@ def main() -> int:
     import numpy as np
 
     from opinio_agents.api import OpinioRAG
+    from opinio_agents.hiro.aspects import namer_for
     from opinio_agents.models import Entity, Sentence
     from opinio_agents.stores.catalog import StoredSentence
     from opinio_agents.synthesis.support import generic_terms, mention_mask
@@ -61,7 +67,8 @@ def main() -> int:
     rag.index(entities, show_progress=True)
     verifier = HighlightVerifier(encoder=rag.encoder)
     encoder = rag.encoder
-    total = off_verifier = off_mention = off_both = 0
+    namer = namer_for(rag.store)
+    total = off_verifier = off_mention = off_both = off_target = 0
     examples: list[str] = []
     per_entity: list[str] = []
     for entity in entities:
@@ -75,6 +82,9 @@ def main() -> int:
         bad = 0
         for h, found, vector in zip(shown, triplets, vectors, strict=True):
             total += 1
+            targeted = namer.judged([h.query], [h.text])
+            not_target = targeted is not None and not targeted[0]
+            off_target += not_target
             words = set(aspect_words(h.text))
             by_verifier = _discussed(h.query, found, words, verifier.similarity)
             row = StoredSentence(
@@ -96,20 +106,23 @@ def main() -> int:
             off_mention += not by_mention
             if not by_verifier and not by_mention:
                 off_both += 1
-            if not by_verifier or not by_mention:
+            if not by_verifier or not by_mention or not_target:
                 bad += 1
                 if len(examples) < args.examples:
                     which = "verifier" if by_mention else ("mention" if by_verifier else "both")
+                    which = which if not by_verifier or not by_mention else "target"
                     examples.append(f"- {entity.key} {h.query!r} {h.polarity.value} (off for {which}): {h.text!r}")
         per_entity.append(f"{entity.key}: {bad} of {len(shown)}")
     rag.close()
     print(f"### Query-free highlights about their aspect ({len(entities)} entities of {args.data.name})\n")
-    print("| highlights | off-aspect (verifier) | off-aspect (mention) | off for both |")
-    print("|---|---|---|---|")
+    print("| highlights | off-aspect (verifier) | off-aspect (mention) | off for both | not an opinion target |")
+    print("|---|---|---|---|---|")
     share = lambda n: f"{n} ({n / total:.1%})" if total else "0"  # noqa: E731
-    print(f"| {total} | {share(off_verifier)} | {share(off_mention)} | {share(off_both)} |\n")
+    print(
+        f"| {total} | {share(off_verifier)} | {share(off_mention)} | {share(off_both)} | {share(off_target)} |\n"
+    )
     print("\n".join(examples) or "- none")
-    print("\nper entity (off for either): " + ", ".join(per_entity))
+    print("\nper entity (off for any signal): " + ", ".join(per_entity))
     return 0
 
 

@@ -479,6 +479,8 @@ def main() -> None:
         print(json.dumps(result))
         return
 
+    if args.work is not None:
+        args.work.mkdir(parents=True, exist_ok=True)
     if args.real is not None:
         with tempfile.TemporaryDirectory(prefix="opinio-indexing-real-") as tmp:
             real_bench(args, args.work or Path(tmp))

@@ -9,8 +9,10 @@ Run, in an empty directory (the CLI's outputs are read back from files):
 It prints, per aspect, "reviews (positive+/negative-/neutral n) of total [side]" from the CLI JSON
 (the table prints the same support line), ``opinio aspects``, ``rag.support``, ``rag.highlights``,
 the chat's support line (with its first three cited sentences), the MCP toolkit, the page's chips
-(``GET /entities/101/aspects``) and panel (``GET /entities/101/highlights/stream``), ``/search``
-and the report. ``tests/test_one_truth.py`` asserts the same equalities on every run.
+(``GET /entities/101/aspects``; an aspect not listed is typed in the page's box, and its chip
+shows the support of ``GET /entities/101/highlights``) and panel
+(``GET /entities/101/highlights/stream``), ``/search`` and the report.
+``tests/test_one_truth.py`` asserts the same equalities on every run.
 """
 
 from __future__ import annotations
@@ -83,6 +85,9 @@ def main(store: str = ".opinio") -> None:
     for a in client.get("/entities/101/aspects?top_k=12").json()["aspects"]:
         if a["aspect"] in ASPECTS or a["aspect"] in LISTED:
             put("page chip", a["aspect"], f"{a['mentions']} ({a['positive']}+/{a['negative']}-) [{a['aspect']}]")
+    typed = client.get("/entities/101/highlights", params=[("query", q) for q in ASPECTS]).json()
+    for h in typed["pros"] + typed["cons"]:  # an aspect typed in the page's box: its chip shows this support
+        put("page chip (typed)", h["query"], f"{_split(h['support'])} [{h['polarity']}]")
     for q in ASPECTS:
         body = client.get("/entities/101/highlights/stream", params={"query": q}).text
         for line in body.splitlines():

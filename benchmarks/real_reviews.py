@@ -16,6 +16,7 @@ set present it prints why and exits 0.
 Usage:
     python benchmarks/real_reviews.py                          # every set present
     python benchmarks/real_reviews.py --sets space_dev --entities 5
+    python benchmarks/real_reviews.py --sets fewsum --splits val                # FewSum dev only
     python benchmarks/real_reviews.py --sets space_dev --encoder torch       # fp32 reference backend
     OPINIO_REAL_REVIEWS=/path/to/real-reviews python benchmarks/real_reviews.py
 """
@@ -23,6 +24,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -34,6 +36,16 @@ SETS: dict[str, tuple[str, ...]] = {
     "fewsum": ("general",),
     "oposum": ("general",),
 }
+
+
+#: reference splits kept aside for independent evaluation: never run here.
+HELD_OUT_SPLITS = frozenset({"test"})
+
+
+def reference_splits(path: Path) -> dict[str, str | None]:
+    """Entity id -> the ``split`` its reference entry names (None when it names none)."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return {str(k): (v.get("split") if isinstance(v, dict) else None) for k, v in raw.items()}
 
 
 def data_dir() -> Path | None:
@@ -55,6 +67,11 @@ def main() -> int:
     )
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "opinio-real-reviews-out")
     parser.add_argument("--no-plots", action="store_true")
+    parser.add_argument(
+        "--splits", default=None,
+        help="Only entities whose reference 'split' is one of these (comma-separated, e.g. val); "
+        "entities of a 'test' split are never run.",
+    )
     parser.add_argument(
         "--encoder", choices=["torch", "onnx", "onnx-int8"], default=None,
         help="Encoder backend (default: auto); each gets its own store and output folder (<set>-<encoder>).",
@@ -88,7 +105,15 @@ def main() -> int:
         if not tasks:
             continue
         refs = load_references(folder / f"{name}.refs.json")
-        entities = [e for e in iter_entities(folder / f"{name}.json") if e.key in refs]
+        splits = reference_splits(folder / f"{name}.refs.json")
+        keep = {k for k, split in splits.items() if split not in HELD_OUT_SPLITS}
+        if args.splits:
+            wanted_splits = {s.strip() for s in args.splits.split(",") if s.strip()}
+            keep = {k for k in keep if splits[k] in wanted_splits}
+        held_out = sum(1 for split in splits.values() if split in HELD_OUT_SPLITS)
+        if held_out:
+            print(f"{name}: {held_out} entities of a held-out split left out (never run)", file=sys.stderr)
+        entities = [e for e in iter_entities(folder / f"{name}.json") if e.key in refs and e.key in keep]
         if args.entities:
             entities = entities[: args.entities]
         folder_name = f"{name}-{args.encoder}" if args.encoder else name

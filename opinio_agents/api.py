@@ -84,9 +84,9 @@ class OpinioRAG:
             records the model that built it and refuses another one.
         encoder: A sentence encoder object (instead of ``embedding_model``), or the backend that runs
             the model: ``"torch"``, ``"onnx"``, ``"onnx-int8"`` or ``"auto"``. By default the backend
-            that built the store, else ``$OPINIO_ENCODER``'s, else ``onnx-int8`` for the shipped model
-            on CPU (see :func:`opinio_agents.embeddings.resolve_backend`). Queries may use any backend
-            of the store's model; writes only the store's own.
+            that built the store, else ``$OPINIO_ENCODER``'s, else ``onnx`` (fp32) for the shipped model
+            when ONNX Runtime is installed (see :func:`opinio_agents.embeddings.resolve_backend`).
+            Queries may use any backend of the store's model; writes only the store's own.
         hiro_options: Settings of a new HIRO fit (``n_codes``, ``depth``, ``seed``, ...;
             see :class:`~opinio_agents.hiro.store.HiroIndex`).
         verify: Verify every highlight against its own cited evidence (AR/SF/OF and a verdict in

@@ -130,3 +130,41 @@ def test_only_attribute_nouns_are_second_aspects():
         [(namer.name([[0, 1]], [r.tokens for r in rows], texts)[0], [0, 1])],
         [],
     ]
+
+
+class TargetNamer(FirstWordNamer):
+    """FirstWordNamer whose opinion targets are the listed words (a fake extractor's answer)."""
+
+    def __init__(self, targets: set[str]) -> None:
+        self.targets = targets
+
+    def target_share(self, forms, texts):
+        hits = [any(form in self.targets and form in text.lower() for form in forms) for text in texts]
+        return sum(hits) / len(hits) if hits else None
+
+
+def test_an_aspect_named_only_in_passing_ranks_after_every_evaluated_one():
+    # "card" is in every review but never judged ("a deposit on your card"); the pool is judged in 4
+    rows = [stored(r, "Card deposit taken at arrival.") for r in range(10)]
+    rows += [stored(r, "Pool was lovely.") for r in range(4)]
+    clusters = [
+        HiroCluster([(1,)], list(range(10)), score=1.0, reviews=10),
+        HiroCluster([(2,)], list(range(10, 14)), score=1.0, reviews=4),
+    ]
+    ranked = aspects_from_clusters(clusters, rows, namer=FirstWordNamer())
+    assert [a.aspect for a in ranked] == ["card", "pool"]  # no target extractor: every aspect counts as judged
+    assert all(a.evaluated for a in ranked)
+    ranked = aspects_from_clusters(clusters, rows, namer=TargetNamer({"pool"}))
+    assert [(a.aspect, a.evaluated) for a in ranked] == [("pool", True), ("card", False)]
+
+
+def test_target_share_reads_the_extractor_and_attribute_nouns_always_count():
+    from tests.test_labels_rules import CountingExtractor
+
+    namer = PhraseNamer(extractor=CountingExtractor(["pool"]), encoder=None)
+    assert namer.target_share(["pool"], ["The pool was cold.", "Loved the pool."]) == 1.0
+    assert namer.target_share(["card"], ["They take a deposit on your card.", "Card payment only."]) == 0.0
+    assert namer.target_share(["front desk"], ["The front desk was slow."]) == 0.0
+    assert namer.target_share(["cleanliness", "clean"], ["Clean rooms."]) == 1.0  # judged through "clean"
+    assert namer.target_share(["pool"], []) is None
+    assert PhraseNamer(extractor=None, encoder=None).target_share(["pool"], ["The pool was cold."]) is None

@@ -71,6 +71,10 @@ def test_verbs_before_not_and_infinitives_are_not_noun_phrases():
     # "to" alone does not make a verb: places after "close to" stay nouns.
     assert surfaces("Close to the beach and shops.") == ["beach", "shops"]
     assert surfaces("We went down to breakfast.") == ["breakfast"]
+    # "check in" written apart is the noun check-in (never "check"), unless it is a verb
+    assert surfaces("Check in was quick and easy.") == ["check-in"]
+    assert surfaces("The check out process was slow.") == ["check-out process", "process"]
+    assert surfaces("We had to check in at 3pm.") == [] and surfaces("We could check out late.") == []
 
 
 def test_building_attribute_words_name_a_decor_aspect():

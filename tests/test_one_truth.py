@@ -29,7 +29,7 @@ from opinio_agents.datasets import load_sample  # noqa: E402
 from opinio_agents.models import Support  # noqa: E402
 from opinio_agents.report.html import build_report  # noqa: E402
 from opinio_agents.serve import create_app  # noqa: E402
-from opinio_agents.synthesis.support import aspect_terms, aspect_text  # noqa: E402
+from opinio_agents.synthesis.support import aspect_terms, aspect_text, shown_sides  # noqa: E402
 from opinio_agents.text.duplicates import same_statement, statement_tokens  # noqa: E402
 
 ASPECTS = ["wi-fi", "breakfast buffet", "parking", "room"]
@@ -116,11 +116,10 @@ def test_every_surface_gives_the_same_numbers(rag: OpinioRAG, client: TestClient
     for h in result.highlights:  # no two quotes under a highlight say the same thing
         tokens = [statement_tokens(e.text) for e in h.evidence]
         assert not any(same_statement(a, b) for i, a in enumerate(tokens) for b in tokens[i + 1 :]), h.query
-    for q in ASPECTS:  # both sides wherever the minority passes the synthesizer's split threshold
+    for q in ASPECTS:  # both sides wherever they pass the one threshold (shown_sides)
         support = rag.support("101", q)
         sides = {h.polarity.value for h in result.highlights if h.query == q}
-        if min(support.positive, support.negative) >= 0.35 * (support.positive + support.negative) > 0:
-            assert sides == {"pros", "cons"}, (q, support)
+        assert sides == {p.value for p in shown_sides(support)}, (q, support)
     for q in ASPECTS:
         wrong = {surface: got for surface, got in seen[q].items() if got != truth[q]}
         assert not wrong, f"{q}: rag.support says {truth[q]}, but {wrong}"

@@ -203,7 +203,7 @@ def test_the_cache_is_bounded(tmp_path) -> None:
         cached.encode([f"query {i}"])
     with sqlite3.connect(tmp_path / QUERY_CACHE_FILE) as conn:
         (rows,) = conn.execute("SELECT COUNT(*) FROM vectors").fetchone()
-    assert rows == 5 and len(cached._memory) == 3
+    assert rows == 5 and len(cached._tiers.memory) == 3
     cached.clear()
     cached.encode(["query 7"])  # newest row: still on disk
     assert inner.encoded == 8

@@ -10,6 +10,7 @@ from fake_encoder import HashEncoder
 
 from opinio_agents.models import Evidence, Polarity, QueryEvidence, Support
 from opinio_agents.synthesis.extractive import ExtractiveSynthesizer
+from opinio_agents.synthesis.support import shown_sides
 from opinio_agents.text.duplicates import distinct_indices, same_statement, statement_tokens
 
 ENCODER = HashEncoder()
@@ -108,3 +109,38 @@ def test_distinct_indices() -> None:
     assert distinct_indices(texts, limit=2) == [0, 2]
     assert distinct_indices(texts, keep=[1]) == [1, 2, 4]
     assert ENCODER is not None and np.isfinite(ENCODER.encode(["x"])).all()
+
+
+def test_one_threshold_on_the_share_the_support_line_prints() -> None:
+    # The room of entity 101: "mentioned in 163 of 240 reviews, 56% positive" with 48 negative
+    # reviews (29%): its panel said "No cons" (48 of 140 opinionated, under the old 35%).
+    room = Support(reviews=163, positive=92, negative=48, neutral=23, total_reviews=240)
+    assert shown_sides(room) == [Polarity.PROS, Polarity.CONS]
+    assert shown_sides(Support(reviews=26, positive=6, negative=20)) == [Polarity.CONS]
+    assert shown_sides(Support(reviews=10, positive=0, negative=0, neutral=10)) == []
+    neg = [ev(20 + i, f"The room was dirty and the carpet stained, visit {i}.", -0.5) for i in range(4)]
+    pos = [ev(30 + i, f"The room was spacious and bright, visit {i}.", 0.6) for i in range(4)]
+    query = item("room", pos[:2] + neg[:2], pos + neg, room)
+    assert [h.polarity for h in ExtractiveSynthesizer(ENCODER).synthesize(query)] == shown_sides(room)
+
+
+def test_a_sentence_the_lexicon_reads_the_other_way_is_no_quote() -> None:
+    # Stored at -0.07 (the embedding head reads "noise" as a complaint), a praise in words.
+    praise = ev(40, "The noise level was low even on a Saturday night, which we appreciated.", -0.07)
+    noisy = [
+        ev(41, "Very noisy rooms, the soundproofing is basically non existent.", -0.65),
+        ev(42, "Bring earplugs, the noise level is unbearable if you face the street.", -0.32),
+        ev(43, "The noise from the trams started at 5am.", -0.39),
+    ]
+    query = item("noise level", [praise, *noisy], [praise, *noisy], Support(reviews=23, positive=0, negative=23))
+    (con,) = ExtractiveSynthesizer(ENCODER).synthesize(query)
+    assert praise.sentence_id not in {e.sentence_id for e in con.evidence}
+    assert "appreciated" not in con.text
+
+
+def test_quotes_after_a_lead_in_are_the_same_statement() -> None:
+    a = "What let it down: seriously, charging for wifi in a city hotel in 2023?"
+    b = "My biggest gripe: seriously, charging for wifi in a city hotel in 2023?"
+    assert same_statement(statement_tokens(a), statement_tokens(b))
+    assert not same_statement(statement_tokens("Breakfast: great."), statement_tokens("Pool: great."))
+    assert distinct_indices([a, b, "Breakfast was cold."]) == [0, 2]

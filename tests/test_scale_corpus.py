@@ -46,7 +46,7 @@ def test_corpus_run_keeps_no_entity_cached_and_fits_hiro(indexed, corpus) -> Non
     assert report.hiro_fit_info["fit_points"] == report.sentences_total
     assert all(s.rss_mib > 0 for s in steps)
     assert rag.retrievers._entries == {} and rag.store._cache == {}  # nothing kept per entity
-    assert rag.store._client is None  # the embedded Chroma client is released after every entity
+    assert not rag.store.vector_client_open  # the embedded Chroma client is released after every entity
     assert rag.store.entity_keys() == [e.key for e in corpus] and not rag.store.incomplete_entities()
     first = rag.store.sentences(corpus[2].key)[0].sentence
     assert rag.retrieve(corpus[2].key, first.text, retriever="bm25", top_k=3)[0].sentence == first

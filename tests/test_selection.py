@@ -518,3 +518,66 @@ def test_multi_aspect_key_point_is_cut_to_the_query() -> None:
     assert pro.text == "The staff were friendly and helpful."
     (whole,) = ExtractiveSynthesizer(encoder, focus_margin=None).synthesize(item)  # type: ignore[arg-type]
     assert whole.text == text
+
+
+def test_select_points_skips_what_the_repeats_rule_calls_a_repeat() -> None:
+    texts = ["Friendly staff.", "Helpful staff.", "Rooms were spotless."]
+    vectors = unit([[1, 0, 0], [0.5, 0.8, 0], [0, 0, 1]])
+    scores = np.array([0.9, 0.85, 0.3])
+    assert select_points(texts, vectors, scores, max_points=2, budget_words=20) == [0, 1]
+    assert select_points(
+        texts, vectors, scores, max_points=2, budget_words=20, repeats=lambda a, b: {a, b} == {0, 1}
+    ) == [0, 2]
+
+
+def test_query_free_further_points_must_not_repeat_an_earlier_points_topics_and_opinions() -> None:
+    from opinio_agents.hiro.aspects import DiscoveredAspect, HiroCluster
+    from opinio_agents.hiro.highlights import aspect_highlights
+
+    rows = [
+        stored(0, "The staff were very friendly and helpful.", 0.7),
+        stored(1, "The front desk staff were friendly and helpful.", 0.7),  # a new topic, the same opinion
+        stored(2, "The staff were friendly and helpful.", 0.7),  # the same again
+        stored(3, "The concierge staff were knowledgeable about restaurants.", 0.4),
+    ]
+    embeddings = unit([[0.6, 0.8, 0.0], [0.6, -0.8, 0.0], [1.0, 0.0, 0.0], [0.5, 0.0, 0.866]])
+    aspect = DiscoveredAspect(
+        "staff", 4, 4, 0, 0, 4, 1.0, sentence_indices=[0, 1, 2, 3], term_indices=[0, 1, 2, 3],
+        clusters=[HiroCluster(subpaths=[(1, 2)], indices=[0, 1, 2, 3], score=1.0)], forms=["staff"],
+    )
+    (pro,) = aspect_highlights(
+        aspect, rows, embeddings=embeddings, max_points=2, budget_words=40, distinct_topics=True
+    )
+    first, second = [p.strip() + "." for p in pro.text.split(".") if p.strip()]
+    assert "friendly and helpful" in first and second == "The concierge staff were knowledgeable about restaurants."
+    (plain,) = aspect_highlights(
+        aspect, rows, embeddings=embeddings, max_points=2, budget_words=40, distinct_topics=False
+    )
+    assert plain.text.count("friendly and helpful") == 2  # without the rule: the same opinion twice
+
+
+def test_query_free_key_points_must_be_opinions_about_their_aspect_when_judged() -> None:
+    from opinio_agents.hiro.aspects import DiscoveredAspect, HiroCluster
+    from opinio_agents.hiro.highlights import aspect_highlights
+
+    rows = [
+        stored(0, "There is a pharmacy and a cash machine just across the road.", 0.5),
+        stored(1, "The road outside was quiet and well lit.", 0.5),
+        stored(2, "A pharmacy is across the road.", 0.4),
+    ]
+    embeddings = unit([[1.0, 0.0], [0.6, 0.8], [0.9, 0.43]])
+    aspect = DiscoveredAspect(
+        "road", 3, 3, 0, 0, 3, 1.0, sentence_indices=[0, 1, 2], term_indices=[0, 1, 2],
+        clusters=[HiroCluster(subpaths=[(1,)], indices=[0, 1, 2], score=1.0)], forms=["road"],
+    )
+    calls: list[list[str]] = []
+
+    def judged(forms, texts):  # the opinion targets an extractor would find: only "The road ... quiet"
+        calls.append(list(texts))
+        return ["quiet" in t for t in texts]
+
+    (pro,) = aspect_highlights(aspect, rows, embeddings=embeddings, max_points=2, judged=judged)
+    assert pro.text == "The road outside was quiet and well lit."
+    assert len(calls) == 1 and len(calls[0]) == 3  # one batched call over the best candidates
+    assert aspect_highlights(aspect, rows, embeddings=embeddings, judged=lambda f, t: [False] * len(t)) == []
+    assert aspect_highlights(aspect, rows, embeddings=embeddings, judged=lambda f, t: None)  # no extractor

@@ -19,6 +19,9 @@ POSITIVE = [
     "Great location, walkable to everything.",
     "Complimentary breakfast every morning!",
     "Spacious, comfy beds and a quiet room.",
+    # Issue 25: read as complaints (stored -0.15) before "fast" was a review word.
+    "The elevators were fast, we never waited more than a minute.",
+    "Fast and reliable wi-fi everywhere.",
 ]
 NEGATIVE = [
     "The decor is dated and the carpet was stained.",
@@ -31,6 +34,12 @@ NEGATIVE = [
     "There was no hot water.",
     "Would never stay here again.",
     "Rude front desk clerk.",
+    # Issue 25: paying for what should be free, and "free" that is not.
+    "The so-called free wi-fi was limited to one device per room.",
+    "Nice hotel but in the rooms you have to pay for wi-fi.",
+    "Stained carpet and furniture that has seen better days.",
+    "Check-in took over an hour, there was one person working.",
+    "Check-in is at 4pm and they would not budge.",
 ]
 
 

@@ -99,7 +99,7 @@ def test_half_written_entity_is_refused_until_the_next_run_completes_it(tmp_path
 
 def test_bm25_swap_interrupted_is_rebuilt_and_swept(tmp_path, monkeypatch, tiny_entity):
     from opinio_agents.api import OpinioRAG
-    from opinio_agents.stores import sentence_store
+    from opinio_agents.stores import derived
 
     def rag(where: Path) -> OpinioRAG:
         built = OpinioRAG(where, encoder=HashEncoder(), hiro_options={"n_codes": 2, "depth": 2})
@@ -114,7 +114,7 @@ def test_bm25_swap_interrupted_is_rebuilt_and_swept(tmp_path, monkeypatch, tiny_
         if name == "bm25-old-moved":  # the old index moved aside, the new one not yet in place
             raise KeyboardInterrupt(name)
 
-    monkeypatch.setattr(sentence_store, "checkpoint", die_at)
+    monkeypatch.setattr(derived, "checkpoint", die_at)
     with pytest.raises(KeyboardInterrupt):
         rag(tmp_path / "store").index(updated)
     monkeypatch.undo()

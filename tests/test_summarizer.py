@@ -147,11 +147,13 @@ def test_any_summarizer_object_runs_exactly_as_given(store: Path) -> None:
 
 def test_retrievers_are_cached_across_queries_and_calls(rag: OpinioRAG, monkeypatch: pytest.MonkeyPatch) -> None:
     from opinio_agents.retrieval.factory import RetrieverFactory
+    from opinio_agents.stores.derived import VectorCopies
     from opinio_agents.stores.sentence_store import SentenceStore
+    from opinio_agents.stores.vectors import ChromaVectors
 
     built: list[str] = []
     real_bm25, real_dense = RetrieverFactory._bm25, RetrieverFactory._dense
-    real_load, real_vectors = SentenceStore.load_bm25, SentenceStore.vectors
+    real_load, real_vectors = SentenceStore.load_bm25, ChromaVectors.get
 
     def counting(name, real):  # type: ignore[no-untyped-def]
         def wrapper(self, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -163,8 +165,8 @@ def test_retrievers_are_cached_across_queries_and_calls(rag: OpinioRAG, monkeypa
     monkeypatch.setattr(RetrieverFactory, "_bm25", counting("bm25 retriever", real_bm25))
     monkeypatch.setattr(RetrieverFactory, "_dense", counting("dense retriever", real_dense))
     monkeypatch.setattr(SentenceStore, "load_bm25", counting("bm25 index read", real_load))
-    monkeypatch.setattr(SentenceStore, "vectors", counting("vectors read", real_vectors))
-    real_copy = SentenceStore._vector_copy
+    monkeypatch.setattr(ChromaVectors, "get", counting("vectors read", real_vectors))
+    real_copy = VectorCopies.load
 
     def copy_read(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         found = real_copy(self, *args, **kwargs)
@@ -172,7 +174,7 @@ def test_retrievers_are_cached_across_queries_and_calls(rag: OpinioRAG, monkeypa
             built.append("vectors read")
         return found
 
-    monkeypatch.setattr(SentenceStore, "_vector_copy", copy_read)
+    monkeypatch.setattr(VectorCopies, "load", copy_read)
     rag.retrievers.invalidate()
     rag.store._cache.clear()
     queries = ["pool", "room", "bed", "breakfast", "staff"]

@@ -157,3 +157,14 @@ def test_openmp_threads_wait_passively_unless_the_user_says_otherwise() -> None:
     env["OMP_WAIT_POLICY"] = "ACTIVE"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ACTIVE"
+
+
+def test_a_file_of_the_older_layout_is_replaced_not_trusted(tmp_path: Path) -> None:
+    with sqlite3.connect(tmp_path / TRIPLET_CACHE_FILE) as conn:  # the layout before the shared SQLite cache
+        conn.execute("CREATE TABLE triplets (key TEXT PRIMARY KEY, identity TEXT, triplets TEXT, added REAL)")
+        conn.execute("INSERT INTO triplets VALUES ('k', 'x', '[]', 0)")
+    cache = PersistentTripletCache(tmp_path / TRIPLET_CACHE_FILE, "x")
+    cache.put_many({"pool great": [Triplet(aspect="pool", opinion="great", sentiment=1)]})
+    assert cache.get_many(["pool great"]) == {"pool great": [Triplet(aspect="pool", opinion="great", sentiment=1)]}
+    with sqlite3.connect(tmp_path / TRIPLET_CACHE_FILE) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM triplets").fetchone() == (1,)

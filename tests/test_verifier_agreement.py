@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from opinio_agents.models import Polarity
-from opinio_agents.synthesis.verification import judge
+from opinio_agents.models import Evidence, Highlight, Polarity
+from opinio_agents.synthesis.verification import HighlightVerifier, judge, second_reading
 from opinio_agents.triplets.base import Triplet as T
+from opinio_agents.triplets.base import TripletExtractor
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,6 +25,32 @@ ROOT = Path(__file__).resolve().parents[1]
 def far(_: str, others: list[str]) -> list[float]:
     """Every opinion phrase far from every other one (what MiniLM said for 'ridiculous' vs 'Sadly': 0.38)."""
     return [0.38] * len(others)
+
+
+class CheckInWords(TripletExtractor):
+    """The highlight's own opinion; no triplet in the quotes, so their sentiment decides their stance."""
+
+    def extract(self, sentences: list[str]) -> list[list[T]]:  # type: ignore[override]
+        quick = [T(aspect="check-in", opinion="quick", sentiment=1)]
+        return [quick if s.startswith("Quick") else [] for s in sentences]
+
+
+def test_a_pro_over_two_complaints_of_five_is_mixed() -> None:
+    # The checked set's check-in PRO (written weak): two of its quotes, stored slightly positive
+    # by the embedding head, are complaints the review lexicon reads ("took over an hour").
+    quotes = [
+        ("Check-in was quick and easy, we were in our room within five minutes.", 0.43),
+        ("Check-in took over an hour, there was one person working and a huge queue.", 0.19),
+        ("The online check-in worked perfectly, we just picked up the keys!!", 0.32),
+        ("Check-in is at 4pm and they would not budge even though the room was ready.", 0.08),
+        ("Check-in was a breeze, friendly and fast.", 0.6),
+    ]
+    evidence = [Evidence(sentence_id=f"202:{i}:0", text=t, sentiment=s) for i, (t, s) in enumerate(quotes)]
+    readings = second_reading(evidence)
+    assert [r is not None and r < 0 for r in readings] == [False, True, False, True, False]
+    h = Highlight(query="check-in", polarity=Polarity.PROS, text="Quick and easy check-in.", evidence=evidence)
+    (v,) = HighlightVerifier(CheckInWords(), similarity=lambda a, bs: [1.0] * len(bs)).verify([h])
+    assert v.verdict == "weak" and "mixed evidence" in v.reason, v.reason
 
 
 def test_wording_the_evidence_itself_uses_is_not_far_from_it() -> None:
@@ -99,7 +126,7 @@ def test_verifier_agrees_with_the_written_verdicts(encoder) -> None:
     sets = {"sample", "space_dev"} if bench.SPACE.exists() else {"sample"}
     entries, found = bench.agreement(sets)
     same = sum(e["verdict"] == v.verdict for e, v in zip(entries, found, strict=True))
-    assert same >= 0.85 * len(entries), f"{same}/{len(entries)}"
+    assert same >= 0.9 * len(entries), f"{same}/{len(entries)}"  # 26/30 before the second reading, 27/30 after
     for entry, v in zip(entries, found, strict=True):
         if v.verdict == "supported":  # a reason and scores that agree with the verdict
             assert v.aspect_relevance != 0.0, (entry["query"], v)

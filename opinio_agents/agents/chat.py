@@ -95,11 +95,7 @@ _FALLBACK_NOTE = "[quoting the reviews: no sentence of the model's answer was ba
 _OPEN, _CLOSE = "<review_data>", "</review_data>"
 _MARKER = re.compile(r"\[S(\d+)\]")
 _BLOCK_TAG = re.compile(r"</?\s*review_data\s*>", re.IGNORECASE)
-_QUESTION_WORDS = frozenset(
-    {"how", "what", "when", "where", "which", "who", "why", "whether", "they", "there", "here", "any", "get",
-     "can", "could", "would", "should", "tell", "know", "about", "like", "good", "bad", "well"}
-)
-_REFERENTS = frozenset({"it", "its", "it's", "they", "them", "their", "those", "that"})
+# The question words and referents are package data: resources/words/chat.json.
 
 
 class Citation(BaseModel):
@@ -162,9 +158,10 @@ def standalone_query(question: str, previous_query: str | None) -> str:
         'parking Is it free?'
     """
     from opinio_agents.text.preprocess import tokenize_for_bm25
+    from opinio_agents.text.wordlists import word_set
 
     words = set(re.findall(r"[a-z']+", question.lower()))
-    if previous_query and (not tokenize_for_bm25(question) or words & _REFERENTS):
+    if previous_query and (not tokenize_for_bm25(question) or words & word_set("chat", "referents")):
         return f"{previous_query} {question}"
     return question
 
@@ -631,8 +628,9 @@ def _shares_topic(query: str, texts: Sequence[str]) -> bool:
         False
     """
     from opinio_agents.text.preprocess import tokenize_for_bm25
+    from opinio_agents.text.wordlists import word_set
 
-    topic = set(tokenize_for_bm25(query)) - _QUESTION_WORDS
+    topic = set(tokenize_for_bm25(query)) - word_set("chat", "question_words")
     return bool(topic) and any(topic & set(tokenize_for_bm25(text)) for text in texts)
 
 

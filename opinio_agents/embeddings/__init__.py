@@ -233,11 +233,12 @@ def resolve_backend(backend: str | None = None, model_path: str | Path | None = 
 
     ``auto`` is ``onnx`` (fp32, the same vectors as torch) for the shipped model when ONNX
     Runtime is installed (and the ``onnx`` package is, to export it at first use), otherwise
-    ``torch``. ``onnx-int8`` is faster (``opinio index`` on 3 Zomato restaurants: 2.30x the raw torch
-    process against 1.60x for ``onnx``) and, with its feed-forward down-projections kept fp32,
-    passes the vector gates on 7,306 SPACE dev sentences (mean cosine 0.995, dense top-10 overlap
-    0.920; gates 0.98 and 0.9) with aspect ROUGE-L 22.5 against 22.7 on 4 SPACE dev hotels; it
-    stays opt-in until the whole of SPACE dev and the slow tier have been run with it.
+    ``torch``. ``onnx-int8`` is faster (``opinio index`` on 30 Zomato restaurants, 13,385 sentences:
+    2.03x the raw torch process against 1.35x for ``onnx``, ``benchmarks/indexing.py --real``) and,
+    with its feed-forward down-projections kept fp32, passes the vector gates on 7,306 SPACE dev
+    sentences (mean cosine 0.995, dense top-10 overlap 0.920; gates 0.98 and 0.9), but not the
+    summary gate on the whole of SPACE dev (ROUGE-L within 0.3 of fp32): aspect 23.8 against 24.2,
+    general 23.6 against 24.5. So it stays opt-in.
     A model given by path runs on ``torch`` unless a backend is named.
 
     Raises:

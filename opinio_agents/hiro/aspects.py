@@ -56,6 +56,7 @@ __all__ = [
     "aspect_rank",
     "POPULARITY_WEIGHT",
     "default_namer",
+    "namer_for",
     "aspect_record",
     "aspect_from_record",
 ]
@@ -81,6 +82,9 @@ class DiscoveredAspect:
         forms: The words whose use mentions it (its name, merged synonyms, attribute words, parts:
             :meth:`~opinio_agents.hiro.labels.ClusterNamer.mention_forms`); ``term_indices`` are the
             sentences using one of them.
+        target_share: Share of the cluster sentences using its name in which the namer's triplet
+            extractor sees it as an opinion target (:meth:`~opinio_agents.hiro.labels.ClusterNamer.target_share`);
+            None when the namer has no extractor.
     """
 
     aspect: str
@@ -96,6 +100,14 @@ class DiscoveredAspect:
     term_indices: list[int] = field(default_factory=list)
     clusters: list[HiroCluster] = field(default_factory=list)
     forms: list[str] = field(default_factory=list)
+    target_share: float | None = None
+
+    @property
+    def evaluated(self) -> bool:
+        """Whether reviewers judge it rather than only name it in passing: its :attr:`target_share`
+        is at least :data:`MIN_TARGET_SHARE` (or unknown). Aspects that are not rank after every
+        evaluated one and get no query-free highlight."""
+        return self.target_share is None or self.target_share >= MIN_TARGET_SHARE
 
     @property
     def share(self) -> float:
@@ -151,6 +163,7 @@ def aspect_record(aspect: DiscoveredAspect) -> dict[str, Any]:
             for c in aspect.clusters
         ],
         "forms": list(aspect.forms),
+        "target_share": aspect.target_share,
     }
 
 
@@ -182,6 +195,7 @@ def aspect_from_record(record: dict[str, Any]) -> DiscoveredAspect:
         term_indices=[int(i) for i in record["term_indices"]],
         clusters=clusters,
         forms=[str(f) for f in record.get("forms", [])],
+        target_share=record.get("target_share"),
     )
 
 
@@ -229,6 +243,13 @@ def aspect_rank(aspect: DiscoveredAspect, popularity: float = POPULARITY_WEIGHT)
     return float(share**popularity * score ** (1.0 - popularity))
 
 
+#: An aspect whose name is an opinion target (the triplet extractor's aspect span) in fewer than this
+#: share of its sentences that use it is ranked after every evaluated aspect: reviewers mention it in
+#: passing ("a deposit on your card", "book somewhere else", "they called us a taxi") rather than
+#: judge it. See :func:`_evaluated`.
+MIN_TARGET_SHARE = 0.25
+
+
 #: Whether aspect discovery ranks the attribute aspects clusters hold besides their names
 #: ("cleanliness" in a "room" cluster). On SPACE dev they named cleanliness in 4 more hotels
 #: (95 -> 98 of 114 aspect-hotel pairs); on the synthetic entities they cost one planted aspect
@@ -255,6 +276,11 @@ def default_namer(minilm: bool = True) -> ClusterNamer:
         namer = PhraseNamer() if minilm else PhraseNamer(extractor=None, encoder=None)
         _NAMERS[minilm] = namer
     return namer
+
+
+def namer_for(store: Any) -> ClusterNamer:
+    """The :func:`default_namer` of ``store``'s embedding model (the one aspect discovery names it with)."""
+    return default_namer(_store_uses_minilm(store))
 
 
 def _store_uses_minilm(store: Any) -> bool:
@@ -379,8 +405,24 @@ def aspects_from_clusters(
                 forms=list(names),
             )
         )
-    out.sort(key=lambda a: (-aspect_rank(a, popularity), -a.mentions, a.aspect))
+    out = [replace(a, target_share=_target_share(a, texts, namer)) for a in out]
+    out.sort(key=lambda a: (not a.evaluated, -aspect_rank(a, popularity), -a.mentions, a.aspect))
     return out
+
+
+def _target_share(aspect: DiscoveredAspect, texts: Sequence[str], namer: ClusterNamer) -> float | None:
+    """How often reviewers give opinions about ``aspect`` rather than only name it in passing.
+
+    The namer's opinion-target extractor reads the aspect's cluster sentences that use its name
+    (:meth:`~opinio_agents.hiro.labels.ClusterNamer.target_share`); an aspect whose name is the
+    target of an opinion in fewer than :data:`MIN_TARGET_SHARE` of them ("a deposit on your card
+    at arrival", "they called us a taxi", "which worked well") is not evaluated. None when the
+    namer has no extractor.
+    """
+    named = set(aspect.term_indices)
+    uses = [texts[i] for i in aspect.sentence_indices if i in named]
+    share = namer.target_share(aspect.forms or [aspect.aspect], uses)
+    return None if share is None else round(float(share), 4)
 
 
 def discover_aspects(

@@ -80,6 +80,8 @@ __all__ = [
     "ASPECT_PARTS",
     "load_lexicon",
     "load_aspect_parts",
+    "topic_heads",
+    "opinion_words",
 ]
 
 #: A label must occur in at least this share of the cluster's sentences.
@@ -293,6 +295,7 @@ def load_aspect_parts(path: str | Path = LEXICON_PATH) -> dict[str, frozenset[st
 _LEXICON = load_lexicon()
 #: Attribute adjectives and the noun that names what they describe ("The room was spotless" is about cleanliness).
 ATTRIBUTE_NOUNS: dict[str, str] = _LEXICON[0]
+_ATTRIBUTE_NAMES = frozenset(ATTRIBUTE_NOUNS.values())
 #: Synonym sets the sentence encoder scores too low to merge (lower-case surface forms).
 SYNONYMS: tuple[frozenset[str], ...] = _LEXICON[1]
 #: Nouns whose use also mentions a broader aspect (``decor``: ``lobby``, ``furniture``, ``building``).
@@ -338,6 +341,9 @@ TARGET_CACHE_SIZE = 200_000
 #: Whether :meth:`PhraseNamer.name` lets a cluster that repeats a better-ranked cluster's name take
 #: the attribute it is about (see ``PhraseNamer._diversify``).
 DIVERSIFY = True
+#: Verb-particle pairs written apart that name a noun ("check in was slow" is the check-in): the
+#: pair counts as that noun, with the verb rules of the first word ("we had to check in" stays a verb).
+_PARTICLE_NOUNS: dict[tuple[str, str], str] = {("check", "in"): "check-in", ("check", "out"): "check-out"}
 _DETERMINERS = frozenset("a an the this that these those my our your his her their its some any no".split())
 
 
@@ -422,11 +428,20 @@ def noun_phrases(text: str, *, max_words: int = 3) -> list[tuple[tuple[str, ...]
 
     words = _WORD.findall(text)
     previous = context = before = ""
+    particle = False
     for position, word in enumerate(words):
         lower = word.lower()
-        token = _chunk_word(lower)
+        if particle:  # the "in" of "check in", already part of the noun
+            particle = False
+            continue
         following = words[position + 1].lower() if position + 1 < len(words) else ""
-        if token is not None and _verb_reading(lower):
+        verb = lower
+        if (lower, following) in _PARTICLE_NOUNS:
+            lower = _PARTICLE_NOUNS[(lower, following)]  # "check in was quick": the noun check-in, not "check"
+            particle = True
+            following = words[position + 2].lower() if position + 2 < len(words) else ""
+        token = _chunk_word(lower)
+        if token is not None and _verb_reading(verb):
             if previous in _SUBJECTS:
                 token = None  # "we felt", "it makes": a verb after a subject pronoun
             elif context in _VERB_CONTEXT:
@@ -444,6 +459,38 @@ def noun_phrases(text: str, *, max_words: int = 3) -> list[tuple[tuple[str, ...]
         before, previous = previous, lower
     flush()
     return out
+
+
+def topic_heads(text: str) -> frozenset[str]:
+    """What ``text`` talks about: the head tokens of its noun phrases and attribute nouns, less names.
+
+    Generic nouns (:data:`~opinio_agents.hiro.lexical.GENERIC_TOKENS`: hotel, stay) and words
+    capitalized inside the sentence (a city, the hotel's name) are left out.
+
+    Example:
+        >>> sorted(topic_heads("This hotel was in a great location in Rome."))
+        ['location']
+        >>> sorted(topic_heads("The front desk staff were friendly, the pool cold."))
+        ['pool', 'staff']
+    """
+    names = {w.lower() for w in _WORD.findall(text)[1:] if w[:1].isupper() and not w.isupper()}
+    out = set()
+    for key, surface in noun_phrases(text) + _attributes(text):
+        head = surface.split()[-1] if surface else ""
+        if key and head not in names and key[-1] not in GENERIC_TOKENS:
+            out.add(key[-1])
+    return frozenset(out)
+
+
+def opinion_words(text: str) -> frozenset[str]:
+    """The lower-case words of ``text`` that carry a clear valence (VADER, as the namer's filters).
+
+    Example:
+        >>> sorted(opinion_words("The staff were friendly and helpful."))
+        ['friendly', 'helpful']
+    """
+    lexicon = _sentiment_words()
+    return frozenset(w for w in (m.lower() for m in _WORD.findall(text)) if w in lexicon)
 
 
 def _attributes(text: str) -> list[tuple[tuple[str, ...], str]]:
@@ -502,6 +549,20 @@ class ClusterNamer:
     def mention_forms(self, label: AspectLabel) -> tuple[str, ...]:
         """The words whose use in a sentence mentions the label's aspect: its text and aliases by default."""
         return (label.text, *label.aliases)
+
+    def target_share(self, forms: Sequence[str], texts: Sequence[str]) -> float | None:
+        """Share of ``texts`` (sentences that use the aspect) whose opinion is about one of ``forms``.
+
+        None when the namer has no opinion-target extractor (the base class has none): the
+        aspect is then ranked as if every use were an opinion about it.
+        """
+        del forms, texts
+        return None
+
+    def judged(self, forms: Sequence[str], texts: Sequence[str]) -> list[bool] | None:
+        """Per text, whether its opinion is about one of ``forms``; None without an extractor (the base class)."""
+        del forms, texts
+        return None
 
 
 class CtfidfNamer(ClusterNamer):
@@ -672,6 +733,42 @@ class PhraseNamer(ClusterNamer):
                         found.update(k for k, _ in noun_phrases(triplet.aspect))
                 known[text] = cache[text] = found
         return [known[t] or set() for t in texts]
+
+    def target_share(self, forms: Sequence[str], texts: Sequence[str]) -> float | None:
+        """Share of ``texts`` in which the extractor sees one of ``forms`` as an opinion target.
+
+        A form counts through its head word (``front desk`` is a target when ``desk`` or ``front desk``
+        is); an attribute noun (:data:`ATTRIBUTE_NOUNS`: ``cleanliness``) always counts as a target,
+        since reviewers evaluate it through its adjectives ("spotless"), never name it. At most
+        ``max_target_sentences`` of ``texts`` (an even sample) are read. None without an extractor
+        or without texts.
+
+        Example:
+            >>> PhraseNamer(extractor=None, encoder=None).target_share(["pool"], ["The pool was cold."]) is None
+            True
+        """
+        if not self.max_target_sentences or not texts:
+            return None
+        sample = [texts[i] for i in self._sample(list(range(len(texts))), self.max_target_sentences)]
+        found = self.judged(forms, sample)
+        return None if found is None else sum(found) / len(found)
+
+    def judged(self, forms: Sequence[str], texts: Sequence[str]) -> list[bool] | None:
+        """Per text, whether the extractor sees one of ``forms`` as an opinion target (one batched call).
+
+        Forms count through their head words; an attribute noun always counts (see
+        :meth:`target_share`). None without an extractor.
+
+        Example:
+            >>> PhraseNamer(extractor=None, encoder=None).judged(["pool"], ["The pool was cold."]) is None
+            True
+        """
+        if self._get_extractor() is None:
+            return None
+        heads = {tuple(tokenize_for_bm25(form))[-1:] for form in forms if tokenize_for_bm25(form)}
+        if not heads or any(form.lower() in _ATTRIBUTE_NAMES for form in forms):
+            return [True] * len(texts)
+        return [any(key[-1:] in heads for key in keys) for keys in self._opinion_targets(texts)]
 
     def _prefetch_targets(self, clusters: Sequence[Sequence[int]], texts: Sequence[str]) -> None:
         """Run the extractor once over every cluster's sample (one batched call, each text once)."""

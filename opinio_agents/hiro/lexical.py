@@ -23,9 +23,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from opinio_agents.text.wordlists import word_set
 
 if TYPE_CHECKING:
     from scipy.sparse import csr_matrix
@@ -36,30 +38,35 @@ __all__ = [
     "rouge2_f1",
     "mean_pairwise_rouge2",
     "is_aspect_token",
-    "GENERIC_TOKENS",
-    "FUNCTION_WORDS",
+    "generic_tokens",
+    "function_words",
+    "GENERIC_TOKENS",  # noqa: F822 - read from package data on first access (module __getattr__)
+    "FUNCTION_WORDS",  # noqa: F822 - read from package data on first access (module __getattr__)
 ]
 
 _WORD = re.compile(r"[a-z0-9]+(?:['\-][a-z0-9]+)*")
 
-#: Frequent review nouns that name no aspect on their own.
-GENERIC_TOKENS: frozenset[str] = frozenset(
-    """hotel stay time day night thing place lot bit trip visit week weekend everything anything something
-    nothing way one two three people guy experience kind sort star review husband wife family friend
-    son daughter partner year month hour minute morning evening return back end side
-    """.split()
-)
+# The word lists are package data, ``resources/words/hiro_lexical.json``, read on first use.
 
-#: Closed-class words (pronouns, determiners, quantifiers, numbers...) that are never aspects.
-FUNCTION_WORDS: frozenset[str] = frozenset(
-    """they them their theirs our ours we us you your yours he him his she her hers its who whom whose what
-    which where when why how here every each any all some many much more most few several both either neither
-    other another such own same not cannot none nobody anyone everyone someone everybody somebody first last
-    next one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty hundred
-    half dozen lot lots bit couple plenty enough whole than then else instead but yet once during can
-    january february march april may june july august september october november december
-    monday tuesday wednesday thursday friday saturday sunday""".split()
-)
+
+def generic_tokens() -> frozenset[str]:
+    """Frequent review nouns that name no aspect on their own (:data:`GENERIC_TOKENS`)."""
+    return word_set("hiro_lexical", "generic_tokens")
+
+
+def function_words() -> frozenset[str]:
+    """Closed-class words (pronouns, determiners, quantifiers, numbers...) that are never aspects."""
+    return word_set("hiro_lexical", "function_words")
+
+
+_PUBLIC_LISTS = {"GENERIC_TOKENS": generic_tokens, "FUNCTION_WORDS": function_words}
+
+
+def __getattr__(name: str) -> Any:
+    """``GENERIC_TOKENS`` and ``FUNCTION_WORDS``, read from the package data on first access."""
+    if name in _PUBLIC_LISTS:
+        return _PUBLIC_LISTS[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _sparse():  # noqa: ANN202 - scipy.sparse module, imported lazily
@@ -173,9 +180,7 @@ def mean_pairwise_rouge2(token_lists: Sequence[Sequence[str]]) -> np.ndarray:
             cols.append(vocab.setdefault(bigram, len(vocab)))
     if not vocab:
         return np.zeros(n)
-    matrix = sparse.csr_matrix(
-        (np.ones(len(rows)), (np.asarray(rows), np.asarray(cols))), shape=(n, len(vocab))
-    )
+    matrix = sparse.csr_matrix((np.ones(len(rows)), (np.asarray(rows), np.asarray(cols))), shape=(n, len(vocab)))
     overlap = (matrix @ matrix.T).toarray()
     sizes = np.asarray(matrix.sum(axis=1)).ravel()
     denom = sizes[:, None] + sizes[None, :]
@@ -206,7 +211,7 @@ def is_aspect_token(token: str) -> bool:
         >>> is_aspect_token("breakfast"), is_aspect_token("great"), is_aspect_token("wifi")
         (True, False, True)
     """
-    if len(token) < 3 or token in GENERIC_TOKENS or token in FUNCTION_WORDS or not token.isalpha():
+    if len(token) < 3 or token in generic_tokens() or token in function_words() or not token.isalpha():
         return False
     if token in _sentiment_words():
         return False

@@ -34,10 +34,6 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import sqlite3
-import threading
-import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from opinio_agents.embeddings import Encoder
+from opinio_agents.stores.kv_cache import SqliteCache, TieredCache
 
 __all__ = [
     "CachedQueryEncoder",
@@ -116,8 +113,16 @@ class QueryCacheStats:
     encoder_calls: int = 0
 
 
-class PersistentQueryCache:
-    """``text -> vector`` rows of one encoder identity in a small SQLite file.
+def _vector_bytes(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, np.float32).tobytes()
+
+
+def _vector(blob: bytes) -> np.ndarray | None:
+    return np.frombuffer(blob, dtype=np.float32) if blob and len(blob) % 4 == 0 else None
+
+
+class PersistentQueryCache(SqliteCache[np.ndarray]):
+    """``text -> vector`` rows of one encoder identity in a small SQLite file (table ``vectors``).
 
     Args:
         path: The SQLite file (its directory must exist; nothing is created otherwise).
@@ -125,117 +130,17 @@ class PersistentQueryCache:
         max_rows: Rows kept; the oldest are deleted past it.
 
     Every failure (read-only directory, a locked or corrupt file) turns the cache off
-    for the rest of the process instead of failing the query.
+    for the rest of the process instead of failing the query (see
+    :class:`~opinio_agents.stores.kv_cache.SqliteCache`).
     """
 
     def __init__(self, path: str | Path, identity: str, *, max_rows: int = DEFAULT_MAX_ROWS) -> None:
-        self.path = Path(path)
-        self.identity = identity
-        self.max_rows = max(1, int(max_rows))
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
-        self._disabled = False
-
-    def _connect(self) -> sqlite3.Connection | None:
-        if self._disabled:
-            return None
-        if self._conn is None:
-            if not self.path.parent.is_dir():
-                return None  # no store yet: never create one for a cache
-            try:
-                conn = sqlite3.connect(str(self.path), timeout=2.0, check_same_thread=False)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.execute(
-                    "CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, identity TEXT NOT NULL, "
-                    "dim INTEGER NOT NULL, vector BLOB NOT NULL, added REAL NOT NULL)"
-                )
-                conn.execute("CREATE INDEX IF NOT EXISTS vectors_added ON vectors (added)")
-                with conn:
-                    conn.execute("DELETE FROM vectors WHERE identity != ?", (self.identity,))
-            except (sqlite3.Error, OSError):
-                self._disabled = True
-                return None
-            self._conn = conn
-        return self._conn
-
-    def _key(self, text: str) -> str:
-        return hashlib.sha256(f"{self.identity}\x00{text}".encode()).hexdigest()
-
-    def get_many(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
-        """The cached vectors among ``texts`` (missing ones are left out)."""
-        if not texts or not self.path.exists():
-            return {}
-        with self._lock:
-            conn = self._connect()
-            if conn is None:
-                return {}
-            keys = {self._key(t): t for t in texts}
-            found: dict[str, np.ndarray] = {}
-            try:
-                items = list(keys)
-                for start in range(0, len(items), 500):
-                    chunk = items[start : start + 500]
-                    marks = ",".join("?" * len(chunk))
-                    rows = conn.execute(
-                        f"SELECT key, dim, vector FROM vectors WHERE identity = ? AND key IN ({marks})",
-                        (self.identity, *chunk),
-                    ).fetchall()
-                    for key, dim, blob in rows:
-                        vector = np.frombuffer(blob, dtype=np.float32)
-                        if vector.shape == (int(dim),):
-                            found[keys[key]] = vector
-            except sqlite3.Error:
-                self._disabled = True
-                return {}
-            return found
+        super().__init__(path, identity, table="vectors", encode=_vector_bytes, decode=_vector, max_rows=max_rows)
 
     def dimension(self) -> int | None:
         """The dimension of the stored vectors (None when there are none)."""
-        if not self.path.exists():
-            return None
-        with self._lock:
-            conn = self._connect()
-            if conn is None:
-                return None
-            try:
-                row = conn.execute("SELECT dim FROM vectors WHERE identity = ? LIMIT 1", (self.identity,)).fetchone()
-            except sqlite3.Error:
-                self._disabled = True
-                return None
-            return int(row[0]) if row else None
-
-    def put_many(self, items: dict[str, np.ndarray]) -> None:
-        """Store ``text -> vector`` rows, then trim the file to ``max_rows``."""
-        if not items:
-            return
-        with self._lock:
-            conn = self._connect()
-            if conn is None:
-                return
-            now = time.time()
-            rows = [
-                (self._key(text), self.identity, int(vector.shape[0]), np.asarray(vector, np.float32).tobytes(), now)
-                for text, vector in items.items()
-            ]
-            try:
-                with conn:
-                    conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)", rows)
-                    (count,) = conn.execute("SELECT COUNT(*) FROM vectors").fetchone()
-                    if count > self.max_rows:
-                        conn.execute(
-                            "DELETE FROM vectors WHERE key IN (SELECT key FROM vectors ORDER BY added LIMIT ?)",
-                            (count - self.max_rows,),
-                        )
-            except sqlite3.Error:
-                self._disabled = True
-
-    def close(self) -> None:
-        """Close the connection (it reopens on next use)."""
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        vector = self.first()
+        return None if vector is None else int(vector.shape[0])
 
 
 class CachedQueryEncoder:
@@ -272,18 +177,17 @@ class CachedQueryEncoder:
         self.identity = encoder_identity(encoder)
         self.memory_items = max(1, int(memory_items))
         self.stats = QueryCacheStats()
-        self._memory: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
         self._dimension: int | None = None
         self.persistent = (
             PersistentQueryCache(Path(cache_dir) / QUERY_CACHE_FILE, self.identity, max_rows=max_rows)
             if cache_dir is not None
             else None
         )
+        self._tiers = TieredCache[np.ndarray](self.memory_items, lambda: self.persistent)
 
     def __getattr__(self, attr: str) -> Any:
         # path, fingerprint, batch_size, device ... of the wrapped encoder (only called for missing attributes).
-        if attr in ("inner", "_memory", "_lock", "persistent"):
+        if attr in ("inner", "_tiers", "persistent"):
             raise AttributeError(attr)
         return getattr(self.inner, attr)
 
@@ -291,10 +195,9 @@ class CachedQueryEncoder:
     def dimension(self) -> int:
         """Vector dimension: from vectors already cached when there are any, else from the encoder."""
         if self._dimension is None:
-            with self._lock:
-                for vector in self._memory.values():
-                    self._dimension = int(vector.shape[0])
-                    break
+            for vector in self._tiers.memory.values():
+                self._dimension = int(vector.shape[0])
+                break
             if self._dimension is None and self.persistent is not None:
                 self._dimension = self.persistent.dimension()
             if self._dimension is None:
@@ -310,21 +213,10 @@ class CachedQueryEncoder:
         texts = [str(t) for t in texts]
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        found: dict[str, np.ndarray] = {}
-        with self._lock:
-            for text in dict.fromkeys(texts):
-                vector = self._memory.get(text)
-                if vector is not None:
-                    self._memory.move_to_end(text)
-                    found[text] = vector
-        self.stats.hits += sum(1 for t in texts if t in found)
-        missing = [t for t in dict.fromkeys(texts) if t not in found]
-        if missing and self.persistent is not None:
-            from_disk = self.persistent.get_many(missing)
-            self.stats.disk_hits += sum(1 for t in texts if t in from_disk)
-            found.update(from_disk)
-            self._remember(from_disk)
-            missing = [t for t in missing if t not in from_disk]
+        seen = self._tiers.lookup(texts)
+        found, missing = seen.found, seen.missing
+        self.stats.hits += seen.hits
+        self.stats.disk_hits += seen.disk_hits
         if missing:
             self.stats.misses += sum(1 for t in texts if t in set(missing))
             self.stats.encoder_calls += 1
@@ -335,23 +227,12 @@ class CachedQueryEncoder:
             for row in fresh.values():
                 row.setflags(write=False)
             found.update(fresh)
-            self._remember(fresh)
-            if self.persistent is not None:
-                self.persistent.put_many(fresh)
+            self._tiers.store(fresh)
         return np.vstack([found[t] for t in texts])
-
-    def _remember(self, items: dict[str, np.ndarray]) -> None:
-        with self._lock:
-            for text, vector in items.items():
-                self._memory[text] = vector
-                self._memory.move_to_end(text)
-            while len(self._memory) > self.memory_items:
-                self._memory.popitem(last=False)
 
     def clear(self) -> None:
         """Forget the in-memory vectors (the persistent cache stays)."""
-        with self._lock:
-            self._memory.clear()
+        self._tiers.memory.clear()
 
     def __repr__(self) -> str:
         return f"CachedQueryEncoder({self.inner!r})"

@@ -21,6 +21,16 @@ Layout of a store directory (default ``./.opinio``)::
                           entity's generation, so a new process answers without opening Chroma
     writer.lock           held (flock) by the one process writing; see :mod:`opinio_agents.stores.lock`
 
+The store is a façade over its parts, each in its own module: the catalog
+(:mod:`~opinio_agents.stores.catalog`), the completion markers
+(:mod:`~opinio_agents.stores.markers`), the model records
+(:mod:`~opinio_agents.stores.model_records`), the Chroma vectors
+(:mod:`~opinio_agents.stores.vectors`), the derived files (BM25 indexes and vector
+copies, :mod:`~opinio_agents.stores.derived`) and the writer lock
+(:mod:`~opinio_agents.stores.lock`). Every public method takes the entity as
+``entity_key`` (a string, or an int such as ``7``), turns it into the string key once,
+and hands only that key to the parts.
+
 Surviving a kill: every write is atomic (sqlite transactions, Chroma's own
 journal, files written to a temporary name and renamed) and an entity counts as
 indexed only once its *completion marker* (the catalog's ``complete:<key>``,
@@ -40,65 +50,42 @@ Example:
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
 import threading
-import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from opinio_agents.embeddings import DEFAULT_MODEL_NAME, EmbeddingModelInfo
+from opinio_agents.embeddings import EmbeddingModelInfo
 from opinio_agents.errors import StoreError
 from opinio_agents.kinds import DEFAULT_STORE
 from opinio_agents.models import Entity, Review, Sentence
 from opinio_agents.stores.catalog import Catalog, EntityRecord, StoredSentence
 from opinio_agents.stores.checkpoints import checkpoint
-from opinio_agents.stores.chroma import collection_name, get_collection, make_chroma_client
-from opinio_agents.stores.lock import StoreLock, left_by_dead, writer_pid
+from opinio_agents.stores.derived import Bm25Files, VectorCopies
+from opinio_agents.stores.lock import StoreLock, writer_pid
+from opinio_agents.stores.markers import CompletionMarkers
+from opinio_agents.stores.model_records import ModelRecords, StoreModels
+from opinio_agents.stores.vectors import REVIEW_HASH_KEY, VECTOR_BATCH, ChromaVectors
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
     from chromadb.api.models.Collection import Collection
     from llama_index.vector_stores.chroma import ChromaVectorStore
 
-__all__ = ["SentenceStore", "StoreModels", "ReviewState", "PreparedReview", "DEFAULT_STORE", "REVIEW_HASH_KEY"]
+__all__ = [
+    "SentenceStore",
+    "StoreModels",
+    "ReviewState",
+    "PreparedReview",
+    "DEFAULT_STORE",
+    "REVIEW_HASH_KEY",
+    "VECTOR_BATCH",
+]
 
-#: Vector metadata key holding the content hash of the sentence's review (resuming needs it).
-REVIEW_HASH_KEY = "review_hash"
-_CHUNK = 5000
-
-_META_EMBEDDING = "embedding_model"
-_META_DIMENSION = "embedding_dimension"
-_META_PATH = "embedding_path"
-_META_FINGERPRINT = "embedding_fingerprint"
-_META_BACKEND = "embedding_backend"
-_META_SENTIMENT = "sentiment_scorer"
-_META_TOKENIZER = "bm25_tokenizer"
-_META_SERVER = "chroma_server"  # host:port of the Chroma server holding the vectors (absent: embedded)
-_STAMP_FILE = "opinio_stamp.txt"
-_META_MARKERS = "completion_markers"  # set once the store keeps completion markers
-_COMPLETE = "complete:"
-#: Vectors written to Chroma per call (a kill loses at most one batch, which the next run redoes).
-VECTOR_BATCH = 1024
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class StoreModels:
-    """The models recorded by a store (``None`` where nothing was recorded yet).
-
-    Example:
-        >>> StoreModels(None, None, None).embedding is None
-        True
-    """
-
-    embedding: EmbeddingModelInfo | None
-    sentiment: str | None
-    bm25_tokenizer: str | None
 
 
 @dataclass(frozen=True)
@@ -155,9 +142,13 @@ class SentenceStore:
         self.chroma_host = chroma_host
         self.chroma_port = chroma_port
         self._catalog: Catalog | None = None
-        self._client: ClientAPI | None = None
+        self._vectors: ChromaVectors | None = None
         self._lock = threading.RLock()
         self._cache: dict[str, _Cached] = {}
+        self._markers = CompletionMarkers(lambda: self.catalog)
+        self._model_records = ModelRecords(lambda: self.catalog, str(self.store_dir))
+        self._bm25 = Bm25Files(self.store_dir)
+        self._vector_copies = VectorCopies(self.store_dir)
 
     # -- resources ---------------------------------------------------------------
     @property
@@ -174,15 +165,22 @@ class SentenceStore:
             return self._catalog
 
     @property
+    def _chroma_vectors(self) -> ChromaVectors:
+        with self._lock:
+            if self._vectors is None:
+                self._use_recorded_server()
+                self._vectors = ChromaVectors(self.store_dir / "chroma", host=self.chroma_host, port=self.chroma_port)
+            return self._vectors
+
+    @property
     def chroma(self) -> ClientAPI:
         """The Chroma client: the server given, else the one the store records, else embedded at ``<store>/chroma``."""
-        with self._lock:
-            if self._client is None:
-                self._use_recorded_server()
-                self._client = make_chroma_client(
-                    self.store_dir / "chroma", host=self.chroma_host, port=self.chroma_port
-                )
-            return self._client
+        return self._chroma_vectors.client
+
+    @property
+    def vector_client_open(self) -> bool:
+        """Whether a Chroma client is open now (see :meth:`release_vector_client`)."""
+        return self._vectors is not None and self._vectors.client_open
 
     @property
     def is_remote(self) -> bool:
@@ -198,32 +196,33 @@ class SentenceStore:
         """
         if self.chroma_host or not self.catalog_path.exists():
             return
-        recorded = self.catalog.get_meta(_META_SERVER)
+        recorded = self._model_records.server()
         if recorded:
-            host, _, port = recorded.rpartition(":")
-            self.chroma_host, self.chroma_port = host, int(port)
+            self.chroma_host, self.chroma_port = recorded
 
     def connect(self) -> None:
         """Open the Chroma client now: an unreachable server fails here, before anything is written."""
         self.chroma  # noqa: B018
 
-    def collection(self, entity_id: str | int, *, create: bool = False) -> Collection:
+    def collection(self, entity_key: str | int, *, create: bool = False) -> Collection:
         """The entity's raw Chroma collection."""
-        return get_collection(self.chroma, str(entity_id), create=create)
+        return self._chroma_vectors.collection(str(entity_key), create=create)
 
-    def vector_store(self, entity_id: str | int) -> ChromaVectorStore:
+    def vector_store(self, entity_key: str | int) -> ChromaVectorStore:
         """The entity's collection as a LlamaIndex ``ChromaVectorStore`` (for dense retrievers)."""
         from llama_index.vector_stores.chroma import ChromaVectorStore
 
-        return ChromaVectorStore(chroma_collection=self.collection(self.require_entity(entity_id)))
+        key = self.require_entity(entity_key)
+        return ChromaVectorStore(chroma_collection=self._chroma_vectors.collection(key))
 
-    def bm25_dir(self, entity_id: str | int) -> Path:
+    # -- derived files: BM25 indexes ----------------------------------------------------
+    def bm25_dir(self, entity_key: str | int) -> Path:
         """Directory of the entity's persisted BM25 data."""
-        return self.store_dir / "bm25" / collection_name(str(entity_id))
+        return self._bm25.directory(str(entity_key))
 
-    def content_digest(self, entity_id: str | int) -> str:
+    def _digest(self, key: str) -> str:
         """Digest of the entity's sentence ids and BM25 tokens, in order (cached until the entity changes)."""
-        entry = self._entry(str(entity_id))
+        entry = self._entry(key)
         with self._lock:
             if entry.digest is None:
                 digest = hashlib.sha1()
@@ -233,54 +232,19 @@ class SentenceStore:
                 entry.digest = digest.hexdigest()
             return entry.digest
 
-    def load_bm25(self, entity_id: str | int, reader: Callable[[Path], T]) -> T | None:
+    def load_bm25(self, entity_key: str | int, reader: Callable[[Path], T]) -> T | None:
         """``reader(directory)`` when the persisted BM25 data is current, else None (stale, absent, unreadable)."""
-        key = self.require_entity(entity_id)
-        directory = self.bm25_dir(key)
-        try:
-            stamp = (directory / _STAMP_FILE).read_text("utf-8").strip()
-        except OSError:
-            return None
-        if stamp != self.content_digest(key):
-            return None
-        try:
-            return reader(directory)
-        except (StoreError, OSError, ValueError, KeyError):
-            return None
+        key = self.require_entity(entity_key)
+        return self._bm25.load(key, lambda: self._digest(key), reader)
 
-    def save_bm25(self, entity_id: str | int, writer: Callable[[Path], None]) -> None:
+    def save_bm25(self, entity_key: str | int, writer: Callable[[Path], None]) -> None:
         """Persist BM25 data: ``writer(directory)`` fills a fresh directory that then replaces the old one.
 
-        The data is stamped with :meth:`content_digest`, so :meth:`load_bm25` ignores it once the entity changes.
+        The data is stamped with a digest of the entity's sentence ids and tokens, so :meth:`load_bm25`
+        ignores it once the entity changes.
         """
-        key = self.require_entity(entity_id)
-        target = self.bm25_dir(key)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-        try:
-            writer(tmp)
-            checkpoint("bm25-files-written")
-            tmp.mkdir(parents=True, exist_ok=True)
-            _write_atomic(tmp / _STAMP_FILE, self.content_digest(key))
-            checkpoint("bm25-stamped")
-            old = target.with_name(f"{target.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-            if target.exists():
-                target.rename(old)
-                checkpoint("bm25-old-moved")
-            tmp.rename(target)
-            checkpoint("bm25-in-place")
-            shutil.rmtree(old, ignore_errors=True)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        self._sweep_bm25_leftovers(key)
-
-    def _sweep_bm25_leftovers(self, key: str) -> None:
-        """Remove temporary and old BM25 directories of the entity that a killed run left behind."""
-        target = self.bm25_dir(key)
-        if target.parent.is_dir():
-            for path in target.parent.iterdir():
-                if path.name.startswith((f"{target.name}.tmp-", f"{target.name}.old-")) and left_by_dead(path.name):
-                    shutil.rmtree(path, ignore_errors=True)
+        key = self.require_entity(entity_key)
+        self._bm25.save(key, lambda: self._digest(key), writer)
 
     # -- one writer at a time, completion markers ---------------------------------------
     def writer_lock(
@@ -300,52 +264,44 @@ class SentenceStore:
         """Whether a live process (this one included) holds the store's writer lock (never blocks)."""
         return writer_pid(self.store_dir) is not None
 
-    def is_complete(self, entity_id: str | int) -> bool:
+    def is_complete(self, entity_key: str | int) -> bool:
         """Whether every artefact of the entity's current generation was written (its marker is current).
 
         Stores written before markers existed count every entity as complete.
         """
-        key = str(entity_id)
-        generation = self.generation(key)
-        if generation is None:
-            return False
-        catalog = self.catalog
-        if catalog.get_meta(_META_MARKERS) is None:
-            return True
-        return catalog.get_meta(_COMPLETE + key) == str(generation)
+        return self._is_complete(str(entity_key))
+
+    def _is_complete(self, key: str) -> bool:
+        generation = self._generation(key)
+        return generation is not None and self._markers.is_complete(key, generation)
 
     def incomplete_entities(self) -> list[str]:
         """Keys of the entities whose last write did not finish (a killed or running writer)."""
         if not self.catalog_path.exists():
             return []
-        return [key for key in self.catalog.entity_keys() if not self.is_complete(key)]
+        return [key for key in self.catalog.entity_keys() if not self._is_complete(key)]
 
-    def mark_complete(self, entity_id: str | int) -> None:
+    def mark_complete(self, entity_key: str | int) -> None:
         """Write the entity's completion marker (its current generation); the last write of an indexing run."""
-        key = str(entity_id)
-        generation = self.generation(key)
+        key = str(entity_key)
+        generation = self._generation(key)
         if generation is None:
             raise StoreError(f"entity {key!r} is not in {str(self.store_dir)!r}; nothing to mark complete")
-        self._sweep_bm25_leftovers(key)
+        self._bm25.sweep(key)
         checkpoint("before-marker")
-        with self.catalog.transaction() as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (_COMPLETE + key, str(generation))
-            )
+        self._markers.mark(key, generation)
         checkpoint("after-marker")
 
-    def reconcile_vectors(self, entity_id: str | int) -> int:
+    def reconcile_vectors(self, entity_key: str | int) -> int:
         """Delete the entity's Chroma vectors whose sentence the catalog no longer holds; return how many.
 
         A run killed between the catalog transaction and the Chroma deletes leaves such
         vectors behind; the next writer calls this for every incomplete entity.
         """
-        key = str(entity_id)
+        key = str(entity_key)
         known = {s.sentence.sentence_id for s in self.catalog.sentences(key)}
-        collection = self.collection(key, create=True)
-        stored = collection.get(include=[])["ids"]
-        extra = [sid for sid in stored if sid not in known]
-        self.delete_vectors(key, extra)
+        extra = [sid for sid in self._chroma_vectors.ids(key) if sid not in known]
+        self._chroma_vectors.delete(key, extra)
         return len(extra)
 
     def release_vector_client(self) -> bool:
@@ -367,14 +323,8 @@ class SentenceStore:
             False
         """
         with self._lock:
-            client = self._client
-            if client is None or self.chroma_host:  # chroma_host is set once a client exists (recorded too)
-                return False
-            self._client = None
-        close = getattr(client, "close", None)  # Client.close (chromadb >= 1.1), not on the ClientAPI type
-        if callable(close):
-            close()
-        return True
+            vectors = self._vectors
+        return vectors is not None and vectors.release()
 
     def close(self) -> None:
         """Release the catalog connection and the caches."""
@@ -389,19 +339,7 @@ class SentenceStore:
         """The embedding model, sentiment scorer and BM25 tokenizer recorded by the store."""
         if not self.catalog_path.exists():
             return StoreModels(None, None, None)
-        catalog = self.catalog
-        name = catalog.get_meta(_META_EMBEDDING)
-        embedding = None
-        if name is not None:
-            dimension = catalog.get_meta(_META_DIMENSION)
-            embedding = EmbeddingModelInfo(
-                name=name,
-                dimension=int(dimension) if dimension else 0,  # 0: a store written before dimensions were kept
-                path=catalog.get_meta(_META_PATH),
-                fingerprint=catalog.get_meta(_META_FINGERPRINT),
-                backend=catalog.get_meta(_META_BACKEND),
-            )
-        return StoreModels(embedding, catalog.get_meta(_META_SENTIMENT), catalog.get_meta(_META_TOKENIZER))
+        return self._model_records.read()
 
     def check_models(
         self,
@@ -421,37 +359,9 @@ class SentenceStore:
         Raises:
             StoreError: Naming the recorded and the requested model and how to fix it.
         """
-        recorded = self.models()
-        where = str(self.store_dir)
-        if embedding is not None and recorded.embedding is not None:
-            old = recorded.embedding
-            asked = embedding if old.dimension else _with_dimension(embedding, 0)
-            why = old.backend_conflict(asked) if writing else old.conflict(asked)
-            if why is not None:
-                if old.conflict(asked) is None and old.backend:
-                    hint = f"--encoder {old.backend}, OpinioRAG(encoder={old.backend!r})"
-                elif old.name == DEFAULT_MODEL_NAME:
-                    hint = "OpinioRAG(embedding_model=None), the default"
-                elif old.path:
-                    hint = f"OpinioRAG(embedding_model={old.path!r})"
-                else:
-                    hint = f"the encoder {old.name!r}"
-                raise StoreError(
-                    f"{where}: built with embedding model {old.describe()} but {embedding.describe()} was "
-                    f"requested ({why}); use the original model ({hint}) or index into a new --store directory"
-                )
-        if sentiment is not None and recorded.sentiment is not None and sentiment != recorded.sentiment:
-            raise StoreError(
-                f"{where}: sentence sentiment was scored by {recorded.sentiment!r} but {sentiment!r} was "
-                "requested; sentiments of one store must come from one scorer: use the original scorer "
-                "or index into a new --store directory"
-            )
-        if bm25_tokenizer is not None and recorded.bm25_tokenizer not in (None, bm25_tokenizer):
-            raise StoreError(
-                f"{where}: BM25 tokens were made by tokenizer {recorded.bm25_tokenizer!r} but "
-                f"{bm25_tokenizer!r} was requested; queries must be tokenized like the sentences: use "
-                "the original tokenizer or index into a new --store directory"
-            )
+        self._model_records.check(
+            self.models(), embedding, sentiment=sentiment, bm25_tokenizer=bm25_tokenizer, writing=writing
+        )
 
     def record_models(
         self,
@@ -466,30 +376,12 @@ class SentenceStore:
         backends were kept stays of unknown backend (and accepts any).
         """
         self.check_models(embedding, sentiment=sentiment, bm25_tokenizer=bm25_tokenizer, writing=True)
-        catalog = self.catalog
-        with self._lock:
-            fresh = catalog.get_meta(_META_EMBEDDING) is None
-            if fresh and embedding.backend:
-                catalog.set_meta(_META_BACKEND, embedding.backend)
-            values = {
-                _META_EMBEDDING: embedding.name,
-                _META_DIMENSION: str(embedding.dimension),
-                _META_PATH: embedding.path,
-                _META_FINGERPRINT: embedding.fingerprint,
-                _META_SENTIMENT: sentiment,
-                _META_TOKENIZER: bm25_tokenizer,
-                # Only a new store records its server: one that began embedded keeps its vectors there.
-                _META_SERVER: f"{self.chroma_host}:{self.chroma_port or 8000}"
-                if self.chroma_host and catalog.get_meta(_META_EMBEDDING) is None
-                else None,
-            }
-            for key, value in values.items():
-                if value is not None and catalog.get_meta(key) is None:
-                    catalog.set_meta(key, value)
+        server = f"{self.chroma_host}:{self.chroma_port or 8000}" if self.chroma_host else None
+        self._model_records.record(embedding, sentiment=sentiment, bm25_tokenizer=bm25_tokenizer, server=server)
 
     # -- entities -------------------------------------------------------------------
     def entity_keys(self) -> list[str]:
-        """Ids (as strings) of the indexed entities, in insertion order.
+        """Keys of the indexed entities, in insertion order.
 
         An entity left half-written by a killed run is not listed (unless a writer is
         at work on the store right now); :meth:`incomplete_entities` lists those.
@@ -497,24 +389,27 @@ class SentenceStore:
         if not self.catalog_path.exists():
             return []
         keys = self.catalog.entity_keys()
-        if self.catalog.get_meta(_META_MARKERS) is None or self.writer_active():
+        if not self._markers.kept() or self.writer_active():
             return keys
-        return [key for key in keys if self.is_complete(key)]
+        return [key for key in keys if self._is_complete(key)]
 
-    def has_entity(self, entity_id: str | int) -> bool:
+    def has_entity(self, entity_key: str | int) -> bool:
         """Whether the entity has been indexed into this store."""
-        return self.generation(entity_id) is not None
+        return self._generation(str(entity_key)) is not None
 
-    def generation(self, entity_id: str | int) -> int | None:
+    def generation(self, entity_key: str | int) -> int | None:
         """The entity's generation, incremented by every write to it (None when it is not indexed)."""
+        return self._generation(str(entity_key))
+
+    def _generation(self, key: str) -> int | None:
         if not self.catalog_path.exists():
             return None
-        return self.catalog.generation(str(entity_id))
+        return self.catalog.generation(key)
 
-    def require_entity(self, entity_id: str | int) -> str:
-        """The entity key, or a StoreError listing the indexed ids."""
-        key = str(entity_id)
-        if self.generation(key) is None:
+    def require_entity(self, entity_key: str | int) -> str:
+        """The entity key (as a string), or a StoreError listing the indexed ones."""
+        key = str(entity_key)
+        if self._generation(key) is None:
             keys = self.entity_keys()
             listed = ", ".join(keys[:10]) + (" ..." if len(keys) > 10 else "") if keys else "none"
             raise StoreError(
@@ -523,24 +418,25 @@ class SentenceStore:
             )
         return key
 
-    def entity_record(self, entity_id: str | int) -> EntityRecord:
+    def entity_record(self, entity_key: str | int) -> EntityRecord:
         """Name, original id, expert review, review count and generation of an indexed entity."""
-        record = self.catalog.entity_record(self.require_entity(entity_id))
+        key = self.require_entity(entity_key)
+        record = self.catalog.entity_record(key)
         if record is None:  # removed between the two reads
-            raise StoreError(f"entity {str(entity_id)!r} was removed from {str(self.store_dir)!r} meanwhile")
+            raise StoreError(f"entity {key!r} was removed from {str(self.store_dir)!r} meanwhile")
         return record
 
-    def entity(self, entity_id: str | int) -> Entity:
+    def entity(self, entity_key: str | int) -> Entity:
         """The stored entity with its reviews (in dataset order) and expert review."""
-        return self.catalog.entity(self.require_entity(entity_id))
+        return self.catalog.entity(self.require_entity(entity_key))
 
-    def review_states(self, entity_id: str | int) -> dict[str, ReviewState]:
+    def review_states(self, entity_key: str | int) -> dict[str, ReviewState]:
         """``{review_id: ReviewState}`` of an entity (empty when it is not indexed)."""
         if not self.catalog_path.exists():
             return {}
         return {
             rid: ReviewState(content_hash, embedded, position)
-            for rid, (content_hash, embedded, position) in self.catalog.review_states(str(entity_id)).items()
+            for rid, (content_hash, embedded, position) in self.catalog.review_states(str(entity_key)).items()
         }
 
     # -- writing (used by the indexer) -----------------------------------------------------
@@ -561,15 +457,7 @@ class SentenceStore:
         catalog = self.catalog
         key = entity.key
         with catalog.transaction() as conn:
-            if catalog.get_meta(_META_MARKERS) is None:
-                # The first write that keeps markers: entities written before are taken as complete.
-                for old_key in catalog.entity_keys():
-                    old_generation = catalog.generation(old_key)
-                    conn.execute(
-                        "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                        (_COMPLETE + old_key, str(old_generation)),
-                    )
-                conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", (_META_MARKERS,))
+            self._markers.adopt(conn)
             catalog.upsert_entity(
                 conn, key, entity.entity_id, entity.entity_name, entity.expert_review, len(entity.user_reviews)
             )
@@ -591,37 +479,23 @@ class SentenceStore:
         self._forget(key)
         return stale
 
-    def pending_sentences(self, entity_id: str | int, review_ids: Iterable[str]) -> list[StoredSentence]:
+    def pending_sentences(self, entity_key: str | int, review_ids: Iterable[str]) -> list[StoredSentence]:
         """Stored sentences of some reviews of an entity (in review order), bypassing the cache."""
         wanted = list(review_ids)
-        return self.catalog.sentences(str(entity_id), review_ids=wanted) if wanted else []
+        return self.catalog.sentences(str(entity_key), review_ids=wanted) if wanted else []
 
     def split_embedded(
-        self, entity_id: str | int, pending: Sequence[StoredSentence], hashes: Mapping[str, str]
+        self, entity_key: str | int, pending: Sequence[StoredSentence], hashes: Mapping[str, str]
     ) -> tuple[list[StoredSentence], int]:
         """Separate the sentences whose vector is already stored with the right review hash (a resumed run).
 
         Vectors of a stale hash are deleted. Returns the sentences still to embed and the number found.
         """
-        if not pending:
-            return [], 0
-        collection = self.collection(entity_id, create=True)
-        review_of = {p.sentence.sentence_id: p.sentence.review_id for p in pending}
-        done: set[str] = set()
-        stale: list[str] = []
-        for chunk in _chunks(list(review_of), _CHUNK):
-            found = collection.get(ids=chunk, include=["metadatas"])
-            for sid, meta in zip(found["ids"], found["metadatas"] or []):
-                if meta and meta.get(REVIEW_HASH_KEY) == hashes.get(review_of[sid]):
-                    done.add(sid)
-                else:
-                    stale.append(sid)
-        self.delete_vectors(entity_id, stale)
-        return [p for p in pending if p.sentence.sentence_id not in done], len(done)
+        return self._chroma_vectors.split_embedded(str(entity_key), pending, hashes)
 
     def add_vectors(
         self,
-        entity_id: str | int,
+        entity_key: str | int,
         sentences: Sequence[Sentence],
         vectors: np.ndarray,
         review_hashes: Mapping[str, str],
@@ -637,8 +511,6 @@ class SentenceStore:
         Raises:
             StoreError: When the vectors' dimension is not the one the store records.
         """
-        from opinio_agents.stores.nodes import vector_metadata
-
         if len(sentences) != len(vectors):
             raise StoreError(f"{len(sentences)} sentences but {len(vectors)} vectors; pass one vector per sentence")
         if not len(sentences):
@@ -650,20 +522,7 @@ class SentenceStore:
                 f"{recorded.dimension}-d vectors ({recorded.describe()}); use that model or a new --store directory"
             )
         matrix = np.ascontiguousarray(vectors, dtype=np.float32)
-        collection = self.collection(entity_id, create=True)
-        for start in range(0, len(sentences), VECTOR_BATCH):
-            batch = sentences[start : start + VECTOR_BATCH]
-            metadatas: list[Any] = []
-            for sentence in batch:
-                meta = vector_metadata(sentence)
-                meta[REVIEW_HASH_KEY] = review_hashes[sentence.review_id]
-                metadatas.append(meta)
-            collection.add(
-                ids=[s.sentence_id for s in batch],
-                embeddings=matrix[start : start + len(batch)],
-                metadatas=metadatas,
-            )
-            checkpoint("chroma-chunk")
+        self._chroma_vectors.add(str(entity_key), sentences, matrix, review_hashes)
 
     def stored_text_vectors(self, text_keys: Sequence[str], dimension: int) -> dict[str, np.ndarray]:
         """Vectors already computed for these text keys (see :meth:`save_text_vectors`), by key.
@@ -686,33 +545,20 @@ class SentenceStore:
             raise StoreError(f"{len(text_keys)} text keys but {len(matrix)} vectors; pass one vector per key")
         self.catalog.put_text_vectors([(key, matrix[i].tobytes()) for i, key in enumerate(text_keys)])
 
-    def delete_vectors(self, entity_id: str | int, sentence_ids: Sequence[str]) -> None:
+    def delete_vectors(self, entity_key: str | int, sentence_ids: Sequence[str]) -> None:
         """Delete vectors by sentence id (absent ids are ignored)."""
-        if not sentence_ids:
-            return
-        collection = self.collection(entity_id, create=True)
-        for chunk in _chunks(list(sentence_ids), _CHUNK):
-            collection.delete(ids=chunk)
+        self._chroma_vectors.delete(str(entity_key), sentence_ids)
 
-    def vectors(self, entity_id: str | int, sentence_ids: Sequence[str]) -> dict[str, np.ndarray]:
+    def vectors(self, entity_key: str | int, sentence_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors by sentence id (ids without a vector are absent from the result)."""
-        found: dict[str, np.ndarray] = {}
-        if not sentence_ids:
-            return found
-        collection = self.collection(entity_id, create=False)
-        for chunk in _chunks(list(sentence_ids), _CHUNK):
-            got = collection.get(ids=chunk, include=["embeddings"])
-            vectors = got["embeddings"]
-            for sid, vector in zip(got["ids"], vectors if vectors is not None else []):
-                found[sid] = np.asarray(vector, dtype=np.float32)
-        return found
+        return self._chroma_vectors.get(str(entity_key), sentence_ids)
 
     def finish_reviews(
-        self, entity_id: str | int, sentiments: Sequence[tuple[str, float]], embedded_reviews: Iterable[str]
+        self, entity_key: str | int, sentiments: Sequence[tuple[str, float]], embedded_reviews: Iterable[str]
     ) -> None:
         """Write final sentiments and mark reviews embedded, in one transaction (bumps the generation)."""
         catalog = self.catalog
-        key = str(entity_id)
+        key = str(entity_key)
         reviews = list(embedded_reviews)
         with catalog.transaction() as conn:
             catalog.set_sentiments(conn, sentiments)
@@ -723,14 +569,14 @@ class SentenceStore:
 
     # -- reading -----------------------------------------------------------------------------
     def _entry(self, key: str) -> _Cached:
-        generation = self.generation(key)
+        generation = self._generation(key)
         if generation is None:
-            self.require_entity(key)  # raises with the list of indexed ids
+            self.require_entity(key)  # raises with the list of indexed ones
         with self._lock:
             cached = self._cache.get(key)
             if cached is not None and cached.generation == generation:
                 return cached
-        if not self.is_complete(key) and not self.writer_active():
+        if not self._is_complete(key) and not self.writer_active():
             raise StoreError(
                 f"entity {key!r} in {str(self.store_dir)!r} was left half-written by an indexing run that "
                 "did not finish (killed?); rerun `opinio index` on its dataset to complete it"
@@ -741,19 +587,19 @@ class SentenceStore:
             self._cache[key] = entry
         return entry
 
-    def sentences(self, entity_id: str | int) -> list[StoredSentence]:
+    def sentences(self, entity_key: str | int) -> list[StoredSentence]:
         """All stored sentences of an entity in review order (cached until the entity changes)."""
-        return self._entry(str(entity_id)).sentences
+        return self._entry(str(entity_key)).sentences
 
-    def positions(self, entity_id: str | int) -> dict[str, int]:
+    def positions(self, entity_key: str | int) -> dict[str, int]:
         """``sentence_id -> row`` in :meth:`sentences` and :meth:`embeddings` (cached)."""
-        entry = self._entry(str(entity_id))
+        entry = self._entry(str(entity_key))
         with self._lock:
             if entry.positions is None:
                 entry.positions = {s.sentence.sentence_id: i for i, s in enumerate(entry.sentences)}
             return entry.positions
 
-    def embeddings(self, entity_id: str | int, *, persist: bool = False) -> np.ndarray:
+    def embeddings(self, entity_key: str | int, *, persist: bool = False) -> np.ndarray:
         """Stored vectors of the entity's sentences, aligned with :meth:`sentences` (cached).
 
         A current matrix copy under ``vectors/`` (see the module docstring) is read instead of
@@ -764,19 +610,19 @@ class SentenceStore:
         Raises:
             StoreError: When some sentence has no vector (an interrupted run: index again).
         """
-        key = str(entity_id)
+        key = str(entity_key)
         entry = self._entry(key)
         with self._lock:
             if entry.embeddings is not None:
                 return entry.embeddings
         ids = [s.sentence.sentence_id for s in entry.sentences]
-        stamp = f"{entry.generation}:{self.content_digest(key)}"
-        copy = self._vector_copy(key, stamp, len(ids))
+        stamp = f"{entry.generation}:{self._digest(key)}"
+        copy = self._vector_copies.load(key, stamp, len(ids))
         if copy is not None:
             with self._lock:
                 entry.embeddings = copy
             return copy
-        found = self.vectors(key, ids)
+        found = self._chroma_vectors.get(key, ids)
         missing = [sid for sid in ids if sid not in found]
         if missing:
             raise StoreError(
@@ -789,64 +635,17 @@ class SentenceStore:
             recorded = self.models().embedding
             matrix = np.zeros((0, recorded.dimension if recorded else 0), dtype=np.float32)
         if persist and ids:
-            self._save_vector_copy(key, stamp, matrix)
+            self._vector_copies.save(key, stamp, matrix)
         with self._lock:
             entry.embeddings = matrix
         return matrix
 
-    def _vector_file(self, key: str) -> Path:
-        return self.store_dir / "vectors" / f"{collection_name(key)}.npz"
-
-    def _vector_copy(self, key: str, stamp: str, rows: int) -> np.ndarray | None:
-        file = self._vector_file(key)
-        if not file.is_file():
-            return None
-        try:
-            with np.load(file, allow_pickle=False) as data:
-                if str(data["stamp"]) != stamp or data["vectors"].shape[0] != rows:
-                    return None
-                return np.ascontiguousarray(data["vectors"], dtype=np.float32)
-        except (OSError, KeyError, ValueError):
-            return None
-
-    def _save_vector_copy(self, key: str, stamp: str, matrix: np.ndarray) -> None:
-        file = self._vector_file(key)
-        tmp = file.with_name(f".{file.stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.npz")
-        try:
-            file.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as handle:
-                np.savez(handle, vectors=matrix, stamp=np.array(stamp))
-            os.replace(tmp, file)
-        except OSError:  # a read-only store: Chroma stays the only copy
-            pass
-        finally:
-            tmp.unlink(missing_ok=True)
-
-    def count_sentences(self, entity_id: str | int | None = None) -> int:
+    def count_sentences(self, entity_key: str | int | None = None) -> int:
         """Number of stored sentences (of one entity, or all)."""
         if not self.catalog_path.exists():
             return 0
-        return self.catalog.count_sentences(None if entity_id is None else str(entity_id))
+        return self.catalog.count_sentences(None if entity_key is None else str(entity_key))
 
     def _forget(self, key: str) -> None:
         with self._lock:
             self._cache.pop(key, None)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file next to ``path``, flush it to disk, then rename it over ``path``."""
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-
-
-def _with_dimension(info: EmbeddingModelInfo, dimension: int) -> EmbeddingModelInfo:
-    return EmbeddingModelInfo(info.name, dimension, info.path, info.fingerprint, info.backend)
-
-
-def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]

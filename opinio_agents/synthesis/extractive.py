@@ -5,9 +5,9 @@ This is the paper's retrieval-only ablation done carefully. For each query:
 1. **Side.** The entity-wide :class:`~opinio_agents.models.Support` decides
    which side the opinion falls on (share of positive vs negative reviews that
    mention the query); the top-K evidence decides when support is empty. When
-   reviews genuinely split (the minority side holds at least
-   ``split_threshold`` of the opinionated reviews and has at least
-   ``min_side_evidence`` evidence sentences) the query yields a PRO *and* a CON.
+   reviews split (the minority side holds at least ``split_threshold`` of the
+   reviews that mention the query, :func:`~opinio_agents.synthesis.support.shown_sides`,
+   and has at least ``min_side_evidence`` evidence sentences) the query yields a PRO *and* a CON.
 2. **Sentence.** Among the evidence on that side, pick the one that best states
    the majority opinion: central (mean cosine similarity to the other evidence
    on that side), clearly opinionated (|sentiment|), on topic (mentions the
@@ -27,7 +27,7 @@ import numpy as np
 
 from opinio_agents.embeddings import Encoder, get_encoder
 from opinio_agents.errors import ConfigError
-from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, Polarity, QueryEvidence
+from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, Polarity, QueryEvidence, Support
 from opinio_agents.synthesis.base import Synthesizer
 from opinio_agents.synthesis.keypoint import subject_clauses, to_key_point
 from opinio_agents.synthesis.selection import (
@@ -37,6 +37,7 @@ from opinio_agents.synthesis.selection import (
     select_points,
     supported_points,
 )
+from opinio_agents.synthesis.support import SIDE_SHARE, shown_sides
 from opinio_agents.text.duplicates import distinct_indices
 from opinio_agents.text.polarity import evidence_polarity
 
@@ -50,8 +51,9 @@ class ExtractiveSynthesizer(Synthesizer):
 
     Args:
         encoder: Sentence encoder for centrality (the shared MiniLM by default).
-        split_threshold: Minority share of opinionated reviews above which a
-            query yields both a PRO and a CON.
+        split_threshold: Share of the reviews mentioning the query the other side needs to get
+            a highlight too (:data:`~opinio_agents.synthesis.support.SIDE_SHARE`, the one rule of
+            :func:`~opinio_agents.synthesis.support.shown_sides`).
         min_side_evidence: Evidence sentences a side needs to get a highlight.
         max_cited: Evidence sentences cited per highlight.
         max_words: Word cap of a key point (cut at a clause boundary; SPACE dev aspect ROUGE-L
@@ -79,7 +81,7 @@ class ExtractiveSynthesizer(Synthesizer):
         self,
         encoder: Encoder | None = None,
         *,
-        split_threshold: float = 0.35,
+        split_threshold: float = SIDE_SHARE,
         min_side_evidence: int = 2,
         max_cited: int = 5,
         max_words: int = 24,
@@ -125,26 +127,30 @@ class ExtractiveSynthesizer(Synthesizer):
         return self._encoder
 
     def sides(self, item: QueryEvidence) -> list[Polarity]:
-        """Which side(s) the query's opinion falls on, majority first."""
+        """Which side(s) the query's opinion falls on, majority first.
+
+        The sides :func:`~opinio_agents.synthesis.support.shown_sides` gives the entity-wide
+        support (the top-K evidence's own counts when support is empty), each kept when it has
+        evidence to quote: the majority side any, the other side ``min_side_evidence`` sentences.
+        """
         pos_ev = [e for e in item.evidence if (e.sentiment or 0.0) > SENTIMENT_THRESHOLD]
         neg_ev = [e for e in item.evidence if (e.sentiment or 0.0) < -SENTIMENT_THRESHOLD]
         support = item.support
-        pos, neg = (support.positive, support.negative) if support.positive + support.negative else (
-            len(pos_ev),
-            len(neg_ev),
-        )
-        if pos + neg == 0:
+        if not support.positive + support.negative:
+            support = Support(reviews=len(pos_ev) + len(neg_ev), positive=len(pos_ev), negative=len(neg_ev))
+        wanted = shown_sides(support, share=self.split_threshold)
+        if not wanted:
             return []
-        majority, minority = (Polarity.PROS, Polarity.CONS) if pos >= neg else (Polarity.CONS, Polarity.PROS)
+        majority = wanted[0]
+        minority = Polarity.CONS if majority is Polarity.PROS else Polarity.PROS
         count = {Polarity.PROS: len(pos_ev), Polarity.CONS: len(neg_ev)}
         if item.pool:  # the support set's sentences on each side count too, not only the top-K's
             pool = [e for e in item.pool if item.mentions is None or e.sentence_id in item.mentions]
             for side, sign in ((Polarity.PROS, 1), (Polarity.CONS, -1)):
                 on_side = sum(sign * (e.sentiment or 0.0) > SENTIMENT_THRESHOLD for e in pool)
                 count[side] = max(count[side], on_side)
-        share_minority = min(pos, neg) / (pos + neg)
         out = [majority] if count[majority] else []
-        if share_minority >= self.split_threshold and count[minority] >= self.min_side_evidence:
+        if minority in wanted and count[minority] >= self.min_side_evidence:
             out.append(minority)
         if not out and count[minority] >= self.min_side_evidence:
             # Support says one thing, but the retrieved evidence only shows the other side.
@@ -191,6 +197,10 @@ class ExtractiveSynthesizer(Synthesizer):
                 chosen = supported_points(vectors, chosen, min_share=self.min_point_support)
             chosen = [chosen[j] for j in distinct_indices([texts[i] for i in chosen])]  # no point said twice
             order = chosen + [int(i) for i in np.argsort(-scores, kind="stable") if int(i) not in chosen]
+            # Quotes are what the reader checks the highlight against: beyond the key points' own
+            # sentences, only mentions of the aspect (the one definition, ``item.mentions``).
+            if item.mentions is not None:
+                order = [i for i in order if i in chosen or candidates[i].sentence_id in item.mentions]
             ranked = [_scored(candidates[i], float(scores[i])) for i in order]
             keep = distinct_indices(
                 [e.text for e in ranked], limit=max(self.max_cited, len(chosen)), keep=range(len(chosen))
@@ -232,6 +242,7 @@ class ExtractiveSynthesizer(Synthesizer):
         (plus any top-K evidence on that side it lacks), else the top-K evidence.
         """
         on_side = [e for e in item.evidence if sign * (e.sentiment or 0.0) > SENTIMENT_THRESHOLD]
+        on_side = [e for e, ok in zip(on_side, _not_against([e.text for e in on_side], sign)) if ok]
         if item.pool and item.pool_vectors is not None and len(item.pool_vectors) == len(item.pool):
             rows = [i for i, e in enumerate(item.pool) if sign * (e.sentiment or 0.0) > SENTIMENT_THRESHOLD]
             if sign > 0:  # a critical complaint (bed bugs, theft...) never backs a PRO, whatever its score
@@ -240,6 +251,7 @@ class ExtractiveSynthesizer(Synthesizer):
                 rows = [i for i in rows if not find_critical(item.pool[i].text)]
             if len(rows) > self.max_pool:
                 rows = self._nearest(item.pool_vectors, item.query_vector, rows)
+            rows = [r for r, ok in zip(rows, _not_against([item.pool[i].text for i in rows], sign)) if ok]
             pool = [item.pool[i] for i in rows]
             known = {e.sentence_id for e in pool}
             retrieved = {e.sentence_id: e for e in item.evidence}
@@ -288,6 +300,20 @@ class ExtractiveSynthesizer(Synthesizer):
             row = {id(e): i for i, e in enumerate(item.evidence)}
             return item.vectors[[row[id(c)] for c in candidates]]
         return self.encoder.encode([c.text for c in candidates])
+
+
+def _not_against(texts: list[str], sign: int) -> list[bool]:
+    """Whether the review lexicon (:mod:`~opinio_agents.text.sentiment`) does not read each text as the other side.
+
+    The stored sentiment blends that lexicon with the embedding head; where the two disagree the
+    blend can land on the wrong side ("The noise level was low even on a Saturday night, which we
+    appreciated." stored at -0.07), and such a sentence is neither a key point nor a quote of a side.
+    """
+    if not texts:
+        return []
+    from opinio_agents.text.sentiment import default_sentiment_scorer
+
+    return [sign * v >= -SENTIMENT_THRESHOLD for v in default_sentiment_scorer().score(texts)]
 
 
 def _scored(evidence: Evidence, score: float) -> Evidence:

@@ -44,7 +44,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -276,13 +276,15 @@ def select_points(
     mmr_lambda: float = 0.7,
     redundancy: float = 0.8,
     word_count: Sequence[int] | None = None,
+    repeats: Callable[[int, int], bool] | None = None,
 ) -> list[int]:
     """Positions of the key points: MMR over ``scores`` until ``max_points`` or ``budget_words``.
 
     The first point is the best-scored sentence; each next one maximises
     ``mmr_lambda * score - (1 - mmr_lambda) * max cosine to the chosen`` and
-    is skipped when it repeats a chosen one (cosine >= ``redundancy`` or the
-    same words). Always at least one point when there is a candidate.
+    is skipped when it repeats a chosen one (cosine >= ``redundancy``, the
+    same words, or ``repeats(candidate, chosen)`` when given). Always at least
+    one point when there is a candidate.
 
     Raises:
         ConfigError: On a bad limit.
@@ -312,6 +314,8 @@ def select_points(
                 continue
             overlap = max((float(vecs[i] @ vecs[j]) for j in chosen), default=0.0)
             if chosen and overlap >= redundancy:
+                continue
+            if repeats is not None and any(repeats(i, j) for j in chosen):
                 continue
             if chosen and words + lengths[i] > budget_words * 1.25:
                 continue

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from opinio_agents.embeddings import Encoder
-from opinio_agents.models import SENTIMENT_THRESHOLD, Support
+from opinio_agents.models import SENTIMENT_THRESHOLD, Polarity, Support
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.text.preprocess import tokenize_for_bm25
 from opinio_agents.trends import Weighting, review_weights
@@ -62,6 +62,8 @@ __all__ = [
     "review_stances",
     "dated_mentions",
     "generic_terms",
+    "shown_sides",
+    "SIDE_SHARE",
     "DEFAULT_COVERAGE",
     "DEFAULT_DENSE_THRESHOLD",
 ]
@@ -70,6 +72,9 @@ DEFAULT_COVERAGE = 0.6
 DEFAULT_DENSE_THRESHOLD = 0.45
 #: How much closer to the whole query than to its generic words a dense match must be.
 GENERIC_MARGIN = 0.1
+#: Share of the reviews that mention an aspect a side needs for its own highlight: the figure the
+#: support line prints ("30% negative"), so a side the reader sees at 25% or more is never "No cons".
+SIDE_SHARE = 0.25
 
 #: App. D tokens of a question that are not the aspect it asks about ("How is the wifi?").
 QUESTION_WORDS = frozenset(
@@ -219,6 +224,30 @@ def generic_terms(query: str, sentences: Sequence[StoredSentence], *, ratio: flo
         return []
     top = max(idf.values())
     return [t for t, weight in idf.items() if weight <= ratio * top]
+
+
+def shown_sides(support: Support, *, share: float = SIDE_SHARE) -> list[Polarity]:
+    """The sides an aspect's highlights show, majority first: the one rule of every surface.
+
+    The majority side (more positive than negative reviews is PROS, a tie too) when any review
+    takes it, and the other side as well when at least ``share`` of the reviews that mention the
+    aspect take it: the share the support line prints (:meth:`~opinio_agents.models.Support.describe`),
+    counted over all mentioning reviews, neutral ones included.
+
+    Example:
+        >>> [p.value for p in shown_sides(Support(reviews=163, positive=92, negative=49, neutral=22))]
+        ['pros', 'cons']
+        >>> [p.value for p in shown_sides(Support(reviews=26, positive=6, negative=20))]
+        ['cons']
+    """
+    pos, neg = support.positive, support.negative
+    if not pos and not neg:
+        return []
+    majority, minority = (Polarity.PROS, Polarity.CONS) if pos >= neg else (Polarity.CONS, Polarity.PROS)
+    sides = [majority]
+    if min(pos, neg) > 0 and min(pos, neg) >= share * (support.reviews or pos + neg) - 1e-9:
+        sides.append(minority)
+    return sides
 
 
 def count_support(

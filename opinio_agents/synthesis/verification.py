@@ -21,7 +21,8 @@ else the sentence's stored sentiment score.
   cited sentence discusses (no triplet aspect matches, the words do not occur,
   and no evidence aspect is similar enough).
 * ``weak`` - partly backed: more cited sentences disagree with its side than
-  agree, part of its own text reads the other way about its subject, it does
+  agree, or two or more and at least :data:`MIXED_SHARE` of them do (each read a second time,
+  :func:`second_reading`), part of its own text reads the other way about its subject, it does
   not mention the evidence's main aspect (AR = 0 and the words are absent; when its
   text spells that aspect out, the reported AR is 1.0, so a score never contradicts the
   verdict), the evidence holds no polar opinion about it (SF undefined), no reviewer's
@@ -57,7 +58,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from opinio_agents.errors import ConfigError
-from opinio_agents.models import SENTIMENT_THRESHOLD, Highlight, Polarity, QueryEvidence, Verification
+from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, Polarity, QueryEvidence, Verification
 from opinio_agents.synthesis.alerts import GUARD_NOTE, CriticalComplaintCheck, find_critical
 from opinio_agents.synthesis.base import SynthesisOutcome
 from opinio_agents.synthesis.keypoint import to_key_point
@@ -81,11 +82,13 @@ __all__ = [
     "HighlightVerifier",
     "judge",
     "sentence_stance",
+    "second_reading",
     "verify_outcome",
     "VERIFY_BY_DEFAULT",
     "VERIFY_NOTE",
     "WEAK_OF",
     "ASPECT_SIMILARITY",
+    "MIXED_SHARE",
 ]
 
 #: Whether summarizers verify when nobody says (``opinio highlight --verify/--no-verify``).
@@ -96,6 +99,9 @@ VERIFY_BY_DEFAULT = False
 WEAK_OF = 0.5
 #: An aspect of the highlight at least this similar to an evidence aspect counts as discussed.
 ASPECT_SIMILARITY = 0.6
+#: Share of its cited sentences (two at least) that, read the other way, make a highlight ``weak``:
+#: a PRO shown over 3 praises and 2 complaints is mixed, not supported.
+MIXED_SHARE = 0.4
 #: Prefix of the notes verification adds to a rewritten highlight.
 VERIFY_NOTE = "verification"
 
@@ -111,6 +117,34 @@ def _sign(value: float, threshold: float = 0.0) -> int:
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def second_reading(evidence: Sequence[Evidence]) -> list[float | None]:
+    """Each cited sentence's sentiment as the verifier reads it: the stored one, read a second time.
+
+    The stored score blends the review lexicon with the embedding head
+    (:mod:`~opinio_agents.text.sentiment_head`); where the review lexicon alone
+    (:func:`~opinio_agents.text.sentiment.default_sentiment_scorer`, no model) reads the sentence
+    on the other side, its reading is taken instead: the lexicon knows complaint phrases the head
+    misses ("Check-in took over an hour" is stored at +0.19), so a PRO quoting such a sentence is
+    no longer counted as backed by it.
+
+    Example:
+        >>> second_reading([Evidence(sentence_id="1:1:0", text="Check-in took over an hour.", sentiment=0.19)])[0] < 0
+        True
+    """
+    from opinio_agents.text.sentiment import default_sentiment_scorer
+
+    stored = [e.sentiment for e in evidence]
+    known = [i for i, s in enumerate(stored) if s is not None and abs(s) > SENTIMENT_THRESHOLD]
+    if not known:
+        return stored
+    lexicon = default_sentiment_scorer().score([evidence[i].text for i in known])
+    out = list(stored)
+    for i, score in zip(known, lexicon, strict=True):
+        if _sign(score, SENTIMENT_THRESHOLD) == -_sign(stored[i] or 0.0, SENTIMENT_THRESHOLD):
+            out[i] = score
+    return out
 
 
 def sentence_stance(triplets: Sequence[Triplet], subject: Sequence[str], sentiment: float | None) -> int:
@@ -265,7 +299,7 @@ def judge(
         )
     if not highlight:
         return verdict("weak", f"the triplet extractor finds no opinion in it to check against its {cited}")
-    if disagree > agree:
+    if disagree > agree or (disagree >= 2 and disagree >= MIXED_SHARE * n):
         return verdict(
             "weak",
             f"mixed evidence: {agree} of its {cited} {'is' if agree == 1 else 'are'} {_SIGN_WORD[sign]} "
@@ -388,7 +422,7 @@ class HighlightVerifier:
                     h.polarity,
                     mine,
                     cited,
-                    [e.sentiment for e in h.evidence],
+                    second_reading(h.evidence),
                     self.similarity,
                     evidence_texts=[e.text for e in h.evidence],
                     query=h.query,
@@ -404,7 +438,8 @@ class HighlightVerifier:
         flat = [t for found in cited for t in found]
         focus = focus_triplet(mine, dominant_aspects(flat))
         subject = [focus.aspect] if focus is not None and not focus.is_implicit else dominant_aspects(flat)
-        stances = [sentence_stance(f, subject, e.sentiment) for f, e in zip(cited, h.evidence, strict=True)]
+        readings = second_reading(h.evidence)
+        stances = [sentence_stance(f, subject, r) for f, r in zip(cited, readings, strict=True)]
         lean = _sign(sum(stances))
         if lean == 0:
             return None

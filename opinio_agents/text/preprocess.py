@@ -53,69 +53,54 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
+
+from opinio_agents.text.wordlists import word_rules, word_set
 
 __all__ = [
     "preprocess_for_bm25",
     "tokenize_for_bm25",
     "lemmatize_word",
-    "PROTECTED_TOKENS",
-    "STOPWORDS",
-    "KEEP_WORDS",
+    "PROTECTED_TOKENS",  # noqa: F822 - read from package data on first access (module __getattr__)
+    "STOPWORDS",  # noqa: F822 - read from package data on first access (module __getattr__)
+    "KEEP_WORDS",  # noqa: F822 - read from package data on first access (module __getattr__)
 ]
 
-#: (regex over lowercased text, replacement) applied before punctuation removal.
-PROTECTED_TOKENS: tuple[tuple[str, str], ...] = (
-    (r"\b24\s*(?:-|\s)?\s*(?:hours?|hrs?|h)\b", "twentyfourhour"),
-    (r"\b24\s*(?:/|x)\s*7\b", "twentyfourseven"),
-    (r"\bwi\s*-?\s*fi\b", "wifi"),
-    (r"\bcheck-?in(?:s)?\b", "checkin"),
-    (r"\bcheck-?out(?:s)?\b", "checkout"),
-    (r"\ba\s*/\s*c\b|\bair[\s-]?con\b", "aircon"),
-    (r"\bt\.v\.?|\btvs\b", "tv"),
-    (r"\be-mail(?:s)?\b", "email"),
-    (r"\bb\s*&\s*b(?:s)?\b|\bbnb\b", "bnb"),
-    (r"\bmini[\s-]?bar(?:s)?\b", "minibar"),
-    (r"\ben[\s-]?suite\b", "ensuite"),
-    (r"\bnon[\s-]?smoking\b", "nonsmoking"),
-    (r"\bfree[\s-]?of[\s-]?charge\b", "free"),
-)
+# The word lists (:data:`PROTECTED_TOKENS`, :data:`STOPWORDS`, :data:`KEEP_WORDS`) are package
+# data, ``resources/words/preprocess.json``, read on first use (see :func:`__getattr__`).
 
-#: Function words dropped by default (see module docstring, step 9).
-STOPWORDS: frozenset[str] = frozenset(
-    "a an the and or nor i me my myself it itself at to of in on by for with from as "
-    "that this these those there be have do will would shall should could might must "
-    "s t d ll ve re m".split()
-)
 
-#: Words kept exactly as written by the lemmatizer (protected tokens and gerund nouns).
-KEEP_WORDS: frozenset[str] = frozenset(
-    {replacement for _, replacement in PROTECTED_TOKENS}
-    | {
-        "parking",
-        "dining",
-        "shopping",
-        "sightseeing",
-        "housekeeping",
-        "booking",
-        "lodging",
-        "heating",
-        "plumbing",
-        "clothing",
-        "lighting",
-        "flooring",
-        "bedding",
-        "building",
-        "ceiling",
-        "wedding",
-        "swimming",
-        "boarding",
-        "cleaning",
-        "bus",
-        "news",
-        "us",
-    }
-)
+def _protected_tokens() -> tuple[tuple[str, str], ...]:
+    """(regex over lowercased text, replacement) applied before punctuation removal."""
+    return word_rules("preprocess", "protected_tokens")
+
+
+def _stopwords() -> frozenset[str]:
+    """Function words dropped by default (see module docstring, step 9)."""
+    return word_set("preprocess", "stopwords")
+
+
+@lru_cache(maxsize=1)
+def _keep_words() -> frozenset[str]:
+    """Words kept exactly as written by the lemmatizer (protected tokens and gerund nouns)."""
+    return frozenset({replacement for _, replacement in _protected_tokens()} | word_set("preprocess", "keep_words"))
+
+
+_PUBLIC_LISTS: dict[str, Callable[[], Any]] = {
+    "PROTECTED_TOKENS": _protected_tokens,
+    "STOPWORDS": _stopwords,
+    "KEEP_WORDS": _keep_words,
+}
+
+
+def __getattr__(name: str) -> Any:
+    """``PROTECTED_TOKENS``, ``STOPWORDS`` and ``KEEP_WORDS``, read from the package data on first access."""
+    if name in _PUBLIC_LISTS:
+        return _PUBLIC_LISTS[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _POS_ORDER = ("NOUN", "VERB", "ADJ", "ADV", "AUX")
 _POS_ORDER_PARTICIPLE = ("NOUN", "ADJ", "VERB", "ADV", "AUX")
@@ -123,29 +108,28 @@ _POS_ORDER_PARTICIPLE = ("NOUN", "ADJ", "VERB", "ADV", "AUX")
 _CURLY = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u00b4": "'", "`": "'"})
 _HTML_TAG = re.compile(r"<[^>]{0,500}>")
 _HTML_ENTITY = re.compile(r"&#?\w{1,8};")
-_URL = re.compile(
-    r"(?:https?://|ftp://|www\.)\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|edu|gov|io)(?:/\S*)?"
-)
+_URL = re.compile(r"(?:https?://|ftp://|www\.)\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|edu|gov|io)(?:/\S*)?")
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _COMBINING = re.compile(r"[\u0300-\u036f]+")
 _POSSESSIVE = re.compile(r"'s\b")
 
 
-def _compile_protected() -> re.Pattern[str]:
-    """All protected patterns in one alternation; the named group says which matched.
+@lru_cache(maxsize=1)
+def _protect() -> tuple[re.Pattern[str], dict[str, str]]:
+    """All protected patterns in one alternation (the named group says which matched), and the replacements.
 
     Every pattern starts with ``\\b`` and a letter or digit; a lookahead on those
     first characters lets the regex engine skip most positions quickly.
     """
-    branches = [f"(?P<p{i}>{pattern[2:]})" for i, (pattern, _) in enumerate(PROTECTED_TOKENS)]
-    firsts = {m.group(1) for pattern, _ in PROTECTED_TOKENS for m in _FIRST.finditer(pattern)}
-    return re.compile(rf"(?=[{''.join(sorted(firsts))}])\b(?:{'|'.join(branches)})")
+    rules = _protected_tokens()
+    branches = [f"(?P<p{i}>{pattern[2:]})" for i, (pattern, _) in enumerate(rules)]
+    firsts = {m.group(1) for pattern, _ in rules for m in _FIRST.finditer(pattern)}
+    pattern = re.compile(rf"(?=[{''.join(sorted(firsts))}])\b(?:{'|'.join(branches)})")
+    return pattern, {f"p{i}": f" {repl} " for i, (_, repl) in enumerate(rules)}
 
 
 _FIRST = re.compile(r"(?:^|\|)\\b(\w)")
-_PROTECT = _compile_protected()
-_PROTECT_REPLACEMENT = {f"p{i}": f" {repl} " for i, (_, repl) in enumerate(PROTECTED_TOKENS)}
 _NON_ALPHA = re.compile(r"[^a-z]+")
 
 
@@ -157,7 +141,7 @@ def lemmatize_word(word: str) -> str:
         >>> [lemmatize_word(w) for w in ["rooms", "stayed", "parking", "website"]]
         ['room', 'stay', 'parking', 'website']
     """
-    if word in KEEP_WORDS:
+    if word in _keep_words():
         return word
     from lemminflect import getAllLemmas  # Lazy: loads lemma tables on first use.
 
@@ -179,10 +163,6 @@ def _expand_contractions(text: str) -> str:
     return str(contractions.fix(text))
 
 
-def _protected_replacement(match: re.Match[str]) -> str:
-    return _PROTECT_REPLACEMENT[match.lastgroup or ""]
-
-
 def _normalize(text: str) -> str:
     """Steps 1-6: everything up to (excluding) lemmatization; returns letters and spaces."""
     text = text.lower().translate(_CURLY)
@@ -197,7 +177,8 @@ def _normalize(text: str) -> str:
     text = _NON_ASCII.sub(" ", text)
     text = _expand_contractions(text)
     text = _POSSESSIVE.sub("", text)
-    text = _PROTECT.sub(_protected_replacement, text)
+    protect, replacements = _protect()
+    text = protect.sub(lambda match: replacements[match.lastgroup or ""], text)
     return _NON_ALPHA.sub(" ", text)
 
 
@@ -217,7 +198,8 @@ def tokenize_for_bm25(text: str, *, drop_stopwords: bool = True) -> list[str]:
     """
     tokens = [lemmatize_word(word) for word in _normalize(text).split()]
     if drop_stopwords:
-        tokens = [token for token in tokens if token not in STOPWORDS]
+        stopwords = _stopwords()
+        tokens = [token for token in tokens if token not in stopwords]
     return tokens
 
 

@@ -46,6 +46,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from opinio_agents.models import REVIEW_METADATA_FIELDS, Sentence
+from opinio_agents.text.wordlists import word_set
 
 if TYPE_CHECKING:
     from opinio_agents.models import Entity, EntityId, Review
@@ -57,20 +58,8 @@ MAX_WORDS = 60
 #: A clause split is only made when both pieces keep at least this many words.
 MIN_PIECE_WORDS = 4
 
-# Abbreviations after which a period never ends a sentence (titles, places, Latin).
-_NEVER_END = frozenset(
-    "mr mrs ms dr prof st mt ft jr sr rev hon gen capt sgt lt col fr messrs mme mlle "
-    "e.g i.e eg ie cf vs viz approx appt apt dept est ave blvd rd hwy bldg fl incl "
-    "min mins hr hrs sec secs mo yr yrs wk wks lb lbs oz km mi sq tel ph".split()
-)
-# Abbreviations that end a sentence only when a capitalised word follows.
-_END_BEFORE_CAPITAL = frozenset(
-    "etc a.m p.m am pm u.s u.k u.s.a d.c n.y l.a co corp inc ltd "
-    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
-)
-# Abbreviations that never end a sentence when a number follows ("Room no. 5").
-_BEFORE_NUMBER = frozenset("no nos nr rm vol pg pp ext num".split())
-
+# Abbreviation lists (never_end, end_before_capital, before_number) are package data:
+# ``resources/words/segment.json``, read on first use.
 _BLOCK_TAG = r"<\s*/?\s*(?:br|p|div|li|ul|ol|tr|td|th|table|h[1-6]|hr|blockquote)\b[^>]{0,200}>"
 # Hard boundaries: paragraph breaks, block tags, and single line breaks (decided in code).
 _HARD = re.compile(rf"(?:[ \t]*\r?\n){{2,}}[ \t]*|{_BLOCK_TAG}|\r?\n|\r", re.IGNORECASE)
@@ -193,11 +182,11 @@ def _period_may_end(text: str, sent_start: int, dot: int, first_after: str) -> b
     if before.isalnum() or before in "/@":
         return True  # Part of a longer token such as "24/7." or "5pm."
     low = word.lower()
-    if low in _NEVER_END:
+    if low in word_set("segment", "never_end"):
         return False
-    if low in _END_BEFORE_CAPITAL or ("." in low and len(low) <= 7):
+    if low in word_set("segment", "end_before_capital") or ("." in low and len(low) <= 7):
         return first_after[:1].isupper()
-    if low in _BEFORE_NUMBER and first_after[:1].isdigit():
+    if low in word_set("segment", "before_number") and first_after[:1].isdigit():
         return False
     if len(word) == 1 and word.isupper() and first_after[:1].isupper():
         return False  # An initial: "J. Smith".

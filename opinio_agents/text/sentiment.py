@@ -131,6 +131,11 @@ REVIEW_LEXICON: dict[str, float] = {
     "well-maintained": 1.8,
     "well-located": 1.8,
     "upgraded": 1.3,
+    # Positive: speed and reliability ("the elevators were fast", "fast and reliable wi-fi").
+    "fast": 1.2,
+    "quick": 1.2,
+    "speedy": 1.3,
+    "reliable": 1.5,
 }
 
 #: Factual complaint phrases (regexes, case-insensitive) scored as negative.
@@ -150,6 +155,12 @@ NEGATIVE_PHRASES: tuple[str, ...] = (
     r"\bwould (?:never|not|n't) (?:stay|return|go back|come back|book)\b",
     r"\b(?:hidden|extra|additional) (?:fee|fees|charge|charges)\b",
     r"\bcharged (?:us )?(?:extra|twice|for)\b",
+    # Paying for what should come with the room, and "free" that is not ("the so-called free wi-fi").
+    r"\b(?:had|have|has|having) to (?:buy|pay)\b",
+    r"\bso[- ]called\b",
+    r"\b(?:has|have|had) seen better days\b",
+    r"\btook (?:over|more than|almost|nearly|well over) (?:an hour|\d+ (?:minutes|mins|hours))\b",
+    r"\b(?:would|will|did|could)(?: not|n't|n\u2019t) budge\b",
 )
 
 _SENTINEL = "zzcomplaintzz"

@@ -37,15 +37,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
-import threading
-import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from opinio_agents.stores.kv_cache import SqliteCache, TieredCache
 from opinio_agents.triplets.base import Triplet, TripletExtractor
 
 __all__ = [
@@ -65,7 +62,6 @@ TRIPLET_CACHE_FILE = "triplets.sqlite"
 TRIPLET_CACHE_MAX_ROWS = 200_000
 #: Sentences kept in memory per wrapper.
 TRIPLET_CACHE_MEMORY_ITEMS = 50_000
-_SQL_CHUNK = 500
 
 
 def _files_digest(directory: Path) -> str:
@@ -116,11 +112,11 @@ def extractor_identity(extractor: TripletExtractor) -> str:
     return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:20]
 
 
-def _dump(triplets: Sequence[Triplet]) -> str:
-    return json.dumps([[t.aspect, t.opinion, t.sentiment] for t in triplets], ensure_ascii=False)
+def _dump(triplets: Sequence[Triplet]) -> bytes:
+    return json.dumps([[t.aspect, t.opinion, t.sentiment] for t in triplets], ensure_ascii=False).encode("utf-8")
 
 
-def _load(blob: str) -> list[Triplet]:
+def _load(blob: bytes) -> list[Triplet]:
     return [Triplet(aspect=a, opinion=o, sentiment=s) for a, o, s in json.loads(blob)]
 
 
@@ -134,8 +130,8 @@ class TripletCacheStats:
     extractor_calls: int = 0
 
 
-class PersistentTripletCache:
-    """``text -> triplets`` rows of one extractor identity in a small SQLite file.
+class PersistentTripletCache(SqliteCache[list[Triplet]]):
+    """``text -> triplets`` rows of one extractor identity in a small SQLite file (table ``triplets``).
 
     Args:
         path: The SQLite file (its directory must exist; nothing is created otherwise).
@@ -143,97 +139,12 @@ class PersistentTripletCache:
         max_rows: Rows kept; the oldest are deleted past it.
 
     Every failure (read-only directory, a locked or corrupt file) turns the cache off
-    for the rest of the process instead of failing the verification.
+    for the rest of the process instead of failing the verification (see
+    :class:`~opinio_agents.stores.kv_cache.SqliteCache`).
     """
 
     def __init__(self, path: str | Path, identity: str, *, max_rows: int = TRIPLET_CACHE_MAX_ROWS) -> None:
-        self.path = Path(path)
-        self.identity = identity
-        self.max_rows = max(1, int(max_rows))
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
-        self._disabled = False
-
-    def _connect(self) -> sqlite3.Connection | None:
-        if self._disabled:
-            return None
-        if self._conn is None:
-            if not self.path.parent.is_dir():
-                return None  # no store yet: never create one for a cache
-            try:
-                conn = sqlite3.connect(str(self.path), timeout=2.0, check_same_thread=False)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.execute(
-                    "CREATE TABLE IF NOT EXISTS triplets (key TEXT PRIMARY KEY, identity TEXT NOT NULL, "
-                    "triplets TEXT NOT NULL, added REAL NOT NULL)"
-                )
-                conn.execute("CREATE INDEX IF NOT EXISTS triplets_added ON triplets (added)")
-                with conn:
-                    conn.execute("DELETE FROM triplets WHERE identity != ?", (self.identity,))
-            except (sqlite3.Error, OSError):
-                self._disabled = True
-                return None
-            self._conn = conn
-        return self._conn
-
-    def _key(self, text: str) -> str:
-        return hashlib.sha256(f"{self.identity}\x00{text}".encode()).hexdigest()
-
-    def get_many(self, texts: Sequence[str]) -> dict[str, list[Triplet]]:
-        """The cached triplets among ``texts`` (missing ones are left out)."""
-        if not texts or not self.path.exists():
-            return {}
-        with self._lock:
-            conn = self._connect()
-            if conn is None:
-                return {}
-            keys = {self._key(t): t for t in texts}
-            found: dict[str, list[Triplet]] = {}
-            try:
-                items = list(keys)
-                for start in range(0, len(items), _SQL_CHUNK):
-                    chunk = items[start : start + _SQL_CHUNK]
-                    marks = ",".join("?" * len(chunk))
-                    rows = conn.execute(
-                        f"SELECT key, triplets FROM triplets WHERE identity = ? AND key IN ({marks})",
-                        (self.identity, *chunk),
-                    ).fetchall()
-                    for key, blob in rows:
-                        found[keys[key]] = _load(blob)
-            except (sqlite3.Error, ValueError, TypeError):
-                self._disabled = True
-                return {}
-            return found
-
-    def put_many(self, items: dict[str, list[Triplet]]) -> None:
-        """Store ``text -> triplets`` rows, then trim the file to ``max_rows``."""
-        if not items:
-            return
-        with self._lock:
-            conn = self._connect()
-            if conn is None:
-                return
-            now = time.time()
-            rows = [(self._key(text), self.identity, _dump(found), now) for text, found in items.items()]
-            try:
-                with conn:
-                    conn.executemany("INSERT OR REPLACE INTO triplets VALUES (?, ?, ?, ?)", rows)
-                    (count,) = conn.execute("SELECT COUNT(*) FROM triplets").fetchone()
-                    if count > self.max_rows:
-                        conn.execute(
-                            "DELETE FROM triplets WHERE key IN (SELECT key FROM triplets ORDER BY added LIMIT ?)",
-                            (count - self.max_rows,),
-                        )
-            except sqlite3.Error:
-                self._disabled = True
-
-    def close(self) -> None:
-        """Close the connection (it reopens on next use)."""
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        super().__init__(path, identity, table="triplets", encode=_dump, decode=_load, max_rows=max_rows)
 
 
 class CachedTripletExtractor(TripletExtractor):
@@ -269,12 +180,12 @@ class CachedTripletExtractor(TripletExtractor):
             extractor = get_triplet_extractor("embedded")
         self.inner = extractor
         self.memory_items = max(1, int(memory_items))
+        self.max_rows = max_rows
         self.stats = TripletCacheStats()
-        self._memory: OrderedDict[str, list[Triplet]] = OrderedDict()
-        self._lock = threading.Lock()
         self._cache_dir = Path(cache_dir) if cache_dir is not None else None
         self._persistent: PersistentTripletCache | None = None
         self._identity: str | None = None
+        self._tiers = TieredCache[list[Triplet]](self.memory_items, lambda: self.persistent)
 
     @property
     def identity(self) -> str:
@@ -287,45 +198,25 @@ class CachedTripletExtractor(TripletExtractor):
     def persistent(self) -> PersistentTripletCache | None:
         """The on-disk cache (None without ``cache_dir``)."""
         if self._persistent is None and self._cache_dir is not None:
-            self._persistent = PersistentTripletCache(self._cache_dir / TRIPLET_CACHE_FILE, self.identity)
+            self._persistent = PersistentTripletCache(
+                self._cache_dir / TRIPLET_CACHE_FILE, self.identity, max_rows=self.max_rows
+            )
         return self._persistent
-
-    def _remember(self, items: dict[str, list[Triplet]]) -> None:
-        with self._lock:
-            for text, found in items.items():
-                self._memory[text] = found
-                self._memory.move_to_end(text)
-            while len(self._memory) > self.memory_items:
-                self._memory.popitem(last=False)
 
     def extract(self, sentences: Sequence[str]) -> list[list[Triplet]]:
         """Triplets of each sentence; only texts never seen before reach the wrapped extractor, in one call."""
         texts = [str(s) for s in sentences]
-        found: dict[str, list[Triplet]] = {}
-        with self._lock:
-            for text in dict.fromkeys(texts):
-                cached = self._memory.get(text)
-                if cached is not None:
-                    self._memory.move_to_end(text)
-                    found[text] = cached
-        self.stats.hits += sum(1 for t in texts if t in found)
-        missing = [t for t in dict.fromkeys(texts) if t not in found]
-        persistent = self.persistent if missing else None
-        if persistent is not None:
-            from_disk = persistent.get_many(missing)
-            self.stats.disk_hits += sum(1 for t in texts if t in from_disk)
-            found.update(from_disk)
-            self._remember(from_disk)
-            missing = [t for t in missing if t not in from_disk]
+        seen = self._tiers.lookup(texts)
+        found, missing = seen.found, seen.missing
+        self.stats.hits += seen.hits
+        self.stats.disk_hits += seen.disk_hits
         if missing:
             wanted = set(missing)
             self.stats.misses += sum(1 for t in texts if t in wanted)
             self.stats.extractor_calls += 1
             fresh = {t: list(x) for t, x in zip(missing, self.inner.extract(missing), strict=True)}
             found.update(fresh)
-            self._remember(fresh)
-            if persistent is not None:
-                persistent.put_many(fresh)
+            self._tiers.store(fresh)
         return [list(found[t]) for t in texts]
 
     def close(self) -> None:
@@ -335,6 +226,6 @@ class CachedTripletExtractor(TripletExtractor):
 
     def __getattr__(self, attr: str) -> Any:
         # batch_size, weights_dir ... of the wrapped extractor (only called for missing attributes).
-        if attr in ("inner", "_memory", "_lock", "_persistent", "_cache_dir", "_identity"):
+        if attr in ("inner", "_tiers", "_persistent", "_cache_dir", "_identity"):
             raise AttributeError(attr)
         return getattr(self.inner, attr)

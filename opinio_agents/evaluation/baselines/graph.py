@@ -40,6 +40,7 @@ from opinio_agents.evaluation.baselines.base import (
 )
 from opinio_agents.evaluation.rouge import rouge_tokenize
 from opinio_agents.models import HighlightSet
+from opinio_agents.text.wordlists import word_set
 
 __all__ = [
     "pagerank",
@@ -50,16 +51,8 @@ __all__ = [
     "LexRankBaseline",
 ]
 
-_STOP = frozenset(
-    "a an the and or but of to in on at for with is was were are be been it its this that "
-    "we i you they our my "
-    "there here as so very had have has".split()
-)
 
-
-def pagerank(
-    weights: np.ndarray, *, damping: float = 0.85, tol: float = 1e-8, max_iter: int = 200
-) -> np.ndarray:
+def pagerank(weights: np.ndarray, *, damping: float = 0.85, tol: float = 1e-8, max_iter: int = 200) -> np.ndarray:
     """Stationary scores of a weighted graph (rows normalised; dangling rows spread uniformly).
 
     Args:
@@ -85,7 +78,8 @@ def pagerank(
 
 
 def _words(text: str) -> list[str]:
-    return [t for t in rouge_tokenize(text) if t not in _STOP]
+    stop = word_set("evaluation_graph", "graph_stopwords")  # package data: resources/words/evaluation_graph.json
+    return [t for t in rouge_tokenize(text) if t not in stop]
 
 
 def _vocab_matrix(docs: Sequence[Sequence[str]]) -> tuple[np.ndarray, int]:
@@ -166,9 +160,7 @@ class GraphRankBaseline(Baseline):
 
     def select(self, data: BaselineInput) -> list[Candidate]:
         """The sentences that enter the graph (opinionated first, sampled above the cap)."""
-        pool = [
-            c for c in unique_candidates(data.candidates) if len(_words(c.text)) >= self.min_words
-        ]
+        pool = [c for c in unique_candidates(data.candidates) if len(_words(c.text)) >= self.min_words]
         polar = [c for c in pool if c.label != 0]
         neutral = [c for c in pool if c.label == 0]
         rng = random.Random(f"{self.seed}:{data.entity_id}")

@@ -1,0 +1,86 @@
+"""Word lists as package data, read on first use: ``opinio_agents/resources/words/<file>.json``.
+
+Each file holds named lists, each with the reason it exists::
+
+    {"stopwords": {"why": "function words BM25 drops ...", "words": ["a", "an", ...]}}
+
+A list holds ``words`` (a set of lowercase words), ``patterns`` (regular
+expressions, in order), ``rules`` (``[pattern, replacement]`` pairs, in order) or
+``table`` (``[word, number]`` pairs). Nothing is read at import time; each file is read once per
+process.
+
+Example:
+    >>> "the" in word_set("preprocess", "stopwords")
+    True
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from opinio_agents.errors import ConfigError
+
+__all__ = ["word_set", "word_patterns", "word_rules", "word_table", "words_file"]
+
+_FOLDER = "resources/words"
+
+
+@cache
+def words_file(file: str) -> dict[str, Any]:
+    """The named lists of ``resources/words/<file>.json``.
+
+    Raises:
+        ConfigError: When the file is missing or not a JSON object (a broken install).
+    """
+    where = f"opinio_agents/{_FOLDER}/{file}.json"
+    try:
+        data = json.loads(resources.files("opinio_agents").joinpath(f"{_FOLDER}/{file}.json").read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{where}: cannot read the word lists ({exc}); reinstall opinio-agents") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected an object of named word lists; reinstall opinio-agents")
+    return data
+
+
+def _entry(file: str, name: str, field: str) -> list[Any]:
+    entry = words_file(file).get(name)
+    if not isinstance(entry, dict) or not isinstance(entry.get(field), list):
+        raise ConfigError(f"opinio_agents/{_FOLDER}/{file}.json: list {name!r} has no {field!r} array")
+    return list(entry[field])
+
+
+@cache
+def word_set(file: str, name: str) -> frozenset[str]:
+    """The words of the list ``name`` in ``file``."""
+    return frozenset(str(word) for word in _entry(file, name, "words"))
+
+
+@cache
+def word_rules(file: str, name: str) -> tuple[tuple[str, str], ...]:
+    """The ``(pattern, replacement)`` rules of the list ``name`` in ``file``, in order."""
+    rules = _entry(file, name, "rules")
+    if not all(isinstance(rule, list) and len(rule) == 2 for rule in rules):
+        raise ConfigError(f"opinio_agents/{_FOLDER}/{file}.json: list {name!r}: each rule is [pattern, replacement]")
+    return tuple((str(pattern), str(replacement)) for pattern, replacement in rules)
+
+
+@cache
+def word_patterns(file: str, name: str) -> tuple[str, ...]:
+    """The regular expressions of the list ``name`` in ``file``, in order."""
+    return tuple(str(pattern) for pattern in _entry(file, name, "patterns"))
+
+
+def word_table(file: str, name: str) -> dict[str, float]:
+    """The ``word -> number`` table of the list ``name`` in ``file`` (a fresh dict per call)."""
+    return dict(_table_rows(file, name))
+
+
+@cache
+def _table_rows(file: str, name: str) -> tuple[tuple[str, float], ...]:
+    rows = _entry(file, name, "table")
+    if not all(isinstance(row, list) and len(row) == 2 and isinstance(row[1], (int, float)) for row in rows):
+        raise ConfigError(f"opinio_agents/{_FOLDER}/{file}.json: list {name!r}: each row is [word, number]")
+    return tuple((str(word), float(value)) for word, value in rows)
