@@ -58,8 +58,19 @@ __all__ = ["HiroIndex", "SubpathCounts", "BaselinePopularity", "as_hiro_index", 
 
 #: Derived results kept in memory per index (the files keep them all).
 _MEMORY_RESULTS = 48
-#: Parts of the package whose code decides a derived result (hashed into its state).
-_RESULT_CODE = ("hiro", "triplets", "text", "synthesis", "embeddings", "models.py", "trends.py", "summarizers.py")
+#: Parts of the package whose code decides a derived result (hashed into its state); ``resources``
+#: holds the aspect lexicon and the word lists the namer and the key points read.
+_RESULT_CODE = (
+    "hiro",
+    "triplets",
+    "text",
+    "synthesis",
+    "embeddings",
+    "resources",
+    "models.py",
+    "trends.py",
+    "summarizers.py",
+)
 
 
 @dataclass(frozen=True)
