@@ -84,10 +84,10 @@ def _baseline_chat(ref: str) -> Any:
 
 def _uncovered(rag: Any, entity: str, question: str) -> bool:
     """Whether no review sentence of ``entity`` contains a content word of ``question`` (the data's truth)."""
-    from opinio_agents.agents.chat import _QUESTION_WORDS
     from opinio_agents.text.preprocess import tokenize_for_bm25
+    from opinio_agents.text.wordlists import word_set
 
-    topic = set(tokenize_for_bm25(question)) - _QUESTION_WORDS
+    topic = set(tokenize_for_bm25(question)) - word_set("chat", "question_words")
     return not any(topic & set(s.tokens) for s in rag.store.sentences(entity))
 
 

@@ -46,6 +46,7 @@ from opinio_agents.embeddings import Encoder
 from opinio_agents.models import SENTIMENT_THRESHOLD, Polarity, Support
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.text.preprocess import tokenize_for_bm25
+from opinio_agents.text.wordlists import word_set
 from opinio_agents.trends import Weighting, review_weights
 
 if TYPE_CHECKING:
@@ -76,22 +77,13 @@ GENERIC_MARGIN = 0.1
 #: support line prints ("30% negative"), so a side the reader sees at 25% or more is never "No cons".
 SIDE_SHARE = 0.25
 
-#: App. D tokens of a question that are not the aspect it asks about ("How is the wifi?").
-QUESTION_WORDS = frozenset(
-    "how what which who whom whose where when why be do have can could would should will "
-    "say said think thought tell know feel like mention people anyone anybody guest reviewer "
-    "review about it there here any".split()
-)
-_QUESTION_START = frozenset(
-    "how what which who where when why is are was were do does did can could would should "
-    "will has have any tell".split()
-)
+# The question words are package data: resources/words/support.json.
 _opinion_scorer: VaderSentimentScorer | None = None
 
 
 def _is_question(query: str) -> bool:
     words = query.strip().lower().split()
-    return bool(words) and (query.rstrip().endswith("?") or words[0] in _QUESTION_START)
+    return bool(words) and (query.rstrip().endswith("?") or words[0] in word_set("support", "question_start"))
 
 
 def _opinion_word(token: str) -> bool:
@@ -118,7 +110,8 @@ def aspect_terms(query: str) -> list[str]:
     terms = list(dict.fromkeys(tokenize_for_bm25(query)))
     if not _is_question(query):
         return terms
-    kept = [t for t in terms if t not in QUESTION_WORDS] or terms
+    question_words = word_set("support", "question_words")
+    kept = [t for t in terms if t not in question_words] or terms
     return [t for t in kept if not _opinion_word(t)] or kept
 
 
