@@ -6,6 +6,7 @@ Run:
     python benchmarks/verification.py --entities 5            # the first 5 entities of each set
     python benchmarks/verification.py --store /tmp/vb         # keep the indexes between runs
     nice -n 10 python benchmarks/verification.py --sets sample,space_dev --entities 4 --paths extractive
+    python benchmarks/verification.py --sets sample --paths extractive --modes cold --index-time 512
 
 For every entity of each set (the shipped sample: entities 101 and 202 with their
 expert queries; SPACE dev, ``../shared/data/real-reviews/space_dev.json`` or
@@ -240,6 +241,28 @@ def _verdicts(results: Sequence[Any]) -> list[tuple[str, ...]]:
     return out
 
 
+def _index_time_cost(rag: Any, extractor: Any, entities: Sequence[Any], n: int, name: str) -> None:
+    """CPU cost of extracting every stored sentence's triplets at index time, against what a cold run extracts."""
+    stored = [s.sentence.text for e in entities for s in rag.store.sentences(e.key)]
+    texts = list(dict.fromkeys(stored))[:n]
+    start = time.process_time()
+    extractor.extract(texts)
+    triplet_ms = 1000 * (time.process_time() - start) / len(texts)
+    start = time.process_time()
+    rag.encoder.encode(texts)
+    encode_ms = 1000 * (time.process_time() - start) / len(texts)
+    cited: set[str] = set()
+    for entity in entities:
+        for h in rag.highlights(entity.key, verify=False).highlights:
+            cited.update([h.text, *(e.text for e in h.evidence)])
+    print(
+        f"index-time triplets ({name}, {len(texts)} sentences): extractor {triplet_ms:.1f} CPU ms/sentence, "
+        f"index encoder {encode_ms:.1f} ({triplet_ms / encode_ms:.1f}x the encoding cost); the set's "
+        f"{len(set(stored))} distinct stored sentences against {len(cited)} texts a cold verification of its "
+        f"default queries extracts ({len(set(stored)) / max(1, len(cited)):.0f}x)"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default="sample,space_dev", help="Comma-separated: sample, space_dev.")
@@ -255,6 +278,14 @@ def main() -> int:
         "caches, empty at the start), warm (new verifiers over the caches cold filled: a later process).",
     )
     parser.add_argument("--json", type=Path, default=None, help="Also write the figures as JSON here.")
+    parser.add_argument(
+        "--index-time",
+        type=int,
+        default=0,
+        metavar="N",
+        help="Also price triplets computed at index time: CPU ms per sentence of the triplet extractor and of the "
+        "index encoder on N stored sentences of the first entity of each set, and the sentences a cold run extracts.",
+    )
     args = parser.parse_args()
 
     from opinio_agents.api import OpinioRAG
@@ -280,6 +311,8 @@ def main() -> int:
                 fake = WrongSideChatModel(flip=args.flip, off_aspect=args.off_aspect, planted={})
             rag = OpinioRAG(args.store / name, llm=fake, llm_options={"cache_path": None} if fake else None)
             rag.index(entities, show_progress=False, fit_hiro=False)
+            if args.index_time and path == paths[0]:
+                _index_time_cost(rag, extractor, entities, args.index_time, name)
             caches = Path(tempfile.mkdtemp(prefix="opinio-vb-caches-"))  # a fresh store-side cache for cold/warm
             reference: list[tuple[str, ...]] | None = None
             for mode in modes:
