@@ -41,10 +41,14 @@ from opinio_agents.synthesis.support import SIDE_SHARE, shown_sides
 from opinio_agents.text.duplicates import distinct_indices
 from opinio_agents.text.polarity import evidence_polarity
 
-__all__ = ["ExtractiveSynthesizer", "evidence_polarity", "FOCUS_MARGIN"]
+__all__ = ["ExtractiveSynthesizer", "evidence_polarity", "FOCUS_MARGIN", "QUOTE_SENTIMENT"]
 
 #: How much closer to the query (cosine) the part of a multi-aspect key point must be to replace it.
 FOCUS_MARGIN: float | None = 0.05
+#: Stored sentiment a quote beyond the key points' own sentences needs on its highlight's side: a
+#: fact read slightly positive ("Keep in mind it is a big place...", +0.11) is no praise to show.
+#: Quotes are not scored by ROUGE, so this changes no benchmark figure.
+QUOTE_SENTIMENT = 0.25
 
 class ExtractiveSynthesizer(Synthesizer):
     """Query-focused extractive PROS/CONS from retrieved evidence, no LLM needed.
@@ -198,9 +202,17 @@ class ExtractiveSynthesizer(Synthesizer):
             chosen = [chosen[j] for j in distinct_indices([texts[i] for i in chosen])]  # no point said twice
             order = chosen + [int(i) for i in np.argsort(-scores, kind="stable") if int(i) not in chosen]
             # Quotes are what the reader checks the highlight against: beyond the key points' own
-            # sentences, only mentions of the aspect (the one definition, ``item.mentions``).
-            if item.mentions is not None:
-                order = [i for i in order if i in chosen or candidates[i].sentence_id in item.mentions]
+            # sentences, only mentions of the aspect (the one definition, ``item.mentions``) that
+            # state the side clearly (not "Our room was on the fourth floor." stored at +0.12).
+            order = [
+                i
+                for i in order
+                if i in chosen
+                or (
+                    (item.mentions is None or candidates[i].sentence_id in item.mentions)
+                    and sign * (candidates[i].sentiment or 0.0) >= QUOTE_SENTIMENT
+                )
+            ]
             ranked = [_scored(candidates[i], float(scores[i])) for i in order]
             keep = distinct_indices(
                 [e.text for e in ranked], limit=max(self.max_cited, len(chosen)), keep=range(len(chosen))
