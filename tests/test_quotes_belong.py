@@ -144,3 +144,16 @@ def test_quotes_after_a_lead_in_are_the_same_statement() -> None:
     assert same_statement(statement_tokens(a), statement_tokens(b))
     assert not same_statement(statement_tokens("Breakfast: great."), statement_tokens("Pool: great."))
     assert distinct_indices([a, b, "Breakfast was cold."]) == [0, 2]
+
+
+def test_a_fact_read_slightly_positive_is_no_quote_of_a_pro() -> None:
+    praise = [
+        ev(50, "We were upgraded to a slightly larger room on arrival, which was nice.", 0.54),
+        ev(51, "Spacious room with a separate seating area.", 0.43),
+        ev(52, "The room was bright and spotless.", 0.7),
+    ]
+    fact = ev(53, "Our room was on the fourth floor at the end of the corridor.", 0.12)
+    query = item("room", [*praise, fact], [*praise, fact], Support(reviews=40, positive=30, negative=2, neutral=8))
+    (pro,) = ExtractiveSynthesizer(ENCODER, max_points=1).synthesize(query)
+    assert "fourth floor" not in pro.text
+    assert fact.sentence_id not in {e.sentence_id for e in pro.evidence}, pro.evidence

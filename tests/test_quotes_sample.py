@@ -19,6 +19,7 @@ import pytest
 from opinio_agents.api import OpinioRAG
 from opinio_agents.datasets import load_sample
 from opinio_agents.models import SENTIMENT_THRESHOLD, HighlightSet, Polarity
+from opinio_agents.synthesis.keypoint import KEY_POINT_SETTINGS
 from opinio_agents.synthesis.support import aspect_mentions, shown_sides
 from opinio_agents.text.duplicates import same_statement, statement_tokens
 
@@ -56,6 +57,9 @@ def test_every_quote_mentions_its_aspect(rag: OpinioRAG, result: HighlightSet, e
         further = [e for e in h.evidence if not any(same_statement(statement_tokens(e.text), p) for p in points)]
         off = [e.text for e in further if e.sentence_id not in mentions]
         assert not off, f"{h.query} {h.polarity.value} quotes sentences not about it: {off}"
+        sign = 1 if h.polarity is Polarity.PROS else -1
+        faint = [e.text for e in further if sign * (e.sentiment or 0.0) < KEY_POINT_SETTINGS.quote_sentiment]
+        assert not faint, f"{h.query} {h.polarity.value} quotes sentences that barely take its side: {faint}"
 
 
 def test_every_quote_is_on_its_side(result: HighlightSet) -> None:

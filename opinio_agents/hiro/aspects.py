@@ -13,7 +13,10 @@ synonyms or, for an attribute noun such as ``cleanliness``, its attribute words
 ``clean``/``dirty``) and how many of those lean positive or negative. Aspects are
 ranked by :func:`aspect_rank`, mostly by the share of reviews that mention them and
 partly by HIRO's specificity score, so the aspects every hotel shares (staff,
-location, cleanliness) are not pushed out by a distinctive one a few reviews raise.
+location, cleanliness) are not pushed out by a distinctive one a few reviews raise;
+an aspect reviewers only name in passing (its name is an opinion target of the
+namer's triplet extractor in under :data:`MIN_TARGET_SHARE` of the sentences using
+it: "a deposit on your card", "they called us a taxi") ranks after every judged one.
 The names are usable as OpinioRAG queries as they are.
 
 Naming runs the triplet extractor and the phrase encoder over every cluster, which takes

@@ -196,9 +196,17 @@ class ExtractiveSynthesizer(Synthesizer):
             chosen = [chosen[j] for j in distinct_indices([texts[i] for i in chosen])]  # no point said twice
             order = chosen + [int(i) for i in np.argsort(-scores, kind="stable") if int(i) not in chosen]
             # Quotes are what the reader checks the highlight against: beyond the key points' own
-            # sentences, only mentions of the aspect (the one definition, ``item.mentions``).
-            if item.mentions is not None:
-                order = [i for i in order if i in chosen or candidates[i].sentence_id in item.mentions]
+            # sentences, only mentions of the aspect (the one definition, ``item.mentions``) that
+            # state the side clearly (not "Our room was on the fourth floor." stored at +0.12).
+            order = [
+                i
+                for i in order
+                if i in chosen
+                or (
+                    (item.mentions is None or candidates[i].sentence_id in item.mentions)
+                    and sign * (candidates[i].sentiment or 0.0) >= KEY_POINT_SETTINGS.quote_sentiment
+                )
+            ]
             ranked = [_scored(candidates[i], float(scores[i])) for i in order]
             keep = distinct_indices(
                 [e.text for e in ranked], limit=max(self.max_cited, len(chosen)), keep=range(len(chosen))

@@ -55,6 +55,9 @@ class KeyPointSettings:
             candidates is nearer to it than to the earlier points (a distinct, shared sub-opinion).
         focus_margin: A key point about several aspects is cut to its part about the query when that
             part is at least this much closer to the query (cosine); None keeps whole points.
+        quote_sentiment: Stored sentiment a quote beyond the key points' own sentences needs on its
+            highlight's side: a fact read slightly positive ("Keep in mind it is a big place...", +0.11)
+            is no praise to show.
     """
 
     max_words: int = 28
@@ -68,6 +71,7 @@ class KeyPointSettings:
     max_pool: int = 300
     min_point_support: float = 0.1
     focus_margin: float | None = 0.05
+    quote_sentiment: float = 0.25
 
 
 #: The settings key points use unless a caller passes others.
