@@ -98,6 +98,10 @@ def test_every_surface_gives_the_same_numbers(rag: OpinioRAG, client: TestClient
         cited = [c.text for c in chat.last_answer.evidence]
         tokens = [statement_tokens(c) for c in cited]
         assert not any(same_statement(a, b) for i, a in enumerate(tokens) for b in tokens[i + 1 :]), cited
+        # the first cited sentence is on the support line's majority side ('77% negative' above praise was a bug)
+        majority = shown_sides(rag.support("101", q))[0]
+        first = chat.last_answer.evidence[0].sentiment or 0.0
+        assert (first > 0) if majority.value == "pros" else (first < 0), (q, cited)
 
     toolkit = ReviewToolkit(rag)
     for q in ASPECTS:
