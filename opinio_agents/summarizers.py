@@ -38,6 +38,7 @@ from opinio_agents.synthesis.alerts import CriticalComplaintCheck
 from opinio_agents.synthesis.base import SynthesisOutcome
 from opinio_agents.synthesis.selection import DEFAULT_SUMMARY_WORDS
 from opinio_agents.synthesis.summarizer import Draft, HighlightRequest, Summarizer, SummaryDone, SummaryEvent
+from opinio_agents.synthesis.support import SIDE_SHARE
 
 if TYPE_CHECKING:
     from opinio_agents.hiro.store import HiroIndex
@@ -123,7 +124,8 @@ class QueryFreeSummarizer(Summarizer):
         alpha: HIRO smoothing constant; None for the query-free default
             (:data:`~opinio_agents.hiro.highlights.QUERY_FREE_ALPHA`, 60: popular aspects first; the paper's 6
             favours entity-specific names).
-        split_threshold: Minority share of opinionated reviews that earns the other side a highlight.
+        split_threshold: Share of the reviews mentioning the aspect the other side needs for a highlight
+            (:func:`~opinio_agents.synthesis.support.shown_sides`, the rule of every surface).
         max_cited: Evidence sentences per highlight.
         checks: The post-processing step (guard + alerts).
         summary_words: Word budget of the result's ``summary`` paragraph.
@@ -142,7 +144,7 @@ class QueryFreeSummarizer(Summarizer):
         *,
         top_k: int = DEFAULT_TOP_K,
         alpha: float | None = None,
-        split_threshold: float = 0.35,
+        split_threshold: float = SIDE_SHARE,
         max_cited: int = 5,
         checks: CriticalComplaintCheck | None = None,
         summary_words: int = DEFAULT_SUMMARY_WORDS,
