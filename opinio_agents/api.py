@@ -320,6 +320,7 @@ class OpinioRAG:
             if hiro.fitted and not refit:
                 return False
             hiro.fit()
+            self.retrievers.invalidate()  # a large fit released the vector client: cached collections are stale
             return True
 
     def _prepare_hiro(self, keys: Sequence[str]) -> None:
@@ -333,6 +334,7 @@ class OpinioRAG:
                 if self.store.count_sentences() < n_codes:
                     return  # too few sentences for a hierarchy yet; aspects() says so
                 hiro.fit()
+                self.retrievers.invalidate()  # a large fit released the vector client
             for key in keys:
                 hiro.paths(key)
 

@@ -32,7 +32,6 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from opinio_agents.errors import ConfigError
-from opinio_agents.hiro.highlights import QUERY_FREE_SETTINGS
 from opinio_agents.hiro.retriever import DEFAULT_TOP_K
 from opinio_agents.models import Evidence, Highlight, HighlightSet, QueryEvidence, QueryFailure, RunMeta, Support
 from opinio_agents.synthesis.alerts import CriticalComplaintCheck
@@ -40,6 +39,7 @@ from opinio_agents.synthesis.base import SynthesisOutcome
 from opinio_agents.synthesis.keypoint import KEY_POINT_SETTINGS
 from opinio_agents.synthesis.selection import SELECTION_SETTINGS
 from opinio_agents.synthesis.summarizer import Draft, HighlightRequest, Summarizer, SummaryDone, SummaryEvent
+from opinio_agents.synthesis.support import SIDE_SHARE
 
 if TYPE_CHECKING:
     from opinio_agents.hiro.store import HiroIndex
@@ -125,7 +125,8 @@ class QueryFreeSummarizer(Summarizer):
         alpha: HIRO smoothing constant; None for the query-free default
             (:data:`~opinio_agents.hiro.highlights.QUERY_FREE_SETTINGS` ``.alpha``, 60: popular aspects first;
             the paper's 6 favours entity-specific names).
-        split_threshold: Minority share of opinionated reviews that earns the other side a highlight.
+        split_threshold: Share of the reviews mentioning the aspect the other side needs for a highlight
+            (:func:`~opinio_agents.synthesis.support.shown_sides`, the rule of every surface).
         max_cited: Evidence sentences per highlight.
         checks: The post-processing step (guard + alerts).
         summary_words: Word budget of the result's ``summary`` paragraph.
@@ -144,7 +145,7 @@ class QueryFreeSummarizer(Summarizer):
         *,
         top_k: int = DEFAULT_TOP_K,
         alpha: float | None = None,
-        split_threshold: float = QUERY_FREE_SETTINGS.split_threshold,
+        split_threshold: float = SIDE_SHARE,
         max_cited: int = KEY_POINT_SETTINGS.max_cited,
         checks: CriticalComplaintCheck | None = None,
         summary_words: int = SELECTION_SETTINGS.summary_words,

@@ -26,7 +26,7 @@ from opinio_agents.agents.toolkit import ReviewToolkit  # noqa: E402
 from opinio_agents.api import OpinioRAG  # noqa: E402
 from opinio_agents.cli.render import support_line, to_json  # noqa: E402
 from opinio_agents.datasets import load_sample  # noqa: E402
-from opinio_agents.models import Support  # noqa: E402
+from opinio_agents.models import Polarity, Sentence, Support  # noqa: E402
 from opinio_agents.report.html import build_report  # noqa: E402
 from opinio_agents.serve import create_app  # noqa: E402
 from opinio_agents.synthesis.support import aspect_terms, aspect_text, shown_sides  # noqa: E402
@@ -98,6 +98,10 @@ def test_every_surface_gives_the_same_numbers(rag: OpinioRAG, client: TestClient
         cited = [c.text for c in chat.last_answer.evidence]
         tokens = [statement_tokens(c) for c in cited]
         assert not any(same_statement(a, b) for i, a in enumerate(tokens) for b in tokens[i + 1 :]), cited
+        # the first cited sentence is on the support line's majority side ('77% negative' above praise was a bug)
+        majority = shown_sides(rag.support("101", q))[0]
+        first = chat.last_answer.evidence[0].sentiment or 0.0
+        assert (first > 0) if majority.value == "pros" else (first < 0), (q, cited)
 
     toolkit = ReviewToolkit(rag)
     for q in ASPECTS:
@@ -141,3 +145,29 @@ def test_aspect_list_chips_and_mcp_count_as_the_highlight_does(rag: OpinioRAG, c
         [highlight, *_] = rag.highlights("101", [aspect.aspect]).highlights or [None]
         if highlight is not None:
             assert split(highlight.support) == truth, aspect.aspect
+
+
+def test_query_free_highlights_take_their_sides_by_the_one_rule() -> None:
+    # HIRO's query-free highlights used their own rule (0.35 of the opinionated reviews), so an
+    # aspect could show a CON on the query page and none in the summary: now shown_sides decides.
+    from opinio_agents.hiro.aspects import DiscoveredAspect
+    from opinio_agents.hiro.highlights import aspect_highlights
+    from opinio_agents.stores.catalog import StoredSentence
+
+    texts = [
+        ("The wifi was great.", 0.6), ("Fast wifi everywhere.", 0.5), ("Wifi was excellent.", 0.7),
+        ("The wifi kept dropping.", -0.6), ("Wifi was useless at night.", -0.5),
+    ]
+    stored = [
+        StoredSentence(
+            Sentence(sentence_id=f"e:r{i}:0", entity_id="e", review_id=f"r{i}", index=0, text=t, start=0, end=len(t)),
+            tuple(t.lower().split()), score,
+        )
+        for i, (t, score) in enumerate(texts)
+    ]
+    # 10 reviews mention it: 6 positive, 3 negative, 1 neutral -> the CON holds 30% of them, 33% of the opinionated
+    aspect = DiscoveredAspect(aspect="wifi", sentence_indices=list(range(5)), term_indices=list(range(5)),
+                              mentions=10, positive=6, negative=3, neutral=1, total_reviews=40, score=1.0)
+    sides = {h.polarity for h in aspect_highlights(aspect, stored)}
+    expected = set(shown_sides(Support(reviews=10, positive=6, negative=3, neutral=1)))
+    assert sides == expected == {Polarity.PROS, Polarity.CONS}

@@ -49,8 +49,11 @@ from opinio_agents.agents.filters import ReviewFilters
 from opinio_agents.agents.schemas import SupportInfo
 from opinio_agents.errors import ConfigError, LLMError
 from opinio_agents.kinds import ChatMode
+from opinio_agents.models import Polarity
 from opinio_agents.retrieval.factory import ScoredSentence
+from opinio_agents.synthesis.support import shown_sides
 from opinio_agents.text.duplicates import distinct_indices
+from opinio_agents.text.sentiment import sentiment_label
 
 if TYPE_CHECKING:
     from langchain_core.callbacks import CallbackManagerForChainRun
@@ -408,13 +411,12 @@ class ReviewChat(Runnable[ChatInput, str]):
                 previous = standalone_query(asked, previous)
         query = standalone_query(question, previous)
         meta = self.filters.to_metadata_filters() if self.filters else None
-        hits = self.rag.retrieve(self.entity_key, query, top_k=self.k, retriever=self.retriever, filters=meta)  # type: ignore[arg-type]
-        if len(distinct_indices([h.sentence.text for h in hits])) < len(hits):  # distinct citations: look deeper
-            seen = {h.sentence.sentence_id for h in hits}
-            deeper = self.rag.retrieve(self.entity_key, query, top_k=3 * self.k, retriever=self.retriever, filters=meta)  # type: ignore[arg-type]
-            hits += [h for h in deeper if h.sentence.sentence_id not in seen]
-            hits = [hits[i] for i in distinct_indices([h.sentence.text for h in hits], limit=self.k)]
-        support = SupportInfo.of(self.rag.support(self.entity_key, query))
+        # Distinct citations, in the sides the highlights show (majority first): look a little deeper.
+        deeper = self.rag.retrieve(self.entity_key, query, top_k=3 * self.k, retriever=self.retriever, filters=meta)  # type: ignore[arg-type]
+        deeper = [deeper[i] for i in distinct_indices([h.sentence.text for h in deeper])]
+        counted = self.rag.support(self.entity_key, query)
+        hits = side_ordered(deeper, shown_sides(counted), self.k)
+        support = SupportInfo.of(counted)
         return _Turn(
             question=question,
             query=query,
@@ -536,7 +538,7 @@ class ReviewChat(Runnable[ChatInput, str]):
     def _quotes(self, support: SupportInfo, evidence: list[Citation]) -> Iterator[str]:
         yield f"{support.summary.capitalize()}. Most relevant review sentences:"
         for item in evidence[: self.extractive_sentences]:
-            yield f"\n  [{item.marker}] \"{sanitize_review_text(item.text)}\""
+            yield f"\n  [{item.marker}] ({_stance(item.sentiment)}) \"{sanitize_review_text(item.text)}\""
 
     def _llm_stream(self, turn: _Turn, run_manager: Any, config: RunnableConfig) -> Generator[str, None, None]:
         from langchain_core.runnables.config import patch_config
@@ -602,6 +604,42 @@ def _split_messages(items: Sequence[Any]) -> tuple[str, list[tuple[str, str]]]:
     if not messages or messages[-1].type != "human":
         raise ConfigError("ReviewChat messages must end with the user's question (a human message)")
     return _chunk_text(messages[-1].content), _pairs(messages[:-1])
+
+
+def _side(score: float) -> Polarity | None:
+    label = sentiment_label(score)
+    return Polarity.PROS if label > 0 else Polarity.CONS if label < 0 else None
+
+
+def _stance(score: float | None) -> str:
+    side = None if score is None else _side(score)
+    return "positive" if side is Polarity.PROS else "negative" if side is Polarity.CONS else "neutral"
+
+
+def side_ordered(hits: Sequence[ScoredSentence], sides: Sequence[Polarity], k: int) -> list[ScoredSentence]:
+    """``k`` excerpts that mirror the support line: the relevant ones on the shown sides first.
+
+    The top ``k`` by relevance are kept, except that each side the highlights show
+    (:func:`~opinio_agents.synthesis.support.shown_sides`, majority first) gets its most
+    relevant sentence among ``hits`` when the top ``k`` hold none, in place of the least
+    relevant sentence on a side that is not shown (or neutral). The result is ordered
+    side by side (majority, minority, then the rest), each by relevance: a chat that says
+    "77% negative" no longer opens with three positive quotes.
+
+    Example:
+        >>> side_ordered([], [Polarity.CONS], 3)
+        []
+    """
+    top = list(hits[:k])
+    for side in sides:
+        if any(_side(h.sentiment) is side for h in top):
+            continue
+        extra = next((h for h in hits[k:] if _side(h.sentiment) is side), None)
+        spare = [i for i, h in enumerate(top) if _side(h.sentiment) not in sides]
+        if extra is not None and spare:
+            top[spare[-1]] = extra
+    rank = {side: i for i, side in enumerate(sides)}
+    return sorted(top, key=lambda h: rank.get(_side(h.sentiment), len(rank)))  # type: ignore[arg-type]
 
 
 def _citation(position: int, hit: ScoredSentence) -> Citation:

@@ -4,7 +4,8 @@ Each discovered aspect (:func:`~opinio_agents.hiro.aspects.discover_aspects`)
 becomes a PRO, a CON, or both when its reviews genuinely split: its cluster
 sentences are divided by their own sentiment, the majority side always gets
 a highlight and the minority side one too when it holds at least
-``split_threshold`` of the opinionated reviews. A highlight's text is one or
+``split_threshold`` of the reviews that mention the aspect (the rule every surface uses:
+:func:`~opinio_agents.synthesis.support.shown_sides`). A highlight's text is one or
 two key points chosen from the side's cluster sentences by
 :mod:`~opinio_agents.synthesis.selection` (central in the cluster, in the
 words many reviewers use, stated generally; MMR for a distinct second point),
@@ -68,6 +69,7 @@ from opinio_agents.synthesis.selection import (
     select_summary,
     summary_of,
 )
+from opinio_agents.synthesis.support import SIDE_SHARE, shown_sides
 from opinio_agents.text.polarity import evidence_polarity
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
@@ -108,8 +110,6 @@ class QueryFreeSettings:
         judged_candidates: Best-scored key points per side that the opinion-target check reads.
         small_entity_sentences: Entities with fewer sentences get an entity-wide summary
             (:func:`sentence_highlights`): too few reviews for HIRO's clusters.
-        split_threshold: Minority share of an aspect's opinionated sentences above which it yields
-            both a PRO and a CON.
     """
 
     alpha: float = 60.0
@@ -121,7 +121,6 @@ class QueryFreeSettings:
     judge_below: float = 0.5
     judged_candidates: int = 16
     small_entity_sentences: int = 250
-    split_threshold: float = 0.35
 
 
 #: The settings query-free highlights use unless a caller passes others.
@@ -191,7 +190,7 @@ def aspect_highlights(
     aspect: DiscoveredAspect,
     stored: list[StoredSentence],
     *,
-    split_threshold: float = QUERY_FREE_SETTINGS.split_threshold,
+    split_threshold: float = SIDE_SHARE,
     max_cited: int = KEY_POINT_SETTINGS.max_cited,
     embeddings: np.ndarray | None = None,
     max_points: int = 1,
@@ -235,14 +234,12 @@ def aspect_highlights(
     opinionated = pos + neg
     if opinionated == 0 and not (pos_idx or neg_idx):
         return []
-    if pos == neg:
-        major = Polarity.PROS if len(pos_idx) >= len(neg_idx) else Polarity.CONS
-    else:
-        major = Polarity.PROS if pos > neg else Polarity.CONS
-    sides = [major]
-    minority = neg if major is Polarity.PROS else pos
-    if opinionated and minority / opinionated >= split_threshold:
-        sides.append(Polarity.CONS if major is Polarity.PROS else Polarity.PROS)
+    # The sides are the one rule of every surface (shown_sides): the majority side, and the
+    # other one when it holds ``split_threshold`` of the reviews that mention the aspect.
+    sides = shown_sides(support, share=split_threshold)
+    if not sides:  # no opinionated review, but opinionated sentences: the side with more of them
+        sides = [Polarity.PROS if len(pos_idx) >= len(neg_idx) else Polarity.CONS]
+    major = sides[0]
     out: list[Highlight] = []
     forms = aspect_forms(aspect)
     for side in sides:
@@ -461,7 +458,7 @@ def query_free_highlights(
     *,
     top_k: int = 8,
     alpha: float | None = None,
-    split_threshold: float = QUERY_FREE_SETTINGS.split_threshold,
+    split_threshold: float = SIDE_SHARE,
     max_cited: int = KEY_POINT_SETTINGS.max_cited,
     summary_words: int = SELECTION_SETTINGS.summary_words,
     max_points: int = 2,
@@ -534,7 +531,7 @@ def query_free_result(
     *,
     top_k: int = 8,
     alpha: float | None = None,
-    split_threshold: float = QUERY_FREE_SETTINGS.split_threshold,
+    split_threshold: float = SIDE_SHARE,
     max_cited: int = KEY_POINT_SETTINGS.max_cited,
     summary_words: int = SELECTION_SETTINGS.summary_words,
     max_points: int = 2,
@@ -553,7 +550,8 @@ def query_free_result(
         alpha: HIRO smoothing constant; None for ``QueryFreeSettings.alpha`` (60),
             which favours what many reviewers raise over what is rare elsewhere
             (the paper's 6 favours specificity: hotel and street names).
-        split_threshold: Minority share of opinionated reviews that earns the other side a highlight.
+        split_threshold: Share of the reviews mentioning the aspect the other side needs for a highlight
+            (:func:`~opinio_agents.synthesis.support.shown_sides`, the rule of every surface).
         max_cited: Evidence sentences per highlight.
         summary_words: Word budget of ``HighlightSet.summary`` (human general
             summaries of hotels run 60-90 words).

@@ -258,6 +258,8 @@ class HiroIndex:
         sample :meth:`ResidualKMeansIndexer.fit` would draw from the stacked matrix is drawn
         here instead, and only those rows are read, entity by entity (nothing is cached), so
         a corpus of millions of sentences never sits in memory whole and the fit is the same.
+        Above the cap the embedded vector client is released after each entity's read (its
+        collections with it): the caller drops what holds collections (``OpinioRAG.fit_hiro`` does).
         """
         cap = self._config.max_fit_points
         counts = [self.index.count_sentences(k) for k in keys]
@@ -281,6 +283,9 @@ class HiroIndex:
                         "re-run `opinio index` to complete the store"
                     )
                 parts.append(np.vstack([found[sid] for sid in ids]))
+                # Embedded Chroma keeps every opened collection's index in memory for the client's
+                # life: on 1M sentences (451 entities) the fit's RSS rose from 0.7 to 3.9 GiB.
+                self.index.release_vector_client()
             offset += n
         return np.vstack(parts)
 
