@@ -33,7 +33,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import threading
@@ -44,12 +43,20 @@ from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage, convert_to_messages
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, convert_to_messages
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, PrivateAttr
 
 from opinio_agents.errors import ConfigError, LLMError, MissingDependencyError
+from opinio_agents.llm.local_common import (
+    count_call,
+    message_role,
+    message_text,
+    schema_text,
+    stop_at,
+    structured_chain,
+)
 
 __all__ = ["LlamaCppChatModel", "llama_cpp_available", "default_threads"]
 
@@ -103,26 +110,8 @@ _LOADED: dict[str, _Engine] = {}
 _LOADED_LOCK = threading.Lock()
 
 
-def _role(message: BaseMessage) -> str:
-    if isinstance(message, SystemMessage):
-        return "system"
-    if isinstance(message, AIMessage):
-        return "assistant"
-    return "user"
 
 
-def _text(message: BaseMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content if isinstance(b, (str, dict)))
-
-
-def _stop_at(text: str, stop: list[str] | None) -> str:
-    for marker in stop or []:
-        if marker and marker in text:
-            text = text[: text.index(marker)]
-    return text
 
 
 class LlamaCppChatModel(BaseChatModel):
@@ -310,26 +299,8 @@ class LlamaCppChatModel(BaseChatModel):
         Raises:
             NotImplementedError: ``method`` is not ``"json_schema"``/``"json_mode"``.
         """
-        if method not in ("json_schema", "json_mode"):
-            raise NotImplementedError(f"LlamaCppChatModel supports method='json_schema' only, not {method!r}")
-        if isinstance(schema, dict):
-            schema_dict = schema
-        elif hasattr(schema, "model_json_schema"):
-            schema_dict = schema.model_json_schema()
-        else:
-            raise NotImplementedError(f"schema must be a JSON-schema dict or a pydantic model, got {schema!r}")
-        bound = self.bind(json_schema=json.dumps(schema_dict if method == "json_schema" else {"type": "object"}))
-
-        def parse(message: Any) -> dict[str, Any]:
-            try:
-                return {"raw": message, "parsed": json.loads(_text(message)), "parsing_error": None}
-            except ValueError as exc:
-                return {"raw": message, "parsed": None, "parsing_error": exc}
-
-        chain = bound | RunnableLambda(parse)
-        if include_raw:
-            return chain
-        return chain | RunnableLambda(lambda out: out["parsed"])
+        schema_json = schema_text(schema, method, "LlamaCppChatModel")
+        return structured_chain(self, schema_json, include_raw=include_raw)
 
     def _grammar(self, schema: str) -> Any:
         """The llama.cpp grammar of ``schema`` (converted once per schema text), one space at most between tokens."""
@@ -354,7 +325,7 @@ class LlamaCppChatModel(BaseChatModel):
         """The token ids of ``messages`` (chat messages or ``(role, text)`` pairs) under the model's
         chat template, ready for the answer."""
         engine = self._loaded()
-        conversation = [{"role": _role(m), "content": _text(m)} for m in convert_to_messages(messages)]
+        conversation = [{"role": message_role(m), "content": message_text(m)} for m in convert_to_messages(messages)]
         prompt = engine.formatter(messages=conversation).prompt
         return list(engine.llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
 
@@ -402,13 +373,8 @@ class LlamaCppChatModel(BaseChatModel):
                 return
 
     def _count(self, ids: list[int], answer: list[int], reused: int, schema: str | None, seconds: float) -> None:
-        stats = self._stats
-        stats["calls"] = stats.get("calls", 0) + 1
-        stats["prompt_tokens"] = stats.get("prompt_tokens", 0) + len(ids)
-        stats["reused_prefix_tokens"] = stats.get("reused_prefix_tokens", 0) + reused
-        stats["completion_tokens"] = stats.get("completion_tokens", 0) + len(answer)
-        stats["constrained_calls"] = stats.get("constrained_calls", 0) + int(schema is not None)
-        stats["seconds"] = stats.get("seconds", 0.0) + seconds
+        count_call(self._stats, prompt=len(ids), reused=reused, completion=len(answer),
+                   constrained=schema is not None, seconds=seconds)
 
     def _decode(self, answer: list[int]) -> str:
         return bytes(self._loaded().llama.detokenize(answer)).decode("utf-8", errors="ignore")
@@ -429,7 +395,7 @@ class LlamaCppChatModel(BaseChatModel):
         with engine.lock:
             answer = list(self._tokens(ids, schema, budget, out))
         self._count(ids, answer, out["reused"], schema, time.perf_counter() - start)
-        text = _stop_at(self._decode(answer), stop)
+        text = stop_at(self._decode(answer), stop)
         usage = {"input_tokens": len(ids), "output_tokens": len(answer), "total_tokens": len(ids) + len(answer)}
         message = AIMessage(
             content=text,
@@ -464,7 +430,7 @@ class LlamaCppChatModel(BaseChatModel):
                     text = bytes(engine.llama.detokenize(answer)).decode("utf-8")
                 except UnicodeDecodeError:
                     continue
-                kept = _stop_at(text, stop)
+                kept = stop_at(text, stop)
                 new = kept[len(emitted) :]
                 emitted = kept
                 if new:

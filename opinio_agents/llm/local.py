@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import copy
 import importlib.util
-import json
 import logging
 import sys
 import threading
@@ -47,12 +46,20 @@ from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage, convert_to_messages
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, convert_to_messages
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, PrivateAttr
 
 from opinio_agents.errors import ConfigError, MissingDependencyError
+from opinio_agents.llm.local_common import (
+    count_call,
+    message_role,
+    message_text,
+    schema_text,
+    stop_at,
+    structured_chain,
+)
 
 __all__ = [
     "LocalChatModel",
@@ -144,19 +151,6 @@ def _cache_names() -> tuple[str, str]:
     return "past_key_values", "past_key_values"
 
 
-def _role(message: BaseMessage) -> str:
-    if isinstance(message, SystemMessage):
-        return "system"
-    if isinstance(message, AIMessage):
-        return "assistant"
-    return "user"
-
-
-def _text(message: BaseMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content if isinstance(b, (str, dict)))
 
 
 class LocalChatModel(BaseChatModel):
@@ -341,30 +335,12 @@ class LocalChatModel(BaseChatModel):
             NotImplementedError: ``method`` is not ``"json_schema"``/``"json_mode"``, or the
                 constrained-decoding engine is not installed.
         """
-        if method not in ("json_schema", "json_mode"):
-            raise NotImplementedError(f"LocalChatModel supports method='json_schema' only, not {method!r}")
+        schema_json = schema_text(schema, method, "LocalChatModel")
         if not constrained_decoding_available():
             raise NotImplementedError(
                 "constrained decoding needs xgrammar: pip install 'opinio-agents[huggingface]'"
             )
-        if isinstance(schema, dict):
-            schema_dict = schema
-        elif hasattr(schema, "model_json_schema"):
-            schema_dict = schema.model_json_schema()
-        else:
-            raise NotImplementedError(f"schema must be a JSON-schema dict or a pydantic model, got {schema!r}")
-        bound = self.bind(json_schema=json.dumps(schema_dict if method == "json_schema" else {"type": "object"}))
-
-        def parse(message: Any) -> dict[str, Any]:
-            try:
-                return {"raw": message, "parsed": json.loads(_text(message)), "parsing_error": None}
-            except ValueError as exc:
-                return {"raw": message, "parsed": None, "parsing_error": exc}
-
-        chain = bound | RunnableLambda(parse)
-        if include_raw:
-            return chain
-        return chain | RunnableLambda(lambda out: out["parsed"])
+        return structured_chain(self, schema_json, include_raw=include_raw)
 
     def _grammar(self, schema: str) -> Any:
         """The compiled grammar of ``schema`` (compiled once per schema text)."""
@@ -385,7 +361,7 @@ class LocalChatModel(BaseChatModel):
     def prompt_ids(self, messages: Sequence[Any]) -> list[int]:
         """The token ids of ``messages`` (chat messages or ``(role, text)`` pairs) under the model's
         chat template, ready for the answer."""
-        conversation = [{"role": _role(m), "content": _text(m)} for m in convert_to_messages(messages)]
+        conversation = [{"role": message_role(m), "content": message_text(m)} for m in convert_to_messages(messages)]
         text = self._tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
         return list(self._tokenizer(text, add_special_tokens=False)["input_ids"])
 
@@ -481,13 +457,8 @@ class LocalChatModel(BaseChatModel):
             answer, finish = answer[:-1], "stop"
         elif len(answer) < budget:
             finish = "stop"
-        stats = self._stats
-        stats["calls"] = stats.get("calls", 0) + 1
-        stats["prompt_tokens"] = stats.get("prompt_tokens", 0) + len(ids)
-        stats["reused_prefix_tokens"] = stats.get("reused_prefix_tokens", 0) + reused
-        stats["completion_tokens"] = stats.get("completion_tokens", 0) + len(answer)
-        stats["constrained_calls"] = stats.get("constrained_calls", 0) + int(schema is not None)
-        stats["seconds"] = stats.get("seconds", 0.0) + time.perf_counter() - start
+        count_call(self._stats, prompt=len(ids), reused=reused, completion=len(answer),
+                   constrained=schema is not None, seconds=time.perf_counter() - start)
         return answer, reused, finish
 
     def _eos_ids(self) -> set[int]:
@@ -497,17 +468,10 @@ class LocalChatModel(BaseChatModel):
             ids.add(self._tokenizer.eos_token_id)
         return ids
 
-    @staticmethod
-    def _stop_at(text: str, stop: list[str] | None) -> str:
-        for marker in stop or []:
-            if marker and marker in text:
-                text = text[: text.index(marker)]
-        return text
-
     def _message(
         self, ids: list[int], answer: list[int], reused: int, finish: str, stop: list[str] | None
     ) -> AIMessage:
-        text = self._stop_at(self._tokenizer.decode(answer, skip_special_tokens=True), stop)
+        text = stop_at(self._tokenizer.decode(answer, skip_special_tokens=True), stop)
         usage = {"input_tokens": len(ids), "output_tokens": len(answer), "total_tokens": len(ids) + len(answer)}
         return AIMessage(
             content=text,
@@ -561,7 +525,7 @@ class LocalChatModel(BaseChatModel):
         try:
             for piece in streamer:
                 joined = emitted + piece
-                kept = self._stop_at(joined, stop)
+                kept = stop_at(joined, stop)
                 new = kept[len(emitted) :]
                 emitted = kept
                 if new:

@@ -1,0 +1,94 @@
+"""What the in-process chat models share: ``hf:`` (:mod:`opinio_agents.llm.local`) and ``gguf:``
+(:mod:`opinio_agents.llm.llamacpp`).
+
+Both run a chat template over LangChain messages, answer JSON-schema structured output by
+binding the schema text (``json_schema=...``) that their own constrained decoder enforces, and
+keep the same call counters. Those pieces are here once; loading, decoding and the key/value
+cache stay with each backend.
+
+Example:
+    >>> from langchain_core.messages import SystemMessage
+    >>> message_role(SystemMessage("Be brief.")), stop_at("yes STOP no", ["STOP"])
+    ('system', 'yes ')
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.runnables import Runnable, RunnableLambda
+
+__all__ = ["message_role", "message_text", "stop_at", "schema_text", "structured_chain", "count_call"]
+
+
+def message_role(message: BaseMessage) -> str:
+    """The chat-template role of a message: ``system``, ``assistant`` or ``user``."""
+    if isinstance(message, SystemMessage):
+        return "system"
+    if isinstance(message, AIMessage):
+        return "assistant"
+    return "user"
+
+
+def message_text(message: BaseMessage) -> str:
+    """A message's text (the text blocks of a content list joined)."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content if isinstance(b, (str, dict)))
+
+
+def stop_at(text: str, stop: list[str] | None) -> str:
+    """``text`` cut at the first of the ``stop`` markers it holds."""
+    for marker in stop or []:
+        if marker and marker in text:
+            text = text[: text.index(marker)]
+    return text
+
+
+def schema_text(schema: dict[str, Any] | type, method: str, model: str) -> str:
+    """The JSON-schema text a structured-output call binds (``json_mode``: any JSON object).
+
+    Raises:
+        NotImplementedError: ``method`` is not ``json_schema``/``json_mode``, or ``schema`` is
+            neither a JSON-schema dict nor a pydantic class.
+    """
+    if method not in ("json_schema", "json_mode"):
+        raise NotImplementedError(f"{model} supports method='json_schema' only, not {method!r}")
+    if isinstance(schema, dict):
+        schema_dict = schema
+    elif hasattr(schema, "model_json_schema"):
+        schema_dict = schema.model_json_schema()
+    else:
+        raise NotImplementedError(f"schema must be a JSON-schema dict or a pydantic model, got {schema!r}")
+    return json.dumps(schema_dict if method == "json_schema" else {"type": "object"})
+
+
+def structured_chain(model: BaseChatModel, schema: str, *, include_raw: bool) -> Runnable[LanguageModelInput, Any]:
+    """``model`` bound to ``schema`` and its answer parsed: ``{"raw", "parsed", "parsing_error"}``
+    with ``include_raw``, else the parsed value."""
+
+    def parse(message: Any) -> dict[str, Any]:
+        try:
+            return {"raw": message, "parsed": json.loads(message_text(message)), "parsing_error": None}
+        except ValueError as exc:
+            return {"raw": message, "parsed": None, "parsing_error": exc}
+
+    chain = model.bind(json_schema=schema) | RunnableLambda(parse)
+    if include_raw:
+        return chain
+    return chain | RunnableLambda(lambda out: out["parsed"])
+
+
+def count_call(
+    stats: dict[str, float], *, prompt: int, reused: int, completion: int, constrained: bool, seconds: float
+) -> None:
+    """Add one call to a model's counters (``calls``, ``prompt_tokens``, ``reused_prefix_tokens``,
+    ``completion_tokens``, ``constrained_calls``, ``seconds``)."""
+    for key, value in (("calls", 1), ("prompt_tokens", prompt), ("reused_prefix_tokens", reused),
+                       ("completion_tokens", completion), ("constrained_calls", int(constrained)),
+                       ("seconds", seconds)):
+        stats[key] = stats.get(key, 0) + value
