@@ -180,3 +180,36 @@ def test_a_weak_off_aspect_model_highlight_is_not_shown() -> None:
         SynthesisOutcome(item=item, highlights=[on], llm="answered"), [], None, None, None  # type: ignore[arg-type]
     )
     assert kept.highlights == [on] and nothing == [] and kept.llm == "answered"
+
+
+def test_a_contradicted_fallback_is_still_shown_so_the_query_never_ends_empty() -> None:
+    # SmolLM2 on "wi-fi" (sample, entity 101): its weak off-aspect highlight was replaced by the extractive
+    # fallback, which the verifier then contradicted too ("so-called free wi-fi" read as praise): the
+    # query, 50 reviews and 70% negative, showed nothing. The fallback is the reviews' own words: shown.
+    from opinio_agents.models import Highlight, Verification
+    from opinio_agents.synthesis.alerts import CriticalComplaintCheck
+    from opinio_agents.synthesis.base import SynthesisOutcome
+    from opinio_agents.synthesis.summarizer import _replace_contradicted
+    from opinio_agents.synthesis.verification import HighlightVerifier
+
+    class Contradicts(HighlightVerifier):
+        def apply(self, highlights):  # type: ignore[no-untyped-def, override]
+            verdict = Verification(aspect_relevance=1.0, sentiment_factuality=0.0, opinion_faithfulness=1.0,
+                                   verdict="contradicted", reason="test", action="dropped")
+            return [], [h.model_copy(update={"verification": verdict}) for h in highlights]
+
+    item = make_item("wi-fi")
+    model = Highlight(query="wi-fi", polarity=Polarity.CONS, text="Wi-fi is free.", origin="llm",
+                      verification=Verification(aspect_relevance=0.0, sentiment_factuality=None,
+                                                opinion_faithfulness=None, verdict="weak", reason="test"))
+    fallback = Highlight(query="wi-fi", polarity=Polarity.CONS, text="The so-called free wi-fi was limited.",
+                         origin="extractive-fallback")
+    shown, lost = _replace_contradicted(
+        SynthesisOutcome(item=item, highlights=[model], llm="answered"), [], lambda _: [fallback],
+        Contradicts(), CriticalComplaintCheck(),
+    )
+    assert [h.text for h in shown.highlights] == ["The so-called free wi-fi was limited."]
+    assert shown.highlights[0].verification is not None
+    assert shown.highlights[0].verification.verdict == "contradicted"
+    assert shown.highlights[0].verification.action == "kept"
+    assert lost == [model] and shown.llm == "contradicted"

@@ -300,10 +300,11 @@ def _replace_contradicted(
 
     Rewritten highlights (their text now comes from their evidence) are marked
     ``origin="extractive-fallback"``; a query left with no highlight at all gets the
-    synthesizer's fallback (verified too). A model-written highlight that is ``weak`` and
-    off its aspect (aspect relevance 0: it does not discuss what its evidence is about, as a
-    small model's "A free unlimited Wi-Fi can help save lives!" under "parking") is not shown
-    either: it goes to ``lost`` like a dropped one. The status becomes ``contradicted`` when any
+    synthesizer's fallback (verified too; shown with its verdict even when that contradicts it,
+    since it is the reviews' own sentences and the query must not end empty). A model-written
+    highlight that is ``weak`` and off its aspect (aspect relevance 0: it does not discuss what its
+    evidence is about, as a small model's "A free unlimited Wi-Fi can help save lives!" under
+    "parking") is not shown either: it goes to ``lost`` like a dropped one. The status becomes ``contradicted`` when any
     model-written highlight was rewritten or dropped.
     """
     rewritten = [
@@ -337,6 +338,14 @@ def _replace_contradicted(
             for highlight in shown:
                 highlight.notes.append("extractive fallback: verification contradicted the model's highlight")
             checked, more = verify_outcome(verifier, checks, SynthesisOutcome(item=outcome.item, highlights=shown))
+            if not checked.highlights and more:
+                # Never nothing: the fallback is the reviews' own sentences (what the extractive path shows
+                # unverified); when the verifier contradicts it too, it is shown with that verdict on it.
+                for highlight in more:
+                    if highlight.verification is not None:
+                        highlight.verification = highlight.verification.model_copy(update={"action": "kept"})
+                    highlight.notes.append("shown although verification contradicts it: the reviews' own words")
+                checked, more = SynthesisOutcome(item=checked.item, highlights=more, failure=checked.failure), []
             lost = [*lost, *more]
             sides = {h.polarity for h in checked.highlights}
             outcome = SynthesisOutcome(
