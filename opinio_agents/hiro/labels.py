@@ -55,7 +55,7 @@ from typing import Any
 from opinio_agents.errors import ConfigError
 from opinio_agents.hiro.lexical import _sentiment_words, function_words, generic_tokens, is_aspect_token
 from opinio_agents.text.preprocess import tokenize_for_bm25
-from opinio_agents.text.wordlists import word_set
+from opinio_agents.text.wordlists import lazy_getattr, word_set
 
 __all__ = [
     "AspectLabel",
@@ -199,11 +199,8 @@ _LAZY_LEXICON: dict[str, Callable[[], Any]] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """``ATTRIBUTE_NOUNS``, ``SYNONYMS`` and ``ASPECT_PARTS``, read from the lexicon on first access."""
-    if name in _LAZY_LEXICON:
-        return _LAZY_LEXICON[name]()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: ``ATTRIBUTE_NOUNS``, ``SYNONYMS`` and ``ASPECT_PARTS``, read from the lexicon on first access.
+__getattr__ = lazy_getattr(__name__, _LAZY_LEXICON)
 
 
 @dataclass(frozen=True)

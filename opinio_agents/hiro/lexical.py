@@ -23,11 +23,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from opinio_agents.text.wordlists import word_set
+from opinio_agents.text.wordlists import lazy_getattr, word_set
 
 if TYPE_CHECKING:
     from scipy.sparse import csr_matrix
@@ -62,11 +62,8 @@ def function_words() -> frozenset[str]:
 _PUBLIC_LISTS = {"GENERIC_TOKENS": generic_tokens, "FUNCTION_WORDS": function_words}
 
 
-def __getattr__(name: str) -> Any:
-    """``GENERIC_TOKENS`` and ``FUNCTION_WORDS``, read from the package data on first access."""
-    if name in _PUBLIC_LISTS:
-        return _PUBLIC_LISTS[name]()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: ``GENERIC_TOKENS`` and ``FUNCTION_WORDS``, read from the package data on first access.
+__getattr__ = lazy_getattr(__name__, _PUBLIC_LISTS)
 
 
 def _sparse():  # noqa: ANN202 - scipy.sparse module, imported lazily

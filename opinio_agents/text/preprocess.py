@@ -57,7 +57,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from opinio_agents.text.wordlists import word_rules, word_set
+from opinio_agents.text.wordlists import lazy_getattr, word_rules, word_set
 
 __all__ = [
     "preprocess_for_bm25",
@@ -95,11 +95,8 @@ _PUBLIC_LISTS: dict[str, Callable[[], Any]] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """``PROTECTED_TOKENS``, ``STOPWORDS`` and ``KEEP_WORDS``, read from the package data on first access."""
-    if name in _PUBLIC_LISTS:
-        return _PUBLIC_LISTS[name]()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: ``PROTECTED_TOKENS``, ``STOPWORDS`` and ``KEEP_WORDS``, read from the package data on first access.
+__getattr__ = lazy_getattr(__name__, _PUBLIC_LISTS)
 
 
 _POS_ORDER = ("NOUN", "VERB", "ADJ", "ADV", "AUX")

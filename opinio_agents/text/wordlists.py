@@ -17,13 +17,14 @@ Example:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from opinio_agents.errors import ConfigError
 
-__all__ = ["word_set", "word_patterns", "word_rules", "word_table", "words_file"]
+__all__ = ["word_set", "word_patterns", "word_rules", "word_table", "words_file", "lazy_getattr"]
 
 _FOLDER = "resources/words"
 
@@ -84,3 +85,21 @@ def _table_rows(file: str, name: str) -> tuple[tuple[str, float], ...]:
     if not all(isinstance(row, list) and len(row) == 2 and isinstance(row[1], (int, float)) for row in rows):
         raise ConfigError(f"opinio_agents/{_FOLDER}/{file}.json: list {name!r}: each row is [word, number]")
     return tuple((str(word), float(value)) for word, value in rows)
+
+
+def lazy_getattr(module: str, lists: Mapping[str, Callable[[], Any]]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` (PEP 562) that answers the public names of ``lists`` by reading
+    their data on first access, so importing the module reads nothing.
+
+    Example:
+        >>> get = lazy_getattr("demo", {"WORDS": lambda: frozenset({"a"})})
+        >>> get("WORDS")
+        frozenset({'a'})
+    """
+
+    def __getattr__(name: str) -> Any:
+        if name in lists:
+            return lists[name]()
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__
