@@ -257,6 +257,7 @@ def real_bench(args: argparse.Namespace, work: Path) -> None:
     for name, value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("ANONYMIZED_TELEMETRY", "False"),
                         ("TOKENIZERS_PARALLELISM", "false"), ("OMP_WAIT_POLICY", "PASSIVE")):
         env.setdefault(name, value)  # the same OpenMP policy on both sides (opinio sets PASSIVE by default)
+    work = work.resolve()
     rows = json.loads(args.real.read_text(encoding="utf-8"))[: args.entities]
     data = work / "real.json"
     data.write_text(json.dumps(rows), encoding="utf-8")
@@ -283,10 +284,10 @@ def real_bench(args: argparse.Namespace, work: Path) -> None:
             else:
                 backend, code = arms[name]
                 store = work / f"store-{backend}-{'base' if code else 'this'}-{pair}"
-                arm_env = dict(env, OPINIO_ENCODER=backend)
-                if code:
-                    arm_env["PYTHONPATH"] = code
-                measured = _measured([*cli, "index", str(data), "--store", str(store), "--quiet"], arm_env)
+                arm_env = dict(env, OPINIO_ENCODER=backend, PYTHONPATH=code or str(HERE.parents[1]))
+                # run in the code's own folder: ``python -m`` puts the working directory before PYTHONPATH
+                measured = _measured([*cli, "index", str(data), "--store", str(store), "--quiet"], arm_env,
+                                     cwd=code or str(HERE.parents[1]))
             walls[name].append(measured["wall"])
             cpus[name].append(measured["cpu"])
             print(f"  pair {pair + 1}: {name} {measured['wall']:.1f} s wall, {measured['cpu']:.1f} s CPU",
@@ -322,16 +323,16 @@ def real_bench(args: argparse.Namespace, work: Path) -> None:
 
 
 # --------------------------------------------------------------------------- the parent
-def _run(argv: list[str], env: dict[str, str]) -> str:
+def _run(argv: list[str], env: dict[str, str], cwd: str | None = None) -> str:
     """Run ``argv`` and return its stdout (raising with its stderr when it fails)."""
-    proc = subprocess.run(argv, capture_output=True, env=env, text=True)
+    proc = subprocess.run(argv, capture_output=True, env=env, text=True, cwd=cwd)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(argv[:6])} ... failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     return proc.stdout
 
 
-def _measured(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
-    """Run ``argv`` under a tiny wrapper that reports its wall time and peak RSS (ru_maxrss of that child only)."""
+def _measured(argv: list[str], env: dict[str, str], cwd: str | None = None) -> dict[str, Any]:
+    """Run ``argv`` (in ``cwd``) under a tiny wrapper that reports its wall time and peak RSS (that child only)."""
     wrapper = (
         "import json,os,subprocess,sys,time,resource\n"
         "t=time.perf_counter(); p=subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
@@ -340,7 +341,7 @@ def _measured(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
         "print(json.dumps({'wall': w, 'rss_mb': r, 'cpu': u.ru_utime + u.ru_stime, 'rc': p.returncode,"
         " 'stdout': p.stdout[-20000:]}))\n"
     )
-    stdout = _run([sys.executable, "-c", wrapper, *argv], env)
+    stdout = _run([sys.executable, "-c", wrapper, *argv], env, cwd)
     result = json.loads(stdout.strip().splitlines()[-1])
     if result["rc"] != 0:
         raise RuntimeError(f"{' '.join(argv[:6])} ... failed ({result['rc']})")
