@@ -29,9 +29,13 @@ sentences, 97% distinct): the raw torch process (sentence-transformers MiniLM fp
 64, every sentence) against ``opinio index`` on a fresh store for each ``--backends``
 entry, all whole processes, ``--pairs`` rounds alternating the order; rates are ratios
 of median walls. ``--profile`` adds where the time of ``opinio index`` goes.
+``--baseline-code DIR`` adds each backend run from another checkout (its code on
+``PYTHONPATH``, e.g. ``git archive`` of the previous default), in the same alternation.
 
 Usage:
     nice -n 10 python benchmarks/indexing.py --real ../shared/data/real-reviews/zomato.json --entities 30 --profile
+    nice -n 10 python benchmarks/indexing.py --real ../shared/data/real-reviews/zomato.json --backends onnx \
+        --baseline-code /tmp/opinio-previous   # git archive <commit> | tar -x -C /tmp/opinio-previous
     nice -n 10 python benchmarks/indexing.py                        # ~10.5K and ~50K sentences
     nice -n 10 python benchmarks/indexing.py --reviews 1450         # one size
     nice -n 10 python benchmarks/indexing.py --reviews 6900 --baseline-sample 12000
@@ -253,6 +257,7 @@ def real_bench(args: argparse.Namespace, work: Path) -> None:
     for name, value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("ANONYMIZED_TELEMETRY", "False"),
                         ("TOKENIZERS_PARALLELISM", "false"), ("OMP_WAIT_POLICY", "PASSIVE")):
         env.setdefault(name, value)  # the same OpenMP policy on both sides (opinio sets PASSIVE by default)
+    work = work.resolve()
     rows = json.loads(args.real.read_text(encoding="utf-8"))[: args.entities]
     data = work / "real.json"
     data.write_text(json.dumps(rows), encoding="utf-8")
@@ -262,7 +267,11 @@ def real_bench(args: argparse.Namespace, work: Path) -> None:
             _run([sys.executable, "-c", "from opinio_agents.embeddings import get_encoder; "
                   f"get_encoder(backend={backend!r}).model_file"], env)
     cli = [sys.executable, "-m", "opinio_agents"]
-    walls: dict[str, list[float]] = {"raw torch": [], **{f"opinio index ({b})": [] for b in backends}}
+    arms: dict[str, tuple[str, str | None]] = {f"opinio index ({b})": (b, None) for b in backends}
+    if args.baseline_code is not None:  # the same backends run by another checkout (e.g. the previous default)
+        for b in backends:
+            arms[f"opinio index ({b}, {args.baseline_code.name})"] = (b, str(args.baseline_code.resolve()))
+    walls: dict[str, list[float]] = {"raw torch": [], **{name: [] for name in arms}}
     cpus: dict[str, list[float]] = {name: [] for name in walls}
     raw: dict[str, Any] = {}
     for pair in range(args.pairs):
@@ -273,10 +282,12 @@ def real_bench(args: argparse.Namespace, work: Path) -> None:
                                       json.dumps({"data": str(data)})], env)
                 raw = json.loads(measured["stdout"].strip().splitlines()[-1])
             else:
-                backend = name.split("(")[1].rstrip(")")
-                store = work / f"store-{backend}-{pair}"
-                measured = _measured([*cli, "index", str(data), "--store", str(store), "--quiet"],
-                                     dict(env, OPINIO_ENCODER=backend))
+                backend, code = arms[name]
+                store = work / f"store-{backend}-{'base' if code else 'this'}-{pair}"
+                arm_env = dict(env, OPINIO_ENCODER=backend, PYTHONPATH=code or str(HERE.parents[1]))
+                # run in the code's own folder: ``python -m`` puts the working directory before PYTHONPATH
+                measured = _measured([*cli, "index", str(data), "--store", str(store), "--quiet"], arm_env,
+                                     cwd=code or str(HERE.parents[1]))
             walls[name].append(measured["wall"])
             cpus[name].append(measured["cpu"])
             print(f"  pair {pair + 1}: {name} {measured['wall']:.1f} s wall, {measured['cpu']:.1f} s CPU",
@@ -312,16 +323,16 @@ def real_bench(args: argparse.Namespace, work: Path) -> None:
 
 
 # --------------------------------------------------------------------------- the parent
-def _run(argv: list[str], env: dict[str, str]) -> str:
+def _run(argv: list[str], env: dict[str, str], cwd: str | None = None) -> str:
     """Run ``argv`` and return its stdout (raising with its stderr when it fails)."""
-    proc = subprocess.run(argv, capture_output=True, env=env, text=True)
+    proc = subprocess.run(argv, capture_output=True, env=env, text=True, cwd=cwd)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(argv[:6])} ... failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     return proc.stdout
 
 
-def _measured(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
-    """Run ``argv`` under a tiny wrapper that reports its wall time and peak RSS (ru_maxrss of that child only)."""
+def _measured(argv: list[str], env: dict[str, str], cwd: str | None = None) -> dict[str, Any]:
+    """Run ``argv`` (in ``cwd``) under a tiny wrapper that reports its wall time and peak RSS (that child only)."""
     wrapper = (
         "import json,os,subprocess,sys,time,resource\n"
         "t=time.perf_counter(); p=subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
@@ -330,7 +341,7 @@ def _measured(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
         "print(json.dumps({'wall': w, 'rss_mb': r, 'cpu': u.ru_utime + u.ru_stime, 'rc': p.returncode,"
         " 'stdout': p.stdout[-20000:]}))\n"
     )
-    stdout = _run([sys.executable, "-c", wrapper, *argv], env)
+    stdout = _run([sys.executable, "-c", wrapper, *argv], env, cwd)
     result = json.loads(stdout.strip().splitlines()[-1])
     if result["rc"] != 0:
         raise RuntimeError(f"{' '.join(argv[:6])} ... failed ({result['rc']})")
@@ -466,6 +477,9 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=3, help="with --real: alternating pairs")
     parser.add_argument("--backends", default="onnx,onnx-int8", help="with --real: encoder backends of opinio index")
     parser.add_argument("--profile", action="store_true", help="with --real: also the stage profile")
+    parser.add_argument("--baseline-code", type=Path, default=None,
+                        help="with --real: also run each backend from this checkout (PYTHONPATH), e.g. a worktree "
+                             "of the previous commit, alternating with this one")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--child-args", default="{}", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -252,3 +252,19 @@ def test_onnx_backends_agree_with_torch() -> None:
         assert encoder.fingerprint == get_encoder(backend="torch").fingerprint  # type: ignore[attr-defined]
         one_by_one = np.vstack([encoder.encode([s]) for s in SENTENCES[:4]])  # unpadded, batch of one
         assert ((one_by_one * vectors[:4]).sum(axis=1) >= alone).all(), backend
+
+
+@pytest.mark.slow
+def test_the_default_encoder_gives_torch_fp32_vectors_in_input_order(encoder) -> None:  # type: ignore[no-untyped-def]
+    """The default (fp32 ONNX, batched in token order and padded per batch) is exact, whatever the batching."""
+    from opinio_agents.embeddings import get_encoder
+
+    if getattr(encoder, "backend", "torch") == "torch":
+        pytest.skip("ONNX Runtime is not installed: the default is torch itself")
+    long = " ".join(SENTENCES)  # many tokens: a batch of its own width
+    texts = ["Ok.", long, *SENTENCES[::-1], "Good.", SENTENCES[0], long[:300]]  # lengths out of order, a repeat
+    reference = get_encoder(backend="torch").encode(texts)
+    for size in (1, 3, 64):  # batches of one (no padding), several widths, one padded batch
+        vectors = encoder.encode(texts, batch_size=size)
+        assert vectors.shape == reference.shape and vectors.dtype == np.float32
+        np.testing.assert_allclose(vectors, reference, atol=2e-5, err_msg=f"batch_size={size}")

@@ -231,14 +231,19 @@ def text_key(text: str, *, lowercase: bool = False) -> str:
 def resolve_backend(backend: str | None = None, model_path: str | Path | None = None) -> str:
     """The backend to use: ``backend``, else ``$OPINIO_ENCODER``, else ``auto``.
 
-    ``auto`` is ``onnx`` (fp32, the same vectors as torch) for the shipped model when ONNX
+    ``auto`` is ``onnx`` (fp32, the same vectors as torch to 3e-7) for the shipped model when ONNX
     Runtime is installed (and the ``onnx`` package is, to export it at first use), otherwise
-    ``torch``. ``onnx-int8`` is faster (``opinio index`` on 30 Zomato restaurants, 13,385 sentences:
-    2.03x the raw torch process against 1.35x for ``onnx``, ``benchmarks/indexing.py --real``) and,
-    with its feed-forward down-projections kept fp32, passes the vector gates on 7,306 SPACE dev
-    sentences (mean cosine 0.995, dense top-10 overlap 0.920; gates 0.98 and 0.9), but not the
-    summary gate on the whole of SPACE dev (ROUGE-L within 0.3 of fp32): aspect 23.8 against 24.2,
-    general 23.6 against 24.5. So it stays opt-in.
+    ``torch``. Why fp32: it is exact, so every quality gate holds by construction, and batched in
+    token order (see :meth:`~opinio_agents.embeddings.onnx.OnnxEncoder.encode`) it pads far less than
+    sentence-transformers does: ``opinio index`` of 30 Zomato restaurants (13,385 sentences) ran at
+    1.70x the raw torch process against 1.47x in character order (``benchmarks/indexing.py --real``,
+    same run), and the 779 SPACE dev summaries stayed the same texts. ``onnx-int8`` is faster still
+    and, with its feed-forward
+    down-projections kept fp32, passes the vector gates on 7,306 SPACE dev sentences (mean cosine
+    0.995, dense top-10 overlap 0.92; gates 0.98 and 0.9) but not the summary gate on the whole of
+    SPACE dev (ROUGE-L within 0.3 of fp32): in token order (batches of 32) aspect 23.80 against 24.06,
+    general 23.97 against 24.31 (fails); keeping the first layer fp32 too made it worse (general
+    23.56). So it stays opt-in.
     A model given by path runs on ``torch`` unless a backend is named.
 
     Raises:

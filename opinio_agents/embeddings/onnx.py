@@ -61,6 +61,7 @@ __all__ = [
     "CACHE_ENV",
     "THREADS_ENV",
     "EXPORT_VERSION",
+    "DEFAULT_BATCH_SIZE",
 ]
 
 #: Environment variable naming the cache directory (default: see :func:`cache_dir`).
@@ -72,6 +73,11 @@ EXPORT_VERSION = 1
 #: The int8 file (its name changed when the down-projections started to stay fp32, so an
 #: older all-int8 file in a cache is never used; the fp32 export is unchanged).
 INT8_FILE = "model-int8-ffn-fp32.onnx"
+#: Sentences per ONNX Runtime run. In token order (see :meth:`OnnxEncoder.encode`) the padding of a batch
+#: grows with its size: on one entity's sentences (30 Zomato restaurants, one at a time, as the indexer
+#: encodes them) batches of 64 / 32 / 16 / 8 were 27% / 16% / 8% / 4% padding, and 16 took about 17% less
+#: CPU than 32 for the same vectors (6.4-6.7 s against 7.8-8.4 s, same run); smaller batches add per-run overhead.
+DEFAULT_BATCH_SIZE = 16
 _OPSET = 17
 _LOCK = threading.Lock()
 
@@ -278,7 +284,7 @@ class OnnxEncoder(LocalModelEncoder):
     Args:
         model_path: Directory of a sentence-transformers model; ``None`` for the shipped all-MiniLM-L6-v2.
         quantized: Dynamic int8 (``onnx-int8``) rather than fp32 (``onnx``).
-        batch_size: Sentences per run (they are sorted by length first, so batches pad little).
+        batch_size: Sentences per run (they are sorted by token count first, so batches pad little).
         threads: ONNX Runtime intra-op threads (default ``$OPINIO_ENCODER_THREADS``, else its own choice).
         cache: Cache root for the exported files (default :func:`cache_dir`).
 
@@ -296,7 +302,7 @@ class OnnxEncoder(LocalModelEncoder):
         model_path: str | Path | None = None,
         *,
         quantized: bool = True,
-        batch_size: int = 32,
+        batch_size: int = DEFAULT_BATCH_SIZE,
         threads: int | None = None,
         cache: str | Path | None = None,
     ) -> None:
@@ -322,6 +328,7 @@ class OnnxEncoder(LocalModelEncoder):
         self.max_tokens = _max_seq_length(path)
         self._session: onnxruntime.InferenceSession | None = None
         self._tokenizer: Tokenizer | None = None
+        self._pad_id = 0
 
     @property
     def dimension(self) -> int:
@@ -364,7 +371,7 @@ class OnnxEncoder(LocalModelEncoder):
 
     @property
     def tokenizer(self) -> Tokenizer:
-        """The model's fast tokenizer (truncating at the model's ``max_seq_length``, padding to the batch)."""
+        """The model's fast tokenizer (truncating at the model's ``max_seq_length``; :meth:`encode` pads)."""
         if self._tokenizer is None:
             with self._lock:
                 if self._tokenizer is None:
@@ -372,8 +379,9 @@ class OnnxEncoder(LocalModelEncoder):
 
                     tokenizer = Tokenizer.from_file(str(self.path / "tokenizer.json"))
                     tokenizer.enable_truncation(max_length=self.max_tokens)
+                    tokenizer.no_padding()  # tokenizer.json may carry a fixed padding of its own
                     pad_id = tokenizer.token_to_id("[PAD]")
-                    tokenizer.enable_padding(pad_id=pad_id if pad_id is not None else 0, pad_token="[PAD]")
+                    self._pad_id = pad_id if pad_id is not None else 0
                     self._tokenizer = tokenizer
         return self._tokenizer
 
@@ -384,18 +392,32 @@ class OnnxEncoder(LocalModelEncoder):
         batch_size: int | None = None,
         show_progress: bool = False,
     ) -> np.ndarray:
-        """Encode texts into L2-normalised float32 vectors of shape ``(len(texts), dim)``."""
+        """Encode texts into L2-normalised float32 vectors of shape ``(len(texts), dim)``.
+
+        All texts are tokenised first and batched in order of their *token* count, each
+        batch padded to its longest member. Sorting by character count (as
+        sentence-transformers does) pads review sentences far more: on the 13,385
+        sentences of 30 Zomato restaurants, 29% of the tokens of batches of 32 were padding
+        against 1% in token order, and the encoder's CPU time fell by about a quarter with
+        the same vectors (padding is masked out, so only the work changes).
+        """
         if len(texts) == 0:
             return np.zeros((0, self.dimension), dtype=np.float32)
         session, tokenizer = self.session, self.tokenizer
         size = batch_size or self.batch_size
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        encodings = tokenizer.encode_batch(list(texts))
+        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
+        order = np.argsort(lengths, kind="stable")
         out: np.ndarray | None = None
         for start in range(0, len(order), size):
             rows = order[start : start + size]
-            encodings = tokenizer.encode_batch([texts[i] for i in rows])
-            ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
-            mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
+            width = max(1, int(lengths[rows].max()))
+            ids = np.full((len(rows), width), self._pad_id, dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for j, row in enumerate(rows):
+                count = int(lengths[row])
+                ids[j, :count] = encodings[row].ids
+                mask[j, :count] = 1
             vectors = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
             if out is None:
                 out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
