@@ -1,0 +1,475 @@
+"""Torch-free inference for the embedded triplet extractor: MiniLM on ONNX Runtime, the head in NumPy.
+
+Verification (:mod:`opinio_agents.synthesis.verification`) extracts the triplets of
+a few dozen sentences per entity. On the torch runtime a cold process pays the
+torch import and model load (seconds) and then runs the frozen MiniLM and three
+small heads with torch's per-call overhead; this runtime gives the same triplets
+without importing torch:
+
+* **features** - the frozen MiniLM exported once to ONNX with one output: the
+  word-piece states the head reads (the mean of its ``encoder_layers`` hidden
+  states, concatenated with the mean of its ``extra_layers``), run by ONNX Runtime
+  (no busy-waiting threads); word pieces are pooled into words in NumPy as
+  :func:`~opinio_agents.triplets.features.encode_words` does.
+* **head** - :class:`NumpyHeads` runs the ensemble's forward pass (projection,
+  convolutions, the packed bidirectional LSTM, taggers, span and pair classifiers)
+  on the float16-stored weights read with ``safetensors.numpy``; decoding is the
+  one of :func:`~opinio_agents.triplets.decode.decode_batch`.
+
+The export is cached like the sentence encoder's
+(:func:`~opinio_agents.embeddings.onnx.cache_dir`,
+``<cache>/onnx/triplet-features-<model>-<fingerprint>-<layers>-v<version>/features.onnx``),
+written to a temporary name and renamed; making it needs torch and ``onnx`` once per
+machine. Results agree with the torch runtime up to float rounding (the dev F1 and the
+verdicts of ``benchmarks/verification.py`` are the same; ``scripts/eval_triplets.py``).
+
+Example:
+    >>> from opinio_agents.triplets.embedded import EmbeddedTripletExtractor
+    >>> EmbeddedTripletExtractor(runtime="onnx").extract_one("The staff was friendly.")  # doctest: +SKIP
+    [Triplet(aspect='staff', opinion='friendly', sentiment=1)]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+import uuid
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from opinio_agents.errors import ConfigError, MissingDependencyError
+from opinio_agents.triplets.decode import DecodeSettings, SpanPrediction, decode_batch
+from opinio_agents.triplets.embedded import RUNTIME_ENV
+from opinio_agents.triplets.headconfig import HeadConfig, distance_bucket
+
+if TYPE_CHECKING:  # pragma: no cover
+    import onnxruntime
+    from tokenizers import Tokenizer
+
+__all__ = [
+    "FEATURES_VERSION",
+    "OnnxHeads",
+    "OnnxWordFeatures",
+    "one_blas_thread",
+    "prepare_features_onnx",
+    "prepare_heads_onnx",
+]
+
+#: Bumped whenever the feature export changes, so an older cached file is never used.
+FEATURES_VERSION = 1
+#: Word pieces per chunk, as the torch runtime's tokenizer call truncates.
+MAX_PIECES = 512
+_LOCK = threading.Lock()
+_CONTROLLER: Any = None
+_SQRT_HALF = np.float32(np.sqrt(0.5))
+
+
+def prepare_features_onnx(
+    model_path: str | Path, layers: Sequence[int], extra_layers: Sequence[int] = (), *, root: Path | None = None
+) -> Path:
+    """The cached ONNX file of ``model_path`` returning the head's word-piece states (exported when missing).
+
+    Args:
+        model_path: The HF model directory (the shipped all-MiniLM-L6-v2 by default in callers).
+        layers: Hidden states averaged into the first group (0 = embeddings).
+        extra_layers: Hidden states averaged into a second group, concatenated (empty: none).
+        root: Cache root (default :func:`~opinio_agents.embeddings.onnx.cache_dir`).
+
+    Raises:
+        MissingDependencyError: When the file must be made and ``onnx`` is missing.
+        ConfigError: When the export fails.
+    """
+    from opinio_agents.embeddings.local import model_fingerprint
+    from opinio_agents.embeddings.onnx import _writable, cache_dir
+
+    model_path = Path(model_path)
+    tag = "L" + "".join(map(str, layers)) + ("-E" + "".join(map(str, extra_layers)) if extra_layers else "")
+    name = f"triplet-features-{model_path.name[:40]}-{model_fingerprint(model_path)}-{tag}-v{FEATURES_VERSION}"
+    target = (root or cache_dir()) / "onnx" / name / "features.onnx"
+    if target.is_file():
+        return target
+    with _LOCK:  # one export per process; racing processes each rename a whole file
+        folder = _writable(target.parent)
+        target = folder / "features.onnx"
+        if not target.is_file():
+            _export_features(model_path, tuple(layers), tuple(extra_layers), target)
+            (folder / "source.json").write_text(
+                json.dumps({"model": str(model_path), "layers": list(layers), "extra_layers": list(extra_layers),
+                            "version": FEATURES_VERSION}),
+                "utf-8",
+            )
+    return target
+
+
+def _export(module: Any, args: tuple[Any, ...], target: Path, names: tuple[list[str], list[str]],
+            axes: dict[str, dict[int, str]], what: str) -> None:
+    """``torch.onnx.export`` of ``module`` to ``target``, written to a temporary name and renamed."""
+    import torch
+
+    tmp = target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                module, args, str(tmp), input_names=names[0], output_names=names[1], dynamic_axes=axes,
+                opset_version=17, dynamo=False,
+            )
+        os.replace(tmp, target)
+    except Exception as exc:
+        raise ConfigError(
+            f"exporting {what} to ONNX failed ({type(exc).__name__}: {exc}); "
+            f"use EmbeddedTripletExtractor(runtime='torch') (${RUNTIME_ENV}=torch)"
+        ) from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _need_onnx(what: str) -> None:
+    try:
+        import onnx  # noqa: F401  (torch.onnx needs it to write the file)
+    except ImportError as exc:
+        raise MissingDependencyError("onnx", purpose=f"exporting {what} to ONNX") from exc
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def _export_features(model_path: Path, layers: tuple[int, ...], extra: tuple[int, ...], target: Path) -> None:
+    _need_onnx("the triplet encoder")
+    import torch
+    from transformers import AutoModel
+
+    from opinio_agents.embeddings.local import quiet_transformers
+
+    quiet_transformers()
+    model = AutoModel.from_pretrained(str(model_path), local_files_only=True).eval()
+
+    class States(torch.nn.Module):
+        def __init__(self, inner: Any) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids: Any, attention_mask: Any) -> Any:
+            out = self.inner(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                token_type_ids=torch.zeros_like(input_ids),
+                output_hidden_states=True,
+            )
+            hidden = torch.stack([out.hidden_states[i] for i in layers], dim=0).mean(0)
+            if extra:
+                more = torch.stack([out.hidden_states[i] for i in extra], dim=0).mean(0)
+                hidden = torch.cat([hidden, more], dim=-1)
+            return hidden
+
+    ids = torch.ones((2, 8), dtype=torch.long)
+    _export(
+        States(model), (ids, torch.ones_like(ids)), target, (["input_ids", "attention_mask"], ["states"]),
+        {"input_ids": {0: "batch", 1: "pieces"}, "attention_mask": {0: "batch", 1: "pieces"},
+         "states": {0: "batch", 1: "pieces"}},
+        f"the triplet encoder {model_path}",
+    )
+
+
+def prepare_heads_onnx(weights_dir: Path, *, root: Path | None = None) -> Path:
+    """The cached ONNX file of the head ensemble's word states and tag log-probabilities (exported when missing).
+
+    One graph runs every member's projection, convolutions and packed bidirectional LSTM
+    (ONNX ``LSTM`` with per-row lengths) and the ensemble-mean tag log-probabilities; the
+    key is a digest of the weight files.
+
+    Raises:
+        MissingDependencyError: When the file must be made and ``onnx`` is missing.
+        ConfigError: When the export fails.
+    """
+    from opinio_agents.embeddings.onnx import _writable, cache_dir
+    from opinio_agents.triplets.cache import _files_digest
+
+    name = f"triplet-heads-{_files_digest(weights_dir)}-v{FEATURES_VERSION}"
+    target = (root or cache_dir()) / "onnx" / name / "heads.onnx"
+    if target.is_file():
+        return target
+    with _LOCK:
+        folder = _writable(target.parent)
+        target = folder / "heads.onnx"
+        if not target.is_file():
+            _export_heads(weights_dir, target)
+    return target
+
+
+def _export_heads(weights_dir: Path, target: Path) -> None:
+    _need_onnx("the triplet heads")
+    import torch
+
+    from opinio_agents.triplets.decode import _mean_log_probs
+    from opinio_agents.triplets.embedded import load_heads
+    from opinio_agents.triplets.head import TripletHead
+
+    class Heads(torch.nn.Module):
+        def __init__(self, heads: list[Any]) -> None:
+            super().__init__()
+            self.heads = torch.nn.ModuleList(heads)
+
+        def forward(self, feats: Any, mask: Any) -> Any:
+            states, aspect, opinion = [], [], []
+            for head in self.heads:
+                assert isinstance(head, TripletHead)
+                word_states = head.encode(feats, mask)
+                a, o = head.tag_logits(word_states)
+                states.append(word_states)
+                aspect.append(a)
+                opinion.append(o)
+            return torch.stack(states), _mean_log_probs(aspect), _mean_log_probs(opinion)
+
+    heads = load_heads(weights_dir)
+    width = heads[0].proj.in_features
+    mask = torch.tensor([[True] * 8, [True] * 5 + [False] * 3])
+    _export(
+        Heads(heads).eval(), (torch.zeros(2, 8, width), mask), target,
+        (["feats", "mask"], ["states", "aspect_log_probs", "opinion_log_probs"]),
+        {"feats": {0: "batch", 1: "words"}, "mask": {0: "batch", 1: "words"}, "states": {1: "batch", 2: "words"},
+         "aspect_log_probs": {0: "batch", 1: "words"}, "opinion_log_probs": {0: "batch", 1: "words"}},
+        f"the triplet heads of {weights_dir}",
+    )
+
+
+def _session(path: Path, threads: int | None) -> onnxruntime.InferenceSession:
+    """An ONNX Runtime CPU session (threads: ``threads``, else ``$OPINIO_ENCODER_THREADS``; no busy-waiting)."""
+    try:
+        import onnxruntime as ort
+    except ImportError as exc:
+        raise MissingDependencyError("onnxruntime", purpose="the onnx triplet runtime") from exc
+    from opinio_agents.embeddings.onnx import _env_threads
+
+    options = ort.SessionOptions()
+    threads = threads if threads is not None else _env_threads()
+    if threads:
+        options.intra_op_num_threads = threads
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.log_severity_level = 3
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+class OnnxWordFeatures:
+    """Per-word features of pre-tokenized sentences from the exported encoder (see the module doc).
+
+    Args:
+        model_path: The HF model directory (with ``tokenizer.json``).
+        layers: The head's ``encoder_layers``.
+        extra_layers: The head's ``extra_layers``.
+        threads: ONNX Runtime intra-op threads (None: ``$OPINIO_ENCODER_THREADS``, else its choice).
+    """
+
+    def __init__(
+        self, model_path: str | Path, layers: Sequence[int], extra_layers: Sequence[int] = (),
+        *, threads: int | None = None,
+    ) -> None:
+        self.path = Path(model_path)
+        if not (self.path / "tokenizer.json").is_file():
+            raise ConfigError(f"{self.path} has no tokenizer.json, which the onnx triplet runtime needs; "
+                              "use runtime='torch'")
+        self.layers = tuple(layers)
+        self.extra_layers = tuple(extra_layers)
+        self.threads = threads
+        self._session: onnxruntime.InferenceSession | None = None
+        self._tokenizer: Tokenizer | None = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> tuple[onnxruntime.InferenceSession, Tokenizer]:
+        with self._lock:
+            if self._session is None or self._tokenizer is None:
+                from tokenizers import Tokenizer
+
+                path = prepare_features_onnx(self.path, self.layers, self.extra_layers)
+                self._session = _session(path, self.threads)
+                tokenizer = Tokenizer.from_file(str(self.path / "tokenizer.json"))
+                tokenizer.enable_truncation(max_length=MAX_PIECES)
+                pad_id = tokenizer.token_to_id("[PAD]")
+                tokenizer.enable_padding(pad_id=pad_id if pad_id is not None else 0, pad_token="[PAD]")
+                self._tokenizer = tokenizer
+            return self._session, self._tokenizer
+
+    def encode_words(self, sentences: Sequence[Sequence[str]], *, max_words: int = 200) -> list[np.ndarray]:
+        """One float32 ``(n_words, dim)`` array per sentence (longer sentences in chunks of ``max_words`` words)."""
+        from opinio_agents.triplets.features import split_chunks
+
+        session, tokenizer = self._load()
+        chunks, owners = split_chunks(sentences, max_words)
+        encodings = tokenizer.encode_batch([list(c) for c in chunks], is_pretokenized=True)
+        ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
+        mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
+        hidden = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]  # (B, P, D)
+        parts: list[list[np.ndarray]] = [[] for _ in sentences]
+        with one_blas_thread():
+            for row, (chunk, owner) in enumerate(zip(chunks, owners, strict=True)):
+                words = np.asarray([-1 if w is None else w for w in encodings[row].word_ids])
+                pool = (np.arange(len(chunk))[:, None] == words[None, :]).astype(np.float32)  # (W, P)
+                pool /= np.maximum(pool.sum(-1, keepdims=True), 1.0)
+                parts[owner].append(pool @ hidden[row])
+        return [p[0] if len(p) == 1 else np.concatenate(p, axis=0) for p in parts]
+
+
+def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
+    """BLAS limited to one thread while the head runs (threadpoolctl; a no-op without it).
+
+    The head's matrices are small (tens of rows): OpenBLAS's threads cost more than they
+    save there, and on a busy machine their waiting made the head ten times slower.
+    """
+    global _CONTROLLER
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # pragma: no cover - a core dependency
+        return contextlib.nullcontext()
+    with _LOCK:
+        if _CONTROLLER is None:
+            _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
+
+
+def _matmul(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """``x @ weight`` over the last axis as one 2-D BLAS call (NumPy's stacked matmul is slow on slices)."""
+    flat = np.ascontiguousarray(x.reshape(-1, x.shape[-1]))
+    return (flat @ weight).reshape(*x.shape[:-1], weight.shape[1])
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    from scipy.special import erf
+
+    return (0.5 * x * (1.0 + erf(x * _SQRT_HALF))).astype(np.float32, copy=False)
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _range_mean(states: np.ndarray, rows: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    prefix = np.concatenate([np.zeros_like(states[:, :1]), np.cumsum(states, axis=1, dtype=np.float32)], axis=1)
+    total = prefix[rows, hi] - prefix[rows, lo]
+    return total / np.maximum(hi - lo, 1)[:, None].astype(np.float32)
+
+
+class _Head:
+    """One head's weights (float32) and forward pass, mirroring :class:`~opinio_agents.triplets.head.TripletHead`."""
+
+    def __init__(self, config: HeadConfig, weights: dict[str, np.ndarray]) -> None:
+        self.config = config
+        self.w = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in weights.items()}
+        for key in [k for k in self.w if self.w[k].ndim == 2]:
+            self.w[key + ".T"] = np.ascontiguousarray(self.w[key].T)
+
+    def _linear(self, name: str, x: np.ndarray) -> np.ndarray:
+        return _matmul(x, self.w[f"{name}.weight.T"]) + self.w[f"{name}.bias"]
+
+    def _spans(self, name: str, states: np.ndarray, rows: np.ndarray, spans: Sequence[tuple[int, int]]) -> np.ndarray:
+        first = np.asarray([s[0] for s in spans])
+        last = np.asarray([s[1] for s in spans])
+        vectors = np.concatenate(
+            [states[rows, first], states[rows, last], _range_mean(states, rows, first, last + 1)], -1
+        )
+        return _gelu(self._linear(f"{name}.0", vectors))
+
+    def pair_logits(
+        self, states: np.ndarray, rows: list[int], aspects: list[tuple[int, int]], opinions: list[tuple[int, int]]
+    ) -> np.ndarray:
+        """``(N, 4)`` pair-class logits (``TripletHead.pair_logits``)."""
+        r = np.asarray(rows)
+        a = self._spans("aspect_span", states, r, aspects)
+        o = self._spans("opinion_span", states, r, opinions)
+        lo, hi, dists, orders = [], [], [], []
+        for (a0, a1), (o0, o1) in zip(aspects, opinions, strict=True):
+            low, high = (a1 + 1, o0) if a1 < o0 else (o1 + 1, a0)
+            high = max(high, low)
+            lo.append(low)
+            hi.append(high)
+            dists.append(distance_bucket(high - low))
+            orders.append(0 if a0 <= o0 else 1)
+        between = _range_mean(states, r, np.asarray(lo), np.asarray(hi))
+        feats = np.concatenate(
+            [
+                a,
+                o,
+                a * o,
+                self._linear("between", between),
+                self.w["dist_emb.weight"][np.asarray(dists)],
+                self.w["order_emb.weight"][np.asarray(orders)],
+            ],
+            -1,
+        )
+        return self._linear("pair_mlp.3", _gelu(self._linear("pair_mlp.0", feats)))
+
+    def opinion_polarity_logits(
+        self, states: np.ndarray, rows: list[int], opinions: list[tuple[int, int]]
+    ) -> np.ndarray:
+        """``(N, 3)`` opinion sentiment logits."""
+        return self._linear("opinion_polarity", self._spans("opinion_span", states, np.asarray(rows), opinions))
+
+
+class OnnxHeads:
+    """The head ensemble without torch: word states and tags on ONNX Runtime, span pairs in NumPy.
+
+    Args:
+        config: The heads' shared config.
+        members: One state dict (name -> array, as ``TripletHead.state_dict`` saves it) per head.
+        graph: The file of :func:`prepare_heads_onnx` for these heads.
+        threads: ONNX Runtime intra-op threads (None: ``$OPINIO_ENCODER_THREADS``, else its choice).
+
+    Raises:
+        ConfigError: For heads with fine-tuned encoder layers (the torch runtime runs those).
+    """
+
+    def __init__(
+        self, config: HeadConfig, members: Sequence[dict[str, np.ndarray]], graph: Path, *, threads: int | None = None
+    ) -> None:
+        if config.finetuned_layers:
+            raise ConfigError("heads with fine-tuned encoder layers need runtime='torch'")
+        if not members:
+            raise ConfigError("an ensemble needs at least one triplet head")
+        self.config = config
+        self.heads = [_Head(config, m) for m in members]
+        self.session = _session(graph, threads)
+
+    @classmethod
+    def load(cls, directory: Path, config: HeadConfig, files: Sequence[str]) -> OnnxHeads:
+        """Read the member files of ``directory`` (``safetensors.numpy``) and the cached graph (made when missing)."""
+        from safetensors.numpy import load_file
+
+        return cls(config, [load_file(str(directory / name)) for name in files], prepare_heads_onnx(directory))
+
+    def predict(
+        self, feats: Sequence[np.ndarray], *, implicit_aspects: bool = True, max_spans: int = 16
+    ) -> list[list[SpanPrediction]]:
+        """Span triplets of each sentence's ``(n_words, dim)`` features (as ``decode.predict_spans``)."""
+        if not feats:
+            return []
+        lengths = [int(f.shape[0]) for f in feats]
+        batch = np.zeros((len(feats), max(lengths), feats[0].shape[-1]), dtype=np.float32)
+        mask = np.zeros((len(feats), max(lengths)), dtype=bool)
+        for i, f in enumerate(feats):
+            batch[i, : lengths[i]] = f
+            mask[i, : lengths[i]] = True
+        states, aspect, opinion = self.session.run(None, {"feats": batch, "mask": mask})
+
+        def averaged(probs: list[np.ndarray]) -> np.ndarray:
+            return probs[0] if len(probs) == 1 else np.asarray(np.mean(probs, axis=0, dtype=np.float32))
+
+        with one_blas_thread():
+            return decode_batch(
+                aspect,
+                opinion,
+                lengths,
+                lambda rows, a, o: averaged(
+                    [_softmax(h.pair_logits(s, rows, a, o)) for h, s in zip(self.heads, states, strict=True)]
+                ),
+                lambda rows, o: averaged(
+                    [_softmax(h.opinion_polarity_logits(s, rows, o)) for h, s in zip(self.heads, states, strict=True)]
+                ),
+                DecodeSettings.from_config(self.config),
+                implicit_aspects=implicit_aspects,
+                max_spans=max_spans,
+            )
