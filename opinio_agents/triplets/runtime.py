@@ -348,14 +348,30 @@ def _softmax(x: np.ndarray) -> np.ndarray:
     return e / e.sum(-1, keepdims=True)
 
 
-def _range_mean(states: np.ndarray, rows: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    prefix = np.concatenate([np.zeros_like(states[:, :1]), np.cumsum(states, axis=1, dtype=np.float32)], axis=1)
+def _prefix(states: np.ndarray) -> np.ndarray:
+    """``(B, T + 1, D)`` prefix sums of word states over words (for range means)."""
+    return np.concatenate([np.zeros_like(states[:, :1]), np.cumsum(states, axis=1, dtype=np.float32)], axis=1)
+
+
+def _range_mean(prefix: np.ndarray, rows: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Mean of the word states ``lo:hi`` of each row (zeros for empty ranges), from :func:`_prefix`."""
     total = prefix[rows, hi] - prefix[rows, lo]
     return total / np.maximum(hi - lo, 1)[:, None].astype(np.float32)
 
 
+class _Spans:
+    """Distinct ``(row, span)`` items of a batch's candidate pairs and where each pair's items are."""
+
+    def __init__(self, rows: Sequence[int], spans: Sequence[tuple[int, int]]) -> None:
+        index: dict[tuple[int, tuple[int, int]], int] = {}
+        self.of_pair = np.asarray([index.setdefault((r, sp), len(index)) for r, sp in zip(rows, spans, strict=True)])
+        self.rows = np.asarray([r for r, _ in index])
+        self.first = np.asarray([sp[0] for _, sp in index])
+        self.last = np.asarray([sp[1] for _, sp in index])
+
+
 class _Head:
-    """One head's weights (float32) and forward pass, mirroring :class:`~opinio_agents.triplets.head.TripletHead`."""
+    """One head's span and pair classifiers (float32), as :class:`~opinio_agents.triplets.head.TripletHead` has them."""
 
     def __init__(self, config: HeadConfig, weights: dict[str, np.ndarray]) -> None:
         self.config = config
@@ -366,21 +382,42 @@ class _Head:
     def _linear(self, name: str, x: np.ndarray) -> np.ndarray:
         return _matmul(x, self.w[f"{name}.weight.T"]) + self.w[f"{name}.bias"]
 
-    def _spans(self, name: str, states: np.ndarray, rows: np.ndarray, spans: Sequence[tuple[int, int]]) -> np.ndarray:
-        first = np.asarray([s[0] for s in spans])
-        last = np.asarray([s[1] for s in spans])
-        vectors = np.concatenate(
-            [states[rows, first], states[rows, last], _range_mean(states, rows, first, last + 1)], -1
-        )
+    def spans(self, name: str, states: np.ndarray, prefix: np.ndarray, items: _Spans) -> np.ndarray:
+        """Span representations of the distinct items (``aspect_span`` or ``opinion_span``)."""
+        r, first, last = items.rows, items.first, items.last
+        vectors = np.concatenate([states[r, first], states[r, last], _range_mean(prefix, r, first, last + 1)], -1)
         return _gelu(self._linear(f"{name}.0", vectors))
 
     def pair_logits(
-        self, states: np.ndarray, rows: list[int], aspects: list[tuple[int, int]], opinions: list[tuple[int, int]]
+        self, states: np.ndarray, prefix: np.ndarray, aspects: _Spans, opinions: _Spans, geometry: _Geometry
     ) -> np.ndarray:
         """``(N, 4)`` pair-class logits (``TripletHead.pair_logits``)."""
-        r = np.asarray(rows)
-        a = self._spans("aspect_span", states, r, aspects)
-        o = self._spans("opinion_span", states, r, opinions)
+        a = self.spans("aspect_span", states, prefix, aspects)[aspects.of_pair]
+        o = self.spans("opinion_span", states, prefix, opinions)[opinions.of_pair]
+        between = _range_mean(prefix, geometry.rows, geometry.lo, geometry.hi)
+        feats = np.concatenate(
+            [
+                a,
+                o,
+                a * o,
+                self._linear("between", between),
+                self.w["dist_emb.weight"][geometry.dists],
+                self.w["order_emb.weight"][geometry.orders],
+            ],
+            -1,
+        )
+        return self._linear("pair_mlp.3", _gelu(self._linear("pair_mlp.0", feats)))
+
+    def opinion_polarity_logits(self, states: np.ndarray, prefix: np.ndarray, opinions: _Spans) -> np.ndarray:
+        """``(N, 3)`` opinion sentiment logits."""
+        vectors = self.spans("opinion_span", states, prefix, opinions)[opinions.of_pair]
+        return self._linear("opinion_polarity", vectors)
+
+
+class _Geometry:
+    """Words between each pair's aspect and opinion, their distance bucket and order (as ``TripletHead``)."""
+
+    def __init__(self, rows: Sequence[int], aspects: Sequence[tuple[int, int]], opinions: Sequence[tuple[int, int]]):
         lo, hi, dists, orders = [], [], [], []
         for (a0, a1), (o0, o1) in zip(aspects, opinions, strict=True):
             low, high = (a1 + 1, o0) if a1 < o0 else (o1 + 1, a0)
@@ -389,25 +426,8 @@ class _Head:
             hi.append(high)
             dists.append(distance_bucket(high - low))
             orders.append(0 if a0 <= o0 else 1)
-        between = _range_mean(states, r, np.asarray(lo), np.asarray(hi))
-        feats = np.concatenate(
-            [
-                a,
-                o,
-                a * o,
-                self._linear("between", between),
-                self.w["dist_emb.weight"][np.asarray(dists)],
-                self.w["order_emb.weight"][np.asarray(orders)],
-            ],
-            -1,
-        )
-        return self._linear("pair_mlp.3", _gelu(self._linear("pair_mlp.0", feats)))
-
-    def opinion_polarity_logits(
-        self, states: np.ndarray, rows: list[int], opinions: list[tuple[int, int]]
-    ) -> np.ndarray:
-        """``(N, 3)`` opinion sentiment logits."""
-        return self._linear("opinion_polarity", self._spans("opinion_span", states, np.asarray(rows), opinions))
+        self.rows, self.lo, self.hi = np.asarray(rows), np.asarray(lo), np.asarray(hi)
+        self.dists, self.orders = np.asarray(dists), np.asarray(orders)
 
 
 class OnnxHeads:
@@ -455,20 +475,26 @@ class OnnxHeads:
             mask[i, : lengths[i]] = True
         states, aspect, opinion = self.session.run(None, {"feats": batch, "mask": mask})
 
+        members = list(zip(self.heads, states, [_prefix(s) for s in states], strict=True))
+
         def averaged(probs: list[np.ndarray]) -> np.ndarray:
             return probs[0] if len(probs) == 1 else np.asarray(np.mean(probs, axis=0, dtype=np.float32))
+
+        def pairs(rows: list[int], a: list[tuple[int, int]], o: list[tuple[int, int]]) -> np.ndarray:
+            spans_a, spans_o, geometry = _Spans(rows, a), _Spans(rows, o), _Geometry(rows, a, o)
+            return averaged([_softmax(h.pair_logits(s, p, spans_a, spans_o, geometry)) for h, s, p in members])
+
+        def polarity(rows: list[int], o: list[tuple[int, int]]) -> np.ndarray:
+            spans_o = _Spans(rows, o)
+            return averaged([_softmax(h.opinion_polarity_logits(s, p, spans_o)) for h, s, p in members])
 
         with one_blas_thread():
             return decode_batch(
                 aspect,
                 opinion,
                 lengths,
-                lambda rows, a, o: averaged(
-                    [_softmax(h.pair_logits(s, rows, a, o)) for h, s in zip(self.heads, states, strict=True)]
-                ),
-                lambda rows, o: averaged(
-                    [_softmax(h.opinion_polarity_logits(s, rows, o)) for h, s in zip(self.heads, states, strict=True)]
-                ),
+                pairs,
+                polarity,
                 DecodeSettings.from_config(self.config),
                 implicit_aspects=implicit_aspects,
                 max_spans=max_spans,
