@@ -7,6 +7,11 @@ parameters and 4.2 MB as float16 each) whose probabilities are averaged; the
 encoder runs once per sentence for all of them. Both load lazily on the first
 :meth:`~EmbeddedTripletExtractor.extract` call and are cached once per process.
 
+Two runtimes give the same triplets: ``onnx`` (the default; MiniLM and the heads on ONNX
+Runtime, no torch import once the exported graphs are cached, about twice as fast:
+:mod:`opinio_agents.triplets.runtime`) and ``torch`` (the training runtime, and the only one
+for heads with fine-tuned encoder layers); ``runtime=`` or ``$OPINIO_TRIPLET_RUNTIME`` choose.
+
 Input sentences are tokenized ASTE-style (:mod:`opinio_agents.triplets.tokens`);
 aspects and opinions are returned as the exact substrings of the input.
 Opinions that pair with no aspect are returned with the implicit aspect ``""``
