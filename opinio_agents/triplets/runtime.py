@@ -114,13 +114,15 @@ def _export(module: Any, args: tuple[Any, ...], target: Path, names: tuple[list[
     """``torch.onnx.export`` of ``module`` to ``target``, written to a temporary name and renamed."""
     import torch
 
+    from opinio_agents.embeddings.onnx import _OPSET
+
     tmp = target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
     try:
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             torch.onnx.export(
                 module, args, str(tmp), input_names=names[0], output_names=names[1], dynamic_axes=axes,
-                opset_version=17, dynamo=False,
+                opset_version=_OPSET, dynamo=False,
             )
         os.replace(tmp, target)
     except Exception as exc:
