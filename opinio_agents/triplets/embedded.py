@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from opinio_agents.errors import ConfigError
 from opinio_agents.triplets.base import IMPLICIT_ASPECT, Triplet, TripletExtractor
+from opinio_agents.triplets.headconfig import RUNTIME_ENV, RUNTIMES
 from opinio_agents.triplets.tokens import surface, tokenize_words
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -55,11 +56,7 @@ DEFAULT_WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 _HEADS: dict[str, Any] = {}
 _TUNED: dict[str, Any] = {}
 _FEATURES: dict[str, OnnxWordFeatures] = {}
-#: Environment variable choosing the runtime when none is passed: ``onnx`` (default) or ``torch``.
-RUNTIME_ENV = "OPINIO_TRIPLET_RUNTIME"
-#: The runtimes: ``onnx`` (MiniLM on ONNX Runtime, the head in NumPy: no torch import once the
-#: export is cached) and ``torch`` (the training runtime; needed for heads with fine-tuned layers).
-RUNTIMES = ("onnx", "torch")
+
 _LOCK = threading.RLock()  # re-entrant: exporting the onnx heads loads the torch heads
 
 
@@ -138,7 +135,9 @@ def load_onnx_heads(weights_dir: str | Path | None = None) -> OnnxHeads:
     with _LOCK:
         if key not in _HEADS:
             config, files = _head_files(directory)
-            _HEADS[key] = OnnxHeads.load(directory, HeadConfig.from_dict(config["head"]), files)
+            _HEADS[key] = OnnxHeads.load(
+                directory, HeadConfig.from_dict(config["head"]), files, torch_heads=lambda: load_heads(directory)
+            )
         return _HEADS[key]  # type: ignore[no-any-return]
 
 

@@ -1,4 +1,4 @@
-"""The triplet head's configuration and pair labels, importable without torch.
+"""The triplet head's configuration, pair labels and runtimes, importable without torch.
 
 :class:`HeadConfig` is saved next to the weights (``config.json``); the torch head
 (:mod:`opinio_agents.triplets.head`) and the torch-free runtime
@@ -13,11 +13,19 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 from typing import Any
 
-__all__ = ["HeadConfig", "PAIR_LABELS", "distance_bucket"]
+__all__ = ["HeadConfig", "PAIR_LABELS", "RUNTIME_ENV", "RUNTIMES", "distance_bucket", "files_digest"]
 
+#: Environment variable choosing the embedded extractor's runtime when none is passed: ``onnx`` (default) or ``torch``.
+RUNTIME_ENV = "OPINIO_TRIPLET_RUNTIME"
+#: The runtimes: ``onnx`` (MiniLM and the heads on ONNX Runtime: no torch import once the exports
+#: are cached, :mod:`opinio_agents.triplets.runtime`) and ``torch`` (the training runtime; the only
+#: one for heads with fine-tuned encoder layers).
+RUNTIMES = ("onnx", "torch")
 #: Pair classes; index 0 means "not a triplet"; others map to sentiment -1/0/1.
 PAIR_LABELS: tuple[int | None, ...] = (None, -1, 0, 1)
 #: Lower edges of the word-distance buckets of the pair classifier.
@@ -79,3 +87,14 @@ class HeadConfig:
             if key in kwargs:
                 kwargs[key] = tuple(kwargs[key])
         return cls(**kwargs)
+
+
+def files_digest(directory: Path) -> str:
+    """A digest of the regular files directly in ``directory`` (names, sizes, contents)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in directory.iterdir() if p.is_file()):
+        digest.update(f"{path.name}\x00{path.stat().st_size}\x00".encode())
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()[:16]

@@ -39,7 +39,7 @@ import os
 import threading
 import uuid
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,8 +47,7 @@ import numpy as np
 
 from opinio_agents.errors import ConfigError, MissingDependencyError
 from opinio_agents.triplets.decode import DecodeSettings, SpanPrediction, decode_batch
-from opinio_agents.triplets.embedded import RUNTIME_ENV
-from opinio_agents.triplets.headconfig import HeadConfig, distance_bucket
+from opinio_agents.triplets.headconfig import RUNTIME_ENV, HeadConfig, distance_bucket, files_digest
 
 if TYPE_CHECKING:  # pragma: no cover
     import onnxruntime
@@ -180,21 +179,19 @@ def _export_features(model_path: Path, layers: tuple[int, ...], extra: tuple[int
     )
 
 
-def prepare_heads_onnx(weights_dir: Path, *, root: Path | None = None) -> Path:
+def prepare_heads_onnx(weights_dir: Path, torch_heads: Callable[[], list[Any]], *, root: Path | None = None) -> Path:
     """The cached ONNX file of the head ensemble's word states and tag log-probabilities (exported when missing).
 
     One graph runs every member's projection, convolutions and packed bidirectional LSTM
     (ONNX ``LSTM`` with per-row lengths) and the ensemble-mean tag log-probabilities; the
-    key is a digest of the weight files.
+    key is a digest of the weight files. ``torch_heads`` loads the torch heads to export (called only then).
 
     Raises:
         MissingDependencyError: When the file must be made and ``onnx`` is missing.
         ConfigError: When the export fails.
     """
     from opinio_agents.embeddings.onnx import _writable, cache_dir
-    from opinio_agents.triplets.cache import _files_digest
-
-    name = f"triplet-heads-{_files_digest(weights_dir)}-v{FEATURES_VERSION}"
+    name = f"triplet-heads-{files_digest(weights_dir)}-v{FEATURES_VERSION}"
     target = (root or cache_dir()) / "onnx" / name / "heads.onnx"
     if target.is_file():
         return target
@@ -202,16 +199,15 @@ def prepare_heads_onnx(weights_dir: Path, *, root: Path | None = None) -> Path:
         folder = _writable(target.parent)
         target = folder / "heads.onnx"
         if not target.is_file():
-            _export_heads(weights_dir, target)
+            _export_heads(weights_dir, torch_heads(), target)
     return target
 
 
-def _export_heads(weights_dir: Path, target: Path) -> None:
+def _export_heads(weights_dir: Path, heads: list[Any], target: Path) -> None:
     _need_onnx("the triplet heads")
     import torch
 
     from opinio_agents.triplets.decode import _mean_log_probs
-    from opinio_agents.triplets.embedded import load_heads
     from opinio_agents.triplets.head import TripletHead
 
     class Heads(torch.nn.Module):
@@ -230,7 +226,6 @@ def _export_heads(weights_dir: Path, target: Path) -> None:
                 opinion.append(o)
             return torch.stack(states), _mean_log_probs(aspect), _mean_log_probs(opinion)
 
-    heads = load_heads(weights_dir)
     width = heads[0].proj.in_features
     mask = torch.tensor([[True] * 8, [True] * 5 + [False] * 3])
     _export(
@@ -459,12 +454,18 @@ class OnnxHeads:
         self.session = _session(graph, threads)
 
     @classmethod
-    def load(cls, directory: Path, config: HeadConfig, files: Sequence[str]) -> OnnxHeads:
-        """Read the member files of ``directory`` (``safetensors.numpy``) and the cached graph (made when missing)."""
+    def load(
+        cls, directory: Path, config: HeadConfig, files: Sequence[str], *, torch_heads: Callable[[], list[Any]]
+    ) -> OnnxHeads:
+        """Read the member files of ``directory`` (``safetensors.numpy``) and the cached graph.
+
+        ``torch_heads`` loads the torch heads, called only when the graph must be exported.
+        """
         import scipy.special  # noqa: F401  (for _gelu: part of loading, not of the first extraction)
         from safetensors.numpy import load_file
 
-        return cls(config, [load_file(str(directory / name)) for name in files], prepare_heads_onnx(directory))
+        members = [load_file(str(directory / name)) for name in files]
+        return cls(config, members, prepare_heads_onnx(directory, torch_heads))
 
     def predict(
         self, feats: Sequence[np.ndarray], *, implicit_aspects: bool = True, max_spans: int = 16
