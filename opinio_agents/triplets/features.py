@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["HFEncoder", "default_encoder_path", "load_encoder", "encode_words", "split_chunks"]
 
+#: Word pieces of one encoded chunk (the encoder's window); longer chunks are truncated.
+MAX_PIECES = 512
 _CACHE: dict[str, HFEncoder] = {}
 _LOCK = threading.Lock()
 
@@ -112,7 +114,7 @@ def _encode_chunks(
         [list(c) for c in chunks],
         is_split_into_words=True,
         truncation=True,
-        max_length=512,
+        max_length=MAX_PIECES,
         padding=True,
         return_tensors="pt",
     )

@@ -64,8 +64,6 @@ __all__ = [
 
 #: Bumped whenever the feature export changes, so an older cached file is never used.
 FEATURES_VERSION = 1
-#: Word pieces per chunk, as the torch runtime's tokenizer call truncates.
-MAX_PIECES = 512
 _LOCK = threading.Lock()
 _CONTROLLER: Any = None
 _SQRT_HALF = np.float32(np.sqrt(0.5))
@@ -284,6 +282,8 @@ class OnnxWordFeatures:
             if self._session is None or self._tokenizer is None:
                 from tokenizers import Tokenizer
 
+                from opinio_agents.triplets.features import MAX_PIECES
+
                 path = prepare_features_onnx(self.path, self.layers, self.extra_layers)
                 self._session = _session(path, self.threads)
                 tokenizer = Tokenizer.from_file(str(self.path / "tokenizer.json"))
@@ -317,7 +317,8 @@ def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
     """BLAS limited to one thread while the head runs (threadpoolctl; a no-op without it).
 
     The head's matrices are small (tens of rows): OpenBLAS's threads cost more than they
-    save there, and on a busy machine their waiting made the head ten times slower.
+    save there, and on a busy machine their waiting made the head ten times slower. The limit
+    is process-wide while it lasts (threadpoolctl has no per-thread one).
     """
     global _CONTROLLER
     try:
