@@ -135,6 +135,12 @@ def pad_features(feats: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Ten
     return batch, mask
 
 
+def _as_array(values: Any) -> np.ndarray:
+    """A float32 array of an array or a torch tensor (detached and on the CPU first)."""
+    detach = getattr(values, "detach", None)
+    return np.asarray(detach().cpu() if callable(detach) else values, dtype=np.float32)
+
+
 def marginal_spans(
     log_probs: Any, *, threshold: float, max_words: int = 6
 ) -> list[tuple[Span, float]]:
@@ -156,7 +162,7 @@ def marginal_spans(
         >>> [(s, round(p, 2)) for s, p in marginal_spans(lp, threshold=0.3)]
         [((1, 1), 0.48), ((1, 2), 0.32)]
     """
-    lp = np.asarray(log_probs, dtype=np.float32)
+    lp = _as_array(log_probs)
     n = lp.shape[0]
     if threshold > 1.0 or n == 0 or max_words < 1:
         return []
@@ -205,7 +211,7 @@ def candidate_spans(
         >>> candidate_spans(lp), candidate_spans(lp, span_threshold=0.3)
         ([(1, 1)], [(1, 1), (1, 2)])
     """
-    lp = np.asarray(log_probs, dtype=np.float32)
+    lp = _as_array(log_probs)
     spans = decode_bio(_biased_tags(lp, bias))[:max_spans]
     if span_threshold <= 1.0 and len(spans) < max_spans:
         seen = set(spans)
@@ -331,7 +337,7 @@ def select_pairs(
     found: list[list[tuple[Span, Span, int, float]]] = [[] for _ in range(n_sentences)]
     if not rows:
         return found
-    p = np.asarray(probs)
+    p = _as_array(probs)
     none = p[:, 0].tolist()
     classes = (p[:, 1:].argmax(-1) + 1).tolist()
     for k, i in enumerate(rows):
