@@ -26,13 +26,17 @@ verdict; every contradicted one is rewritten or dropped), rewritten / dropped, f
 fake the planted errors caught and the false alarms on the clean ones, and the cost:
 verification seconds over synthesis seconds of the *same runs*
 (``meta.timings["verification"]`` / ``meta.timings["synthesis"]``), with the triplet
-model loaded once beforehand (its load time is printed apart), in three modes (``--modes``):
+model and the phrase encoder (the retrieval encoder's session, which OF similarity uses) loaded
+once beforehand (their load times are printed apart), in three modes (``--modes``):
 ``before`` (a fresh in-memory triplet cache per entity: a one-off run without the store
 cache), ``cold`` (:class:`~opinio_agents.triplets.cache.CachedTripletExtractor` and the
 cached phrase vectors over an empty store-side cache) and ``warm`` (new verifiers over
 the cache ``cold`` filled: a later process). It also prints the ratio to the whole run
 (retrieval, support, synthesis, alerts), the load average, one table of every set, path
 and mode, and whether each mode gives the same highlights and verdicts as the first.
+
+The triplet runtime is the extractor's default (``onnx``); ``OPINIO_TRIPLET_RUNTIME=torch`` measures
+the torch one (the load line names it).
 
 Needs nothing but the package; SPACE is skipped when absent.
 """
@@ -301,9 +305,10 @@ def main() -> int:
     started = time.perf_counter()
     extractor.extract(["The triplet model loads on this first call."])
     load_s = time.perf_counter() - started
-    print(f"triplet model load (once per process, not counted below): {load_s:.2f} s")
+    runtime = getattr(extractor, "runtime", "-")
+    print(f"triplet model load ({runtime} runtime; once per process, not counted below): {load_s:.2f} s")
 
-    figures: dict[str, Any] = {"triplet_model_load_s": round(load_s, 3), "sets": {}}
+    figures: dict[str, Any] = {"triplet_model_load_s": round(load_s, 3), "triplet_runtime": runtime, "sets": {}}
     for name, entities in sets.items():
         for path in paths:
             fake = None
@@ -311,6 +316,10 @@ def main() -> int:
                 fake = WrongSideChatModel(flip=args.flip, off_aspect=args.off_aspect, planted={})
             rag = OpinioRAG(args.store / name, llm=fake, llm_options={"cache_path": None} if fake else None)
             rag.index(entities, show_progress=False, fit_hiro=False)
+            started = time.perf_counter()
+            rag.encoder.encode(["The phrase encoder loads on this first call."])  # OF similarity's model
+            print(f"phrase encoder load (the retrieval encoder's session, not counted below): "
+                  f"{time.perf_counter() - started:.2f} s")
             if args.index_time and path == paths[0]:
                 _index_time_cost(rag, extractor, entities, args.index_time, name)
             caches = Path(tempfile.mkdtemp(prefix="opinio-vb-caches-"))  # a fresh store-side cache for cold/warm

@@ -266,8 +266,8 @@ def highlight_cmd(
             "--verify/--no-verify",
             help="Check every highlight against its own evidence (AR/SF/OF and a verdict; contradicted "
             "ones are rewritten from the evidence or dropped). Default: on whenever a model writes the "
-            "highlights (--llm); off on the extractive path, where it costs more than 20% of the "
-            "synthesis time (benchmarks/verification.py).",
+            "highlights (--llm); off on the extractive path, where an entity's first check costs about "
+            "2.6x the synthesis time (benchmarks/verification.py).",
         ),
     ] = None,
     since: Annotated[

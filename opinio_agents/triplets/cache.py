@@ -44,6 +44,7 @@ from typing import Any
 
 from opinio_agents.stores.kv_cache import SqliteCache, TieredCache
 from opinio_agents.triplets.base import Triplet, TripletExtractor
+from opinio_agents.triplets.headconfig import files_digest
 
 __all__ = [
     "CachedTripletExtractor",
@@ -62,17 +63,6 @@ TRIPLET_CACHE_FILE = "triplets.sqlite"
 TRIPLET_CACHE_MAX_ROWS = 200_000
 #: Sentences kept in memory per wrapper.
 TRIPLET_CACHE_MEMORY_ITEMS = 50_000
-
-
-def _files_digest(directory: Path) -> str:
-    """A digest of the regular files directly in ``directory`` (names, sizes, contents)."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in directory.iterdir() if p.is_file()):
-        digest.update(f"{path.name}\x00{path.stat().st_size}\x00".encode())
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()[:16]
 
 
 def extractor_identity(extractor: TripletExtractor) -> str:
@@ -108,7 +98,7 @@ def extractor_identity(extractor: TripletExtractor) -> str:
         from opinio_agents.triplets.embedded import DEFAULT_WEIGHTS_DIR
 
         folders.append(DEFAULT_WEIGHTS_DIR)
-    parts.extend(_files_digest(folder) for folder in folders)
+    parts.extend(files_digest(folder) for folder in folders)
     return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:20]
 
 

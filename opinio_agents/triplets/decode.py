@@ -1,6 +1,7 @@
-"""Turn :class:`~opinio_agents.triplets.head.TripletHead` outputs into span triplets.
+"""Turn triplet-head outputs into span triplets.
 
-Pipeline:
+Pipeline (:func:`decode_batch`, shared by the torch head, :func:`predict_spans`, and the
+torch-free runtime, :mod:`opinio_agents.triplets.runtime`):
 
 1. tag probabilities: each head's aspect and opinion BIO distributions
    (averaged over the heads of an ensemble);
@@ -18,6 +19,9 @@ Pipeline:
 
 The decoding settings (:class:`DecodeSettings`) come from the head's config,
 where training stores them after calibrating on held-out training sentences.
+The decoding itself works on NumPy arrays (torch tensors are accepted and read as
+arrays); only :func:`pad_features`, :func:`score_batch`, :func:`pair_probabilities`
+and :func:`predict_spans` need torch, and import it when called.
 
 Example:
     >>> import torch
@@ -31,14 +35,20 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-import torch
+import numpy as np
 
 from opinio_agents.errors import ConfigError
-from opinio_agents.triplets.head import PAIR_LABELS, HeadConfig, TripletHead
+from opinio_agents.triplets.headconfig import PAIR_LABELS, HeadConfig
 from opinio_agents.triplets.spans import B, I, decode_bio
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+    from opinio_agents.triplets.head import TripletHead
 
 __all__ = [
     "SpanPrediction",
@@ -53,6 +63,7 @@ __all__ = [
     "score_batch",
     "pair_probabilities",
     "predict_spans",
+    "decode_batch",
 ]
 
 #: (aspect span or None when implicit, opinion span, sentiment)
@@ -102,6 +113,8 @@ def as_heads(head: TripletHead | Sequence[TripletHead]) -> list[TripletHead]:
     Raises:
         ConfigError: For an empty sequence.
     """
+    from opinio_agents.triplets.head import TripletHead
+
     heads = [head] if isinstance(head, TripletHead) else list(head)
     if not heads:
         raise ConfigError("an ensemble needs at least one triplet head")
@@ -110,6 +123,8 @@ def as_heads(head: TripletHead | Sequence[TripletHead]) -> list[TripletHead]:
 
 def pad_features(feats: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """Stack ``(T_i, D)`` tensors into ``(B, T_max, D)`` plus a ``(B, T_max)`` mask."""
+    import torch
+
     dim = feats[0].shape[-1]
     t_max = max(f.shape[0] for f in feats)
     batch = torch.zeros(len(feats), t_max, dim)
@@ -120,8 +135,14 @@ def pad_features(feats: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Ten
     return batch, mask
 
 
+def _as_array(values: Any) -> np.ndarray:
+    """A float32 array of an array or a torch tensor (detached and on the CPU first)."""
+    detach = getattr(values, "detach", None)
+    return np.asarray(detach().cpu() if callable(detach) else values, dtype=np.float32)
+
+
 def marginal_spans(
-    log_probs: torch.Tensor, *, threshold: float, max_words: int = 6
+    log_probs: Any, *, threshold: float, max_words: int = 6
 ) -> list[tuple[Span, float]]:
     """Spans whose marginal probability under independent BIO tags reaches ``threshold``.
 
@@ -129,7 +150,7 @@ def marginal_spans(
     (1 - P(I_{j+1}))`` (the next word does not continue it).
 
     Args:
-        log_probs: ``(n_words, 3)`` log-probabilities over (O, B, I).
+        log_probs: ``(n_words, 3)`` float32 log-probabilities over (O, B, I) (an array or a CPU tensor).
         threshold: Minimum span probability (> 1 returns nothing).
         max_words: Longest span considered.
 
@@ -137,33 +158,39 @@ def marginal_spans(
         ``((first, last), probability)`` pairs, most probable first.
 
     Example:
-        >>> lp = torch.tensor([[0.9, 0.05, 0.05], [0.1, 0.8, 0.1], [0.5, 0.1, 0.4]]).log()
+        >>> lp = np.log(np.array([[0.9, 0.05, 0.05], [0.1, 0.8, 0.1], [0.5, 0.1, 0.4]], dtype=np.float32))
         >>> [(s, round(p, 2)) for s, p in marginal_spans(lp, threshold=0.3)]
         [((1, 1), 0.48), ((1, 2), 0.32)]
     """
-    n = log_probs.shape[0]
+    lp = _as_array(log_probs)
+    n = lp.shape[0]
     if threshold > 1.0 or n == 0 or max_words < 1:
         return []
-    log_b = log_probs[:, B]
-    log_i = log_probs[:, I]
+    log_b = lp[:, B]
+    log_i = lp[:, I]
     # log(1 - P(I)) of the word after each span end (1 for the sentence end).
-    not_i = torch.log1p(-log_i.exp().clamp(max=1.0 - 1e-6))
-    end = torch.cat([not_i[1:], not_i.new_zeros(1)])
-    cum_i = torch.cat([log_i.new_zeros(1), log_i.cumsum(0)])
-    floor = math.log(max(threshold, 1e-12))
+    not_i = np.log1p(-np.minimum(np.exp(log_i), np.float32(1.0 - 1e-6)))
+    end = np.concatenate([not_i[1:], np.zeros(1, np.float32)])
+    cum_i = np.concatenate([np.zeros(1, np.float32), np.cumsum(log_i, dtype=np.float32)])
+    floor = np.float32(math.log(max(threshold, 1e-12)))
     found: list[tuple[Span, float]] = []
     for length in range(1, min(max_words, n) + 1):
-        first = torch.arange(0, n - length + 1)
+        first = np.arange(0, n - length + 1)
         last = first + length - 1
         score = log_b[first] + (cum_i[last + 1] - cum_i[first + 1]) + end[last]
-        for k in torch.nonzero(score >= floor).flatten().tolist():
-            found.append(((int(first[k]), int(last[k])), float(score[k].exp())))
+        for k in np.flatnonzero(score >= floor).tolist():
+            found.append(((int(first[k]), int(last[k])), float(np.exp(score[k]))))
     found.sort(key=lambda item: (-item[1], item[0]))
     return found
 
 
+def _biased_tags(log_probs: np.ndarray, bias: float) -> list[int]:
+    """The argmax BIO tags after adding ``bias`` to the B and I log-probabilities."""
+    return (log_probs + np.array([0.0, bias, bias], dtype=np.float32)).argmax(-1).tolist()
+
+
 def candidate_spans(
-    log_probs: torch.Tensor,
+    log_probs: Any,
     *,
     bias: float = 0.0,
     span_threshold: float = 1.01,
@@ -173,22 +200,22 @@ def candidate_spans(
     """Candidate spans of one sentence: the biased BIO decoding, then marginal extras.
 
     Args:
-        log_probs: ``(n_words, 3)`` tag log-probabilities over (O, B, I).
+        log_probs: ``(n_words, 3)`` float32 tag log-probabilities over (O, B, I) (an array or a CPU tensor).
         bias: Added to the B and I log-probabilities before the argmax.
         span_threshold: Marginal probability of an extra span (see :func:`marginal_spans`).
         max_words: Longest extra span.
         max_spans: At most this many spans (BIO spans first).
 
     Example:
-        >>> lp = torch.tensor([[0.9, 0.05, 0.05], [0.1, 0.8, 0.1], [0.5, 0.1, 0.4]]).log()
+        >>> lp = np.log(np.array([[0.9, 0.05, 0.05], [0.1, 0.8, 0.1], [0.5, 0.1, 0.4]], dtype=np.float32))
         >>> candidate_spans(lp), candidate_spans(lp, span_threshold=0.3)
         ([(1, 1)], [(1, 1), (1, 2)])
     """
-    tags = (log_probs + torch.tensor([0.0, bias, bias])).argmax(-1).tolist()
-    spans = decode_bio(tags)[:max_spans]
+    lp = _as_array(log_probs)
+    spans = decode_bio(_biased_tags(lp, bias))[:max_spans]
     if span_threshold <= 1.0 and len(spans) < max_spans:
         seen = set(spans)
-        for span, _ in marginal_spans(log_probs, threshold=span_threshold, max_words=max_words):
+        for span, _ in marginal_spans(lp, threshold=span_threshold, max_words=max_words):
             if span not in seen:
                 seen.add(span)
                 spans.append(span)
@@ -239,6 +266,8 @@ class BatchScores:
 
 
 def _mean_log_probs(logits: Sequence[torch.Tensor]) -> torch.Tensor:
+    import torch
+
     if len(logits) == 1:
         return logits[0].log_softmax(-1)
     return torch.stack([x.softmax(-1) for x in logits]).mean(0).clamp(min=1e-12).log()
@@ -265,6 +294,8 @@ def pair_probabilities(
     opinions: list[Span],
 ) -> torch.Tensor:
     """``(N, 4)`` pair-class probabilities (none, NEG, NEU, POS), averaged over the heads."""
+    import torch
+
     probs = [
         h.pair_logits(s, rows, aspects, opinions).softmax(-1)
         for h, s in zip(heads, states, strict=True)
@@ -275,6 +306,8 @@ def pair_probabilities(
 def _opinion_polarity(
     heads: Sequence[TripletHead], states: Sequence[torch.Tensor], rows: list[int], opinions: list[Span]
 ) -> torch.Tensor:
+    import torch
+
     probs = [
         h.opinion_polarity_logits(s, rows, opinions).softmax(-1)
         for h, s in zip(heads, states, strict=True)
@@ -286,7 +319,7 @@ def select_pairs(
     rows: Sequence[int],
     aspects: Sequence[Span],
     opinions: Sequence[Span],
-    probs: torch.Tensor,
+    probs: Any,
     n_sentences: int,
     pair_threshold: float,
 ) -> list[list[tuple[Span, Span, int, float]]]:
@@ -294,18 +327,19 @@ def select_pairs(
 
     A pair is kept when ``P(none) < pair_threshold``; its sentiment is the most
     likely of NEG/NEU/POS; overlapping readings are resolved with
-    :func:`resolve_overlaps`.
+    :func:`resolve_overlaps`. ``probs`` is an ``(N, 4)`` array (or CPU tensor).
 
     Example:
-        >>> p = torch.tensor([[0.2, 0.1, 0.1, 0.6], [0.7, 0.1, 0.1, 0.1]])
+        >>> p = np.array([[0.2, 0.1, 0.1, 0.6], [0.7, 0.1, 0.1, 0.1]], dtype=np.float32)
         >>> select_pairs([0, 0], [(0, 0), (0, 0)], [(2, 2), (3, 3)], p, 1, 0.5)
         [[((0, 0), (2, 2), 1, 0.8)]]
     """
     found: list[list[tuple[Span, Span, int, float]]] = [[] for _ in range(n_sentences)]
     if not rows:
         return found
-    none = probs[:, 0].tolist()
-    classes = (probs[:, 1:].argmax(-1) + 1).tolist()
+    p = _as_array(probs)
+    none = p[:, 0].tolist()
+    classes = (p[:, 1:].argmax(-1) + 1).tolist()
     for k, i in enumerate(rows):
         label = PAIR_LABELS[classes[k]]
         if none[k] < pair_threshold and label is not None:
@@ -313,7 +347,80 @@ def select_pairs(
     return [resolve_overlaps(f) if len(f) > 1 else f for f in found]
 
 
-@torch.inference_mode()
+def decode_batch(
+    aspect_log_probs: np.ndarray,
+    opinion_log_probs: np.ndarray,
+    lengths: Sequence[int],
+    pair_probs: Callable[[list[int], list[Span], list[Span]], np.ndarray],
+    opinion_polarity: Callable[[list[int], list[Span]], np.ndarray],
+    settings: DecodeSettings,
+    *,
+    implicit_aspects: bool = True,
+    max_spans: int = 16,
+) -> list[list[SpanPrediction]]:
+    """Span triplets of a batch from its ensemble-mean tag log-probabilities (steps 2-5 of the module doc).
+
+    Args:
+        aspect_log_probs: ``(B, T, 3)`` float32 aspect tag log-probabilities.
+        opinion_log_probs: ``(B, T, 3)`` float32 opinion tag log-probabilities.
+        lengths: Words of each sentence.
+        pair_probs: ``(rows, aspect spans, opinion spans) -> (N, 4)`` pair-class probabilities.
+        opinion_polarity: ``(rows, opinion spans) -> (N, 3)`` (NEG, NEU, POS) probabilities.
+        settings: The decoding settings.
+        implicit_aspects: Emit opinions that pair with no aspect as implicit triplets.
+        max_spans: Keep at most this many aspect (and opinion) spans per sentence.
+
+    Returns:
+        Per sentence, a list of ``(aspect_span | None, opinion_span, sentiment)``.
+    """
+    s = settings
+    opinions: list[list[Span]] = []
+    rows: list[int] = []
+    pair_a: list[Span] = []
+    pair_o: list[Span] = []
+    for i, n in enumerate(lengths):
+        asp = candidate_spans(
+            aspect_log_probs[i, :n],
+            bias=s.aspect_bias,
+            span_threshold=s.span_threshold,
+            max_words=s.max_span_words,
+            max_spans=max_spans,
+        )
+        ops = candidate_spans(
+            opinion_log_probs[i, :n],
+            bias=s.opinion_bias,
+            span_threshold=s.span_threshold,
+            max_words=s.max_span_words,
+            max_spans=max_spans,
+        )
+        opinions.append(ops)
+        for a in asp:
+            for o in ops:
+                rows.append(i)
+                pair_a.append(a)
+                pair_o.append(o)
+    probs = pair_probs(rows, pair_a, pair_o) if rows else np.zeros((0, 4), dtype=np.float32)
+    kept = select_pairs(rows, pair_a, pair_o, probs, len(lengths), s.pair_threshold)
+    results: list[list[SpanPrediction]] = [[(a, o, c) for a, o, c, _ in k] for k in kept]
+    if implicit_aspects:
+        lone = []
+        for i, ops in enumerate(opinions):
+            used = [o for _, o, _, _ in kept[i]]
+            # Extra (marginal) candidates only count when paired: alone they are
+            # alternative readings of BIO spans, not opinions of their own.
+            bio = set(decode_bio(_biased_tags(opinion_log_probs[i, : lengths[i]], s.opinion_bias)))
+            for o in ops:
+                if o in bio and not any(_overlaps(o, u) for u in used):
+                    lone.append((i, o))
+        if lone:
+            pol = np.asarray(opinion_polarity([i for i, _ in lone], [o for _, o in lone]))
+            for (i, o), c in zip(lone, pol.argmax(-1).tolist(), strict=True):
+                results[i].append((None, o, c - 1))
+    for r in results:
+        r.sort(key=lambda t: (t[1][0], -1 if t[0] is None else t[0][0]))
+    return results
+
+
 def predict_spans(
     head: TripletHead | Sequence[TripletHead],
     feats: Sequence[torch.Tensor],
@@ -322,7 +429,7 @@ def predict_spans(
     max_spans: int = 16,
     settings: DecodeSettings | None = None,
 ) -> list[list[SpanPrediction]]:
-    """Predict span triplets for a batch of sentences.
+    """Predict span triplets for a batch of sentences with torch heads.
 
     Args:
         head: A trained head in eval mode, or an ensemble of heads (probabilities
@@ -337,59 +444,18 @@ def predict_spans(
     """
     if not feats:
         return []
+    import torch
+
     heads = as_heads(head)
-    s = settings or DecodeSettings.from_config(heads[0].config)
-    scores = score_batch(heads, feats)
-    opinions: list[list[Span]] = []
-    rows: list[int] = []
-    pair_a: list[Span] = []
-    pair_o: list[Span] = []
-    for i, f in enumerate(feats):
-        n = f.shape[0]
-        asp = candidate_spans(
-            scores.aspect_log_probs[i, :n],
-            bias=s.aspect_bias,
-            span_threshold=s.span_threshold,
-            max_words=s.max_span_words,
+    with torch.inference_mode():
+        scores = score_batch(heads, feats)
+        return decode_batch(
+            scores.aspect_log_probs.numpy(),
+            scores.opinion_log_probs.numpy(),
+            [int(f.shape[0]) for f in feats],
+            lambda rows, a, o: pair_probabilities(heads, scores.states, rows, a, o).numpy(),
+            lambda rows, o: _opinion_polarity(heads, scores.states, rows, o).numpy(),
+            settings or DecodeSettings.from_config(heads[0].config),
+            implicit_aspects=implicit_aspects,
             max_spans=max_spans,
         )
-        ops = candidate_spans(
-            scores.opinion_log_probs[i, :n],
-            bias=s.opinion_bias,
-            span_threshold=s.span_threshold,
-            max_words=s.max_span_words,
-            max_spans=max_spans,
-        )
-        opinions.append(ops)
-        for a in asp:
-            for o in ops:
-                rows.append(i)
-                pair_a.append(a)
-                pair_o.append(o)
-    probs = (
-        pair_probabilities(heads, scores.states, rows, pair_a, pair_o) if rows else torch.zeros(0, 4)
-    )
-    kept = select_pairs(rows, pair_a, pair_o, probs, len(feats), s.pair_threshold)
-    results: list[list[SpanPrediction]] = [[(a, o, c) for a, o, c, _ in k] for k in kept]
-    if implicit_aspects:
-        lone = []
-        for i, ops in enumerate(opinions):
-            used = [o for _, o, _, _ in kept[i]]
-            # Extra (marginal) candidates only count when paired: alone they are
-            # alternative readings of BIO spans, not opinions of their own.
-            bio = set(
-                decode_bio(
-                    (scores.opinion_log_probs[i, : feats[i].shape[0]]
-                     + torch.tensor([0.0, s.opinion_bias, s.opinion_bias])).argmax(-1).tolist()
-                )
-            )
-            for o in ops:
-                if o in bio and not any(_overlaps(o, u) for u in used):
-                    lone.append((i, o))
-        if lone:
-            pol = _opinion_polarity(heads, scores.states, [i for i, _ in lone], [o for _, o in lone])
-            for (i, o), c in zip(lone, pol.argmax(-1).tolist(), strict=True):
-                results[i].append((None, o, c - 1))
-    for r in results:
-        r.sort(key=lambda t: (t[1][0], -1 if t[0] is None else t[0][0]))
-    return results

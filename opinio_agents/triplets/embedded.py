@@ -7,6 +7,11 @@ parameters and 4.2 MB as float16 each) whose probabilities are averaged; the
 encoder runs once per sentence for all of them. Both load lazily on the first
 :meth:`~EmbeddedTripletExtractor.extract` call and are cached once per process.
 
+Two runtimes give the same triplets: ``onnx`` (the default; MiniLM and the heads on ONNX
+Runtime, no torch import once the exported graphs are cached, about twice as fast:
+:mod:`opinio_agents.triplets.runtime`) and ``torch`` (the training runtime, and the only one
+for heads with fine-tuned encoder layers); ``runtime=`` or ``$OPINIO_TRIPLET_RUNTIME`` choose.
+
 Input sentences are tokenized ASTE-style (:mod:`opinio_agents.triplets.tokens`);
 aspects and opinions are returned as the exact substrings of the input.
 Opinions that pair with no aspect are returned with the implicit aspect ``""``
@@ -26,19 +31,58 @@ import json
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opinio_agents.errors import ConfigError
 from opinio_agents.triplets.base import IMPLICIT_ASPECT, Triplet, TripletExtractor
+from opinio_agents.triplets.headconfig import RUNTIME_ENV, RUNTIMES
 from opinio_agents.triplets.tokens import surface, tokenize_words
 
-__all__ = ["DEFAULT_WEIGHTS_DIR", "EmbeddedTripletExtractor", "load_head", "load_heads"]
+if TYPE_CHECKING:  # pragma: no cover
+    from opinio_agents.triplets.runtime import OnnxHeads, OnnxWordFeatures
+
+__all__ = [
+    "DEFAULT_WEIGHTS_DIR",
+    "EmbeddedTripletExtractor",
+    "RUNTIME_ENV",
+    "RUNTIMES",
+    "load_head",
+    "load_heads",
+    "load_onnx_heads",
+]
 
 #: Directory of the shipped head weights.
 DEFAULT_WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 _HEADS: dict[str, Any] = {}
 _TUNED: dict[str, Any] = {}
-_LOCK = threading.Lock()
+_FEATURES: dict[str, OnnxWordFeatures] = {}
+
+_LOCK = threading.RLock()  # re-entrant: exporting the onnx heads loads the torch heads
+
+
+def _head_files(directory: Path) -> tuple[dict[str, Any], list[str]]:
+    """The head's ``config.json`` and its member weights files, checked.
+
+    Raises:
+        ConfigError: When a file is missing or a member name is not a plain file name.
+    """
+    config_path = directory / "config.json"
+    if not config_path.is_file():
+        raise ConfigError(
+            f"triplet head file {str(config_path)!r} not found; pass weights_dir= a directory "
+            "written by scripts/train_triplets.py"
+        )
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    files = [str(f) for f in config.get("members") or ["head.safetensors"]]
+    for name in files:
+        if Path(name).name != name:
+            raise ConfigError(f"member file {name!r} in {str(config_path)!r} must be a plain file name")
+        if not (directory / name).is_file():
+            raise ConfigError(
+                f"triplet head file {str(directory / name)!r} not found; pass weights_dir= a "
+                "directory written by scripts/train_triplets.py"
+            )
+    return config, files
 
 
 def load_heads(weights_dir: str | Path | None = None) -> list[Any]:
@@ -59,22 +103,7 @@ def load_heads(weights_dir: str | Path | None = None) -> list[Any]:
     with _LOCK:
         if key in _HEADS:
             return _HEADS[key]
-        config_path = directory / "config.json"
-        if not config_path.is_file():
-            raise ConfigError(
-                f"triplet head file {str(config_path)!r} not found; pass weights_dir= a directory "
-                "written by scripts/train_triplets.py"
-            )
-        config = json.loads(config_path.read_text(encoding="utf-8"))
-        files = [str(f) for f in config.get("members") or ["head.safetensors"]]
-        for name in files:
-            if Path(name).name != name:
-                raise ConfigError(f"member file {name!r} in {str(config_path)!r} must be a plain file name")
-            if not (directory / name).is_file():
-                raise ConfigError(
-                    f"triplet head file {str(directory / name)!r} not found; pass weights_dir= a "
-                    "directory written by scripts/train_triplets.py"
-                )
+        config, files = _head_files(directory)
         from safetensors.torch import load_file
 
         from opinio_agents.triplets.head import HeadConfig, TripletHead
@@ -92,6 +121,37 @@ def load_heads(weights_dir: str | Path | None = None) -> list[Any]:
         return heads
 
 
+def load_onnx_heads(weights_dir: str | Path | None = None) -> OnnxHeads:
+    """Load (once per process, without torch once its graph is cached) the head ensemble for the onnx runtime.
+
+    Raises:
+        ConfigError: When a file is missing, or the head comes with fine-tuned encoder layers.
+    """
+    from opinio_agents.triplets.headconfig import HeadConfig
+    from opinio_agents.triplets.runtime import OnnxHeads
+
+    directory = Path(weights_dir) if weights_dir is not None else DEFAULT_WEIGHTS_DIR
+    key = f"onnx|{directory.resolve()}"
+    with _LOCK:
+        if key not in _HEADS:
+            config, files = _head_files(directory)
+            _HEADS[key] = OnnxHeads.load(
+                directory, HeadConfig.from_dict(config["head"]), files, torch_heads=lambda: load_heads(directory)
+            )
+        return _HEADS[key]  # type: ignore[no-any-return]
+
+
+def _onnx_features(path: str, layers: tuple[int, ...], extra: tuple[int, ...]) -> OnnxWordFeatures:
+    """The onnx word-feature encoder of one model and layer choice (one per process)."""
+    from opinio_agents.triplets.runtime import OnnxWordFeatures
+
+    key = f"{path}|{layers}|{extra}"
+    with _LOCK:
+        if key not in _FEATURES:
+            _FEATURES[key] = OnnxWordFeatures(path, layers, extra)
+        return _FEATURES[key]
+
+
 def load_head(weights_dir: str | Path | None = None) -> Any:
     """The first (or only) head of :func:`load_heads`.
 
@@ -99,6 +159,12 @@ def load_head(weights_dir: str | Path | None = None) -> Any:
         ConfigError: When a file is missing.
     """
     return load_heads(weights_dir)[0]
+
+
+def _default_encoder_path() -> str:
+    from opinio_agents.triplets.features import default_encoder_path
+
+    return default_encoder_path()
 
 
 def _tuned_encoder(encoder: Any, weights_dir: str | Path | None, layers: tuple[int, ...]) -> Any:
@@ -124,10 +190,18 @@ class EmbeddedTripletExtractor(TripletExtractor):
         implicit_aspects: Return opinions without an aspect as implicit triplets
             (aspect ``""``).
         max_words: Sentences longer than this are encoded in chunks.
+        runtime: ``onnx`` (MiniLM on ONNX Runtime and the head in NumPy: no torch once the export is
+            cached, :mod:`opinio_agents.triplets.runtime`) or ``torch``; default ``$OPINIO_TRIPLET_RUNTIME``,
+            else ``onnx`` (``torch`` for heads with fine-tuned encoder layers, which only it runs).
+
+    Raises:
+        ConfigError: For a bad batch size, word limit or runtime.
 
     Example:
         >>> EmbeddedTripletExtractor(batch_size=16).batch_size
         16
+        >>> EmbeddedTripletExtractor(runtime="torch").runtime
+        'torch'
     """
 
     def __init__(
@@ -138,7 +212,14 @@ class EmbeddedTripletExtractor(TripletExtractor):
         batch_size: int = 32,
         implicit_aspects: bool = True,
         max_words: int = 200,
+        runtime: str | None = None,
     ) -> None:
+        import os
+
+        chosen = (runtime or os.environ.get(RUNTIME_ENV, "").strip() or "onnx").lower()
+        if chosen not in RUNTIMES:
+            where = f"${RUNTIME_ENV}={chosen!r}" if runtime is None else f"runtime={runtime!r}"
+            raise ConfigError(f"{where} is not a triplet runtime; use one of {', '.join(RUNTIMES)}")
         if batch_size < 1:
             raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
         if max_words < 1:
@@ -148,6 +229,8 @@ class EmbeddedTripletExtractor(TripletExtractor):
         self.batch_size = batch_size
         self.implicit_aspects = implicit_aspects
         self.max_words = max_words
+        self.runtime = chosen
+        self._tuned: bool | None = None
 
     def _models(self) -> tuple[Any, Any]:
         from opinio_agents.triplets.features import load_encoder
@@ -166,27 +249,49 @@ class EmbeddedTripletExtractor(TripletExtractor):
             Per sentence, ``(aspect_span | None, opinion_span, sentiment)`` tuples
             with inclusive token spans.
         """
-        from opinio_agents.triplets.decode import predict_spans
-        from opinio_agents.triplets.features import encode_words
-
-        encoder, heads = self._models()
         results: list[list[tuple]] = [[] for _ in sentences]
         # Batches of similar length (far less padding); results go back by index.
         todo = sorted((i for i, words in enumerate(sentences) if words), key=lambda i: len(sentences[i]))
+        if not todo:
+            return results
+        if self.runtime == "onnx" and not self._finetuned():
+            heads = load_onnx_heads(self.weights_dir)
+            config = heads.config
+            features = _onnx_features(
+                self.encoder_path or _default_encoder_path(), tuple(config.encoder_layers), tuple(config.extra_layers)
+            )
+            for start in range(0, len(todo), self.batch_size):
+                idx = todo[start : start + self.batch_size]
+                feats = features.encode_words([sentences[i] for i in idx], max_words=self.max_words)
+                for i, pred in zip(idx, heads.predict(feats, implicit_aspects=self.implicit_aspects), strict=True):
+                    results[i] = pred
+            return results
+        from opinio_agents.triplets.decode import predict_spans
+        from opinio_agents.triplets.features import encode_words
+
+        encoder, torch_heads = self._models()
         for start in range(0, len(todo), self.batch_size):
             idx = todo[start : start + self.batch_size]
-            feats = encode_words(
+            torch_feats = encode_words(
                 encoder,
                 [sentences[i] for i in idx],
-                layers=heads[0].config.encoder_layers,
-                extra_layers=heads[0].config.extra_layers,
+                layers=torch_heads[0].config.encoder_layers,
+                extra_layers=torch_heads[0].config.extra_layers,
                 max_words=self.max_words,
             )
             for i, pred in zip(
-                idx, predict_spans(heads, feats, implicit_aspects=self.implicit_aspects), strict=True
+                idx, predict_spans(torch_heads, torch_feats, implicit_aspects=self.implicit_aspects), strict=True
             ):
                 results[i] = pred
         return results
+
+    def _finetuned(self) -> bool:
+        """Whether the head comes with fine-tuned encoder layers (only the torch runtime runs those)."""
+        if self._tuned is None:
+            directory = Path(self.weights_dir) if self.weights_dir is not None else DEFAULT_WEIGHTS_DIR
+            config, _ = _head_files(directory)
+            self._tuned = bool(config.get("head", {}).get("finetuned_layers"))
+        return self._tuned
 
     def extract(self, sentences: Sequence[str]) -> list[list[Triplet]]:
         """Extract triplets from raw sentences (see :class:`TripletExtractor`)."""

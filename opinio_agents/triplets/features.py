@@ -28,8 +28,10 @@ from opinio_agents.errors import ConfigError, MissingDependencyError
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-__all__ = ["HFEncoder", "default_encoder_path", "load_encoder", "encode_words"]
+__all__ = ["HFEncoder", "default_encoder_path", "load_encoder", "encode_words", "split_chunks"]
 
+#: Word pieces of one encoded chunk (the encoder's window); longer chunks are truncated.
+MAX_PIECES = 512
 _CACHE: dict[str, HFEncoder] = {}
 _LOCK = threading.Lock()
 
@@ -112,7 +114,7 @@ def _encode_chunks(
         [list(c) for c in chunks],
         is_split_into_words=True,
         truncation=True,
-        max_length=512,
+        max_length=MAX_PIECES,
         padding=True,
         return_tensors="pt",
     )
@@ -139,6 +141,31 @@ def _encode_chunks(
     return [words[row, : len(chunks[row])].contiguous() for row in range(b)]
 
 
+def split_chunks(
+    sentences: Sequence[Sequence[str]], max_words: int
+) -> tuple[list[Sequence[str]], list[int]]:
+    """Sentences cut into chunks of at most ``max_words`` words, and the sentence each chunk belongs to.
+
+    Raises:
+        ConfigError: For ``max_words < 1`` or a sentence without words.
+
+    Example:
+        >>> split_chunks([["a", "b", "c"], ["d"]], 2)
+        ([['a', 'b'], ['c'], ['d']], [0, 0, 1])
+    """
+    if max_words < 1:
+        raise ConfigError(f"max_words must be >= 1, got {max_words}")
+    chunks: list[Sequence[str]] = []
+    owners: list[int] = []
+    for index, words in enumerate(sentences):
+        if not words:
+            raise ConfigError(f"sentence {index} has no words; drop empty sentences first")
+        for start in range(0, len(words), max_words):
+            chunks.append(words[start : start + max_words])
+            owners.append(index)
+    return chunks, owners
+
+
 def encode_words(
     encoder: HFEncoder,
     sentences: Sequence[Sequence[str]],
@@ -163,21 +190,12 @@ def encode_words(
     """
     import torch
 
-    if max_words < 1:
-        raise ConfigError(f"max_words must be >= 1, got {max_words}")
     for group in (layers, extra_layers or (0,)):
         if not group or any(not 0 <= i < encoder.n_layers for i in group):
             raise ConfigError(
                 f"layers must be indices in [0, {encoder.n_layers - 1}], got {tuple(group)}"
             )
-    chunks: list[Sequence[str]] = []
-    owners: list[int] = []
-    for index, words in enumerate(sentences):
-        if not words:
-            raise ConfigError(f"sentence {index} has no words; drop empty sentences first")
-        for start in range(0, len(words), max_words):
-            chunks.append(words[start : start + max_words])
-            owners.append(index)
+    chunks, owners = split_chunks(sentences, max_words)
     encoded = _encode_chunks(encoder, chunks, layers, extra_layers)
     parts: list[list[torch.Tensor]] = [[] for _ in sentences]
     for owner, feats in zip(owners, encoded, strict=True):
