@@ -91,6 +91,19 @@ def test_query_free_highlight_never_shows_a_first_person_aside_about_its_aspect(
     assert any("cold" in e.text for e in con.evidence)
 
 
+def test_query_free_highlight_never_shows_a_point_that_only_passes_by_its_aspect() -> None:
+    # The sample's room PRO: advice about walking to the rooms judges nothing about them.
+    rows = [
+        stored(0, "Keep in mind it is a big place, so there is a bit of walking from the entrance to the rooms.", 0.2),
+        stored(1, "There is a long walk from the lift to the rooms.", 0.1),
+        stored(2, "The rooms are spacious and bright.", 0.6),
+    ]
+    embeddings = unit([[1.0, 0.0], [0.98, 0.2], [0.8, 0.6]])
+    aspect = aspect_of("room", 3, ["room"])
+    (pro,) = aspect_highlights(aspect, rows, embeddings=embeddings, max_points=2, budget_words=40)
+    assert pro.text == "The rooms are spacious and bright.", pro.text
+
+
 def test_judged_point_rejection_needs_a_second_signal() -> None:
     # The opinion-target check reads neither point as an opinion about noise. "Quiet and relaxing." has
     # no second signal against it (not first person, not a place), so it stays; the first-person

@@ -185,6 +185,14 @@ def _judged_by_point(aspect: DiscoveredAspect) -> bool:
     return aspect.target_share is not None and aspect.target_share < QUERY_FREE_SETTINGS.judge_below
 
 
+def _aside(point: str, forms: Sequence[str]) -> bool:
+    """Whether ``point`` names its aspect only in passing (after a place preposition) while telling a
+    first-person story or judging nothing (no opinion word): "we spent more time in the room", "there is a
+    bit of walking from the entrance to the rooms"; see
+    :func:`~opinio_agents.synthesis.selection.names_only_in_passing`."""
+    return (is_first_person(point) or not opinion_words(point)) and names_only_in_passing(point, forms)
+
+
 def _topic_repeats(
     topics: Sequence[frozenset[str]], opinions: Sequence[frozenset[str]]
 ) -> Callable[[int, int], bool]:
@@ -209,27 +217,24 @@ def aspect_highlights(
 ) -> list[Highlight]:
     """The PRO and/or CON highlights of one discovered aspect (none when it carries no opinion).
 
-    With ``embeddings`` (one row per stored sentence) a side's key points are
-    chosen by :mod:`~opinio_agents.synthesis.selection` (centrality in the
-    cluster, shared wording, genericity; MMR up to ``max_points``); without,
-    by mean ROUGE-2 to the side's other sentences (HIRO's extractive generator); the key points
-    are scored as they are shown (the trimmed, impersonal clause of :func:`to_key_point`, not the
-    whole review sentence). Only key points that name the aspect (one of :func:`aspect_forms`)
-    are shown, and not a first-person account that names it only in passing ("we spent more
-    time in the room", :func:`~opinio_agents.synthesis.selection.names_only_in_passing`); the
-    others stay evidence, and a side without one gets no highlight. With ``distinct_topics`` a further
-    point must talk about something the earlier ones do not (a noun or attribute of its own,
-    :func:`~opinio_agents.hiro.labels.topic_heads`, besides the aspect's words) or say something
-    they do not (an opinion word of its own, :func:`~opinio_agents.hiro.labels.opinion_words`):
-    "The front desk staff was friendly and helpful" does not follow "The staff was very friendly
-    and helpful". With ``judged`` (``judged(forms, texts)``: per text, whether its
-    opinion is about one of the aspect's forms, e.g.
-    :meth:`~opinio_agents.hiro.labels.ClusterNamer.judged`, the triplet extractor's opinion
-    targets) a key point must also be an opinion about the aspect, not a mention of it in
-    passing: a point the check rejects is left out when a second signal agrees (it is in the
-    first person, or names the aspect only after a place preposition, "a pharmacy just across the
-    road"); the ``QueryFreeSettings.judged_candidates`` best-scored points are read. With
-    ``drop_repeats`` a point whose claim another chosen point makes gives way to it
+    With ``embeddings`` (one row per stored sentence) a side's key points are chosen by
+    :mod:`~opinio_agents.synthesis.selection` (centrality in the cluster, shared wording, genericity; MMR up to
+    ``max_points``); without, by mean ROUGE-2 to the side's other sentences (HIRO's extractive generator); the
+    key points are scored as they are shown (the trimmed, impersonal clause of :func:`to_key_point`, not the
+    whole review sentence). Only key points that name the aspect (one of :func:`aspect_forms`) are shown, and
+    not one that names it only in passing while telling a first-person story or judging nothing ("we spent more
+    time in the room", "a bit of walking from the entrance to the rooms": :func:`_aside`); the others stay
+    evidence, and a side without one gets no highlight. With ``distinct_topics`` a further point must talk about
+    something the earlier ones do not (a noun or attribute of its own,
+    :func:`~opinio_agents.hiro.labels.topic_heads`, besides the aspect's words) or say something they do not (an
+    opinion word of its own, :func:`~opinio_agents.hiro.labels.opinion_words`): "The front desk staff was
+    friendly and helpful" does not follow "The staff was very friendly and helpful". With ``judged``
+    (``judged(forms, texts)``: per text, whether its opinion is about one of the aspect's forms, e.g.
+    :meth:`~opinio_agents.hiro.labels.ClusterNamer.judged`, the triplet extractor's opinion targets) a key point
+    must also be an opinion about the aspect, not a mention of it in passing: a point the check rejects is left
+    out when a second signal agrees (it is in the first person, or names the aspect only after a place
+    preposition, "a pharmacy just across the road"); the ``QueryFreeSettings.judged_candidates`` best-scored
+    points are read. With ``drop_repeats`` a point whose claim another chosen point makes gives way to it
     (:func:`~opinio_agents.synthesis.selection.without_repeats`).
     """
     support = Support(
@@ -268,7 +273,7 @@ def aspect_highlights(
         # or the sentence sits in the cluster for another reason): it stays evidence only.
         about = [
             j for j, point in enumerate(points)
-            if mentions_any(point, forms) and not (is_first_person(point) and names_only_in_passing(point, forms))
+            if mentions_any(point, forms) and not _aside(point, forms)
         ]
         if not about:
             continue
