@@ -18,7 +18,11 @@ text discusses the aspect it is shown under (its ``query``):
    (:meth:`opinio_agents.hiro.labels.ClusterNamer.judged`; attribute nouns such as
    ``cleanliness`` always count).
 
-A highlight is *off-aspect* for a signal when that signal finds no mention; the
+4. **aside** (a fourth, lexical signal): the text is a first-person account that names the
+   aspect only after a place preposition ("we spent more time in the room",
+   :func:`opinio_agents.synthesis.selection.names_only_in_passing` with the aspect's mention forms).
+
+A highlight is *off-aspect* for a signal when that signal finds no mention (or, for the aside, finds the aside); the
 table gives the counts, the highlights off-aspect for both of the first two, and examples.
 Highlights of the ``overall`` aspect (small entities' sentences no aspect holds) are
 not counted.
@@ -52,9 +56,11 @@ def main() -> int:
     import numpy as np
 
     from opinio_agents.api import OpinioRAG
-    from opinio_agents.hiro.aspects import namer_for
+    from opinio_agents.hiro.aspects import discover_aspects, namer_for
+    from opinio_agents.hiro.highlights import QUERY_FREE_SETTINGS, aspect_forms
     from opinio_agents.models import Entity, Sentence
     from opinio_agents.stores.catalog import StoredSentence
+    from opinio_agents.synthesis.selection import is_first_person, names_only_in_passing
     from opinio_agents.synthesis.support import generic_terms, mention_mask
     from opinio_agents.synthesis.verification import HighlightVerifier, _discussed
     from opinio_agents.text.preprocess import tokenize_for_bm25
@@ -68,7 +74,7 @@ def main() -> int:
     verifier = HighlightVerifier(encoder=rag.encoder)
     encoder = rag.encoder
     namer = namer_for(rag.store)
-    total = off_verifier = off_mention = off_both = off_target = 0
+    total = off_verifier = off_mention = off_both = off_target = asides = 0
     examples: list[str] = []
     per_entity: list[str] = []
     for entity in entities:
@@ -77,6 +83,14 @@ def main() -> int:
         shown = [h for h in [*result.pros, *result.cons] if h.query != "overall"]
         if not shown:
             continue
+        forms = {
+            a.aspect: aspect_forms(a)
+            for a in discover_aspects(
+                rag.hiro, entity.key, top_k=8, alpha=QUERY_FREE_SETTINGS.alpha,
+                clusters_per_aspect=QUERY_FREE_SETTINGS.clusters_per_aspect,
+                second_aspects=QUERY_FREE_SETTINGS.second_aspects,
+            )
+        }
         triplets = verifier.triplets([h.text for h in shown])
         vectors = np.asarray(encoder.encode([h.text for h in shown]))
         bad = 0
@@ -85,6 +99,11 @@ def main() -> int:
             targeted = namer.judged([h.query], [h.text])
             not_target = targeted is not None and not targeted[0]
             off_target += not_target
+            points = [p for p in h.text.replace("! ", ". ").split(". ") if p.strip()]
+            aside = any(
+                is_first_person(p) and names_only_in_passing(p, forms.get(h.query, [h.query])) for p in points
+            )
+            asides += aside
             words = set(aspect_words(h.text))
             by_verifier = _discussed(h.query, found, words, verifier.similarity)
             row = StoredSentence(
@@ -106,20 +125,24 @@ def main() -> int:
             off_mention += not by_mention
             if not by_verifier and not by_mention:
                 off_both += 1
-            if not by_verifier or not by_mention or not_target:
+            if not by_verifier or not by_mention or not_target or aside:
                 bad += 1
                 if len(examples) < args.examples:
                     which = "verifier" if by_mention else ("mention" if by_verifier else "both")
-                    which = which if not by_verifier or not by_mention else "target"
+                    which = which if not by_verifier or not by_mention else ("target" if not_target else "aside")
                     examples.append(f"- {entity.key} {h.query!r} {h.polarity.value} (off for {which}): {h.text!r}")
         per_entity.append(f"{entity.key}: {bad} of {len(shown)}")
     rag.close()
     print(f"### Query-free highlights about their aspect ({len(entities)} entities of {args.data.name})\n")
-    print("| highlights | off-aspect (verifier) | off-aspect (mention) | off for both | not an opinion target |")
-    print("|---|---|---|---|---|")
+    print(
+        "| highlights | off-aspect (verifier) | off-aspect (mention) | off for both | not an opinion target "
+        "| first-person aside |"
+    )
+    print("|---|---|---|---|---|---|")
     share = lambda n: f"{n} ({n / total:.1%})" if total else "0"  # noqa: E731
     print(
-        f"| {total} | {share(off_verifier)} | {share(off_mention)} | {share(off_both)} | {share(off_target)} |\n"
+        f"| {total} | {share(off_verifier)} | {share(off_mention)} | {share(off_both)} | {share(off_target)} "
+        f"| {share(asides)} |\n"
     )
     print("\n".join(examples) or "- none")
     print("\nper entity (off for any signal): " + ", ".join(per_entity))

@@ -18,6 +18,7 @@ Usage:
     python benchmarks/real_reviews.py --sets space_dev --entities 5
     python benchmarks/real_reviews.py --sets fewsum --splits val                # FewSum dev only
     python benchmarks/real_reviews.py --sets space_dev --encoder torch       # fp32 reference backend
+    python benchmarks/real_reviews.py --sets space_dev --tasks general --baselines none   # the system only: fast reruns
     OPINIO_REAL_REVIEWS=/path/to/real-reviews python benchmarks/real_reviews.py
 """
 
@@ -76,7 +77,12 @@ def main() -> int:
         "--encoder", choices=["torch", "onnx", "onnx-int8"], default=None,
         help="Encoder backend (default: auto); each gets its own store and output folder (<set>-<encoder>).",
     )
+    parser.add_argument(
+        "--baselines", default=None,
+        help="Comma-separated baselines to run beside the system (default: all that apply; 'none': the system only).",
+    )
     args = parser.parse_args()
+    baselines = None if args.baselines is None else [b for b in args.baselines.split(",") if b and b != "none"]
 
     folder = data_dir()
     if folder is None:
@@ -120,7 +126,7 @@ def main() -> int:
         rag = OpinioRAG(store_dir=args.store_root / folder_name, encoder=args.encoder)
         rag.index(entities, show_progress=True)
         evaluator = HumanReferenceEvaluator(
-            rag, refs, HumanEvalConfig(tasks=tasks, show_progress=True)  # type: ignore[arg-type]
+            rag, refs, HumanEvalConfig(tasks=tasks, baselines=baselines, show_progress=True)  # type: ignore[arg-type]
         )
         records = evaluator.run([e.key for e in entities])
         summary = write_human_tables(

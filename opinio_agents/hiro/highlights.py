@@ -64,10 +64,13 @@ from opinio_agents.synthesis.selection import (
     SELECTION_SETTINGS,
     SelectionWeights,
     SummaryLayout,
+    is_first_person,
+    names_only_in_passing,
     score_candidates,
     select_points,
     select_summary,
     summary_of,
+    without_repeats,
 )
 from opinio_agents.synthesis.support import SIDE_SHARE, shown_sides
 from opinio_agents.text.polarity import evidence_polarity
@@ -107,6 +110,9 @@ class QueryFreeSettings:
             (off: it cost the specificity margin, which must stay >= 2.0).
         judge_below: Aspects whose target share is below this get the opinion-target check of every
             key point (checking every aspect cost ROUGE-L and the specificity margin).
+        drop_repeats: Whether a key point whose claim another point of its highlight already makes
+            gives way to it (:func:`~opinio_agents.synthesis.selection.without_repeats`: one sentence
+            per opinion, "The location was great. It is a perfect location." says it once).
         judged_candidates: Best-scored key points per side that the opinion-target check reads.
         small_entity_sentences: Entities with fewer sentences get an entity-wide summary
             (:func:`sentence_highlights`): too few reviews for HIRO's clusters.
@@ -119,6 +125,7 @@ class QueryFreeSettings:
     name_weight: float = 0.0
     distinct_topics: bool = False
     judge_below: float = 0.5
+    drop_repeats: bool = True
     judged_candidates: int = 16
     small_entity_sentences: int = 250
 
@@ -178,6 +185,14 @@ def _judged_by_point(aspect: DiscoveredAspect) -> bool:
     return aspect.target_share is not None and aspect.target_share < QUERY_FREE_SETTINGS.judge_below
 
 
+def _aside(point: str, forms: Sequence[str]) -> bool:
+    """Whether ``point`` names its aspect only in passing (after a place preposition) while telling a
+    first-person story or judging nothing (no opinion word): "we spent more time in the room", "there is a
+    bit of walking from the entrance to the rooms"; see
+    :func:`~opinio_agents.synthesis.selection.names_only_in_passing`."""
+    return (is_first_person(point) or not opinion_words(point)) and names_only_in_passing(point, forms)
+
+
 def _topic_repeats(
     topics: Sequence[frozenset[str]], opinions: Sequence[frozenset[str]]
 ) -> Callable[[int, int], bool]:
@@ -198,24 +213,29 @@ def aspect_highlights(
     weights: SelectionWeights = SELECTION_SETTINGS.default_weights,
     distinct_topics: bool = QUERY_FREE_SETTINGS.distinct_topics,
     judged: Callable[[Sequence[str], Sequence[str]], list[bool] | None] | None = None,
+    drop_repeats: bool = QUERY_FREE_SETTINGS.drop_repeats,
 ) -> list[Highlight]:
     """The PRO and/or CON highlights of one discovered aspect (none when it carries no opinion).
 
-    With ``embeddings`` (one row per stored sentence) a side's key points are
-    chosen by :mod:`~opinio_agents.synthesis.selection` (centrality in the
-    cluster, shared wording, genericity; MMR up to ``max_points``); without,
-    by mean ROUGE-2 to the side's other sentences (HIRO's extractive generator). Only key
-    points that name the aspect (one of :func:`aspect_forms`) are shown; the others stay
-    evidence, and a side without one gets no highlight. With ``distinct_topics`` a further
-    point must talk about something the earlier ones do not (a noun or attribute of its own,
-    :func:`~opinio_agents.hiro.labels.topic_heads`, besides the aspect's words) or say something
-    they do not (an opinion word of its own, :func:`~opinio_agents.hiro.labels.opinion_words`):
-    "The front desk staff was friendly and helpful" does not follow "The staff was very friendly
-    and helpful". With ``judged`` (``judged(forms, texts)``: per text, whether its
-    opinion is about one of the aspect's forms, e.g.
-    :meth:`~opinio_agents.hiro.labels.ClusterNamer.judged`, the triplet extractor's opinion
-    targets) a key point must also be an opinion about the aspect, not a mention of it in
-    passing; the ``QueryFreeSettings.judged_candidates`` best-scored points are read.
+    With ``embeddings`` (one row per stored sentence) a side's key points are chosen by
+    :mod:`~opinio_agents.synthesis.selection` (centrality in the cluster, shared wording, genericity; MMR up to
+    ``max_points``); without, by mean ROUGE-2 to the side's other sentences (HIRO's extractive generator); the
+    key points are scored as they are shown (the trimmed, impersonal clause of :func:`to_key_point`, not the
+    whole review sentence). Only key points that name the aspect (one of :func:`aspect_forms`) are shown, and
+    not one that names it only in passing while telling a first-person story or judging nothing ("we spent more
+    time in the room", "a bit of walking from the entrance to the rooms": :func:`_aside`); the others stay
+    evidence, and a side without one gets no highlight. With ``distinct_topics`` a further point must talk about
+    something the earlier ones do not (a noun or attribute of its own,
+    :func:`~opinio_agents.hiro.labels.topic_heads`, besides the aspect's words) or say something they do not (an
+    opinion word of its own, :func:`~opinio_agents.hiro.labels.opinion_words`): "The front desk staff was
+    friendly and helpful" does not follow "The staff was very friendly and helpful". With ``judged``
+    (``judged(forms, texts)``: per text, whether its opinion is about one of the aspect's forms, e.g.
+    :meth:`~opinio_agents.hiro.labels.ClusterNamer.judged`, the triplet extractor's opinion targets) a key point
+    must also be an opinion about the aspect, not a mention of it in passing: a point the check rejects is left
+    out when a second signal agrees (it is in the first person, or names the aspect only after a place
+    preposition, "a pharmacy just across the road"); the ``QueryFreeSettings.judged_candidates`` best-scored
+    points are read. With ``drop_repeats`` a point whose claim another chosen point makes gives way to it
+    (:func:`~opinio_agents.synthesis.selection.without_repeats`).
     """
     support = Support(
         reviews=aspect.mentions,
@@ -251,19 +271,25 @@ def aspect_highlights(
         points = [to_key_point(t, aspect.aspect, sign=sign, terms=forms) for t in texts]
         # A key point that does not name its aspect is never shown (the clause about it was cut away,
         # or the sentence sits in the cluster for another reason): it stays evidence only.
-        about = [j for j, point in enumerate(points) if mentions_any(point, forms)]
+        about = [
+            j for j, point in enumerate(points)
+            if mentions_any(point, forms) and not _aside(point, forms)
+        ]
         if not about:
             continue
         if embeddings is not None and len(embeddings) == len(stored):
             vectors = embeddings[indices]
             scores = score_candidates(
-                texts, vectors, sentiments=[stored[i].sentiment for i in indices], weights=weights
+                points, vectors, sentiments=[stored[i].sentiment for i in indices], weights=weights
             )
             if judged is not None:
                 best = sorted(about, key=lambda j: -scores[j])[: QUERY_FREE_SETTINGS.judged_candidates]
                 verdicts = judged(forms, [points[j] for j in best])
                 if verdicts is not None:
-                    about = [j for j, ok in zip(best, verdicts, strict=True) if ok]
+                    about = [
+                        j for j, ok in zip(best, verdicts, strict=True)
+                        if ok or not (is_first_person(points[j]) or names_only_in_passing(points[j], forms))
+                    ]
                     if not about:
                         continue
             repeats = None
@@ -277,6 +303,8 @@ def aspect_highlights(
                 budget_words=budget_words, repeats=repeats,
             )
             chosen = [about[j] for j in chosen]
+            if drop_repeats:
+                chosen = without_repeats(points, chosen)
             order = chosen + [int(j) for j in np.argsort(-scores, kind="stable") if int(j) not in chosen]
             text = " ".join(points[j] for j in chosen)
         else:
@@ -680,8 +708,8 @@ def _compute_result(
     embeddings = hiro.index.embeddings(key)
     chosen: list[int] = []
     if len(stored) < small_entity and len(embeddings) == len(stored):
-        chosen = select_summary(
-            [s.sentence.text for s in stored],
+        chosen = select_summary(  # scored as shown: the key point each sentence becomes
+            [to_key_point(s.sentence.text, "", sign=1 if s.sentiment >= 0 else -1) for s in stored],
             embeddings,
             [s.sentiment for s in stored],
             budget_words=summary_words,

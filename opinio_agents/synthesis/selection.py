@@ -52,6 +52,7 @@ import numpy as np
 from opinio_agents.errors import ConfigError
 from opinio_agents.models import SENTIMENT_THRESHOLD, Highlight
 from opinio_agents.synthesis.alerts import GUARD_NOTE
+from opinio_agents.text.preprocess import tokenize_for_bm25
 from opinio_agents.text.wordlists import word_set
 
 __all__ = [
@@ -67,6 +68,8 @@ __all__ = [
     "SelectionSettings",
     "SELECTION_SETTINGS",
     "is_first_person",
+    "names_only_in_passing",
+    "without_repeats",
     "select_summary",
     "SummaryItem",
     "compose_summary",
@@ -131,6 +134,66 @@ def is_first_person(text: str) -> bool:
     """
     first_person = word_set("selection", "first_person")
     return any(t in first_person for t in _WORD.findall(text.lower()))
+
+
+def names_only_in_passing(text: str, forms: Sequence[str]) -> bool:
+    """Whether every use of ``forms`` in ``text`` is a place or an object in passing, not what it judges.
+
+    A use is in passing when one of the ``place_prepositions`` (in, across, for, ...) stands at most
+    three words before it ("we spent more time in the room", "a pharmacy just across the road", "asking
+    for a room on a higher floor") and no verb of being follows it ("the room was clean" judges the
+    room). False when ``text`` does not use a form. Forms match by their last word, stemmed as
+    :func:`~opinio_agents.text.preprocess.tokenize_for_bm25` does.
+
+    Example:
+        >>> names_only_in_passing("We spent more time in the room than planned.", ["room"])
+        True
+        >>> names_only_in_passing("The room was spotless.", ["room"]), names_only_in_passing("Nice pool.", ["room"])
+        (False, False)
+    """
+    heads = {tokens[-1] for tokens in (tokenize_for_bm25(form) for form in forms) if tokens}
+    words = _WORD.findall(text.lower())
+    stems = [tokenize_for_bm25(word) for word in words]
+    places = word_set("selection", "place_prepositions")
+    being = word_set("selection", "being")
+    uses = [i for i, stem in enumerate(stems) if stem and stem[-1] in heads]
+    if not uses:
+        return False
+    for i in uses:
+        before = words[max(0, i - 3) : i]
+        after = words[i + 1 : i + 2]
+        if not any(word in places for word in before) or any(word in being for word in after):
+            return False
+    return True
+
+
+def without_repeats(texts: Sequence[str], chosen: Sequence[int]) -> list[int]:
+    """The ``chosen`` key points less those whose claim another chosen one already makes (one sentence per opinion).
+
+    A point repeats another when its content words (:func:`content_tokens`, stemmed, every
+    ``generic_praise`` word counted as one) are all among the other's: "The staff was friendly and
+    helpful" beside "The staff go out of their way to be friendly and helpful", "The location of this
+    hotel was awesome" beside "This hotel was in a great location in Rome". The one that says more
+    stays, in the place of the first of the two.
+
+    Example:
+        >>> texts = ["The location was great.", "A perfect location near the metro.", "Friendly staff."]
+        >>> without_repeats(texts, [0, 1, 2])
+        [1, 2]
+    """
+    praise = {stem for word in word_set("selection", "generic_praise") for stem in tokenize_for_bm25(word)}
+    words = {
+        i: frozenset("+" if stem in praise else stem for stem in tokenize_for_bm25(" ".join(content_tokens(texts[i]))))
+        for i in chosen
+    }
+    kept: list[int] = []
+    for i in chosen:
+        same = next((k for k, j in enumerate(kept) if words[i] <= words[j] or words[j] <= words[i]), None)
+        if same is None:
+            kept.append(i)
+        elif words[kept[same]] < words[i]:
+            kept[same] = i
+    return kept
 
 
 def lexical_centrality(token_lists: Sequence[Sequence[str]]) -> np.ndarray:

@@ -1,0 +1,122 @@
+"""Query-free key points: one sentence per opinion, and never a first-person aside that only names the aspect."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from opinio_agents.hiro.aspects import DiscoveredAspect, HiroCluster
+from opinio_agents.hiro.highlights import aspect_highlights
+from opinio_agents.models import Sentence
+from opinio_agents.stores.catalog import StoredSentence
+from opinio_agents.synthesis.selection import names_only_in_passing, without_repeats
+from opinio_agents.text.preprocess import tokenize_for_bm25
+
+
+def unit(rows: list[list[float]]) -> np.ndarray:
+    m = np.array(rows, dtype=float)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def stored(i: int, text: str, sentiment: float) -> StoredSentence:
+    sentence = Sentence(
+        sentence_id=f"9:{i}:0", entity_id="9", review_id=str(i), index=0, text=text, start=0, end=len(text)
+    )
+    return StoredSentence(sentence, tuple(tokenize_for_bm25(text)), sentiment)
+
+
+def aspect_of(name: str, n: int, forms: list[str], *, positive: int | None = None) -> DiscoveredAspect:
+    pos = n if positive is None else positive
+    return DiscoveredAspect(
+        name, n, pos, n - pos, 0, n, 1.0, sentence_indices=list(range(n)), term_indices=list(range(n)),
+        clusters=[HiroCluster(subpaths=[(1,)], indices=list(range(n)), score=1.0)], forms=forms,
+    )
+
+
+def test_without_repeats_keeps_one_sentence_per_opinion() -> None:
+    # issue 21: "The location of this hotel was awesome. This hotel was in a great location in Rome."
+    texts = [
+        "The location of this hotel was awesome.",
+        "This hotel was in a great location in Rome.",
+        "The rooms were small.",
+        "The staff was friendly and helpful.",
+        "The staff go out of their way to be friendly and helpful.",
+    ]
+    assert without_repeats(texts, [0, 1, 2, 3, 4]) == [1, 2, 4]  # the fuller one, in the first one's place
+    assert without_repeats(texts, [2, 3]) == [2, 3]  # different claims stay
+    assert without_repeats(["The location was great.", "The location was noisy."], [0, 1]) == [0, 1]
+
+
+def test_query_free_highlight_states_an_opinion_once() -> None:
+    rows = [
+        stored(0, "The location of this hotel was awesome.", 0.7),
+        stored(1, "This hotel was in a great location in Rome.", 0.7),
+        stored(2, "The location is close to the metro and the old town.", 0.5),
+    ]
+    embeddings = unit([[1.0, 0.0, 0.0], [0.6, 0.8, 0.0], [0.0, 0.0, 1.0]])
+    aspect = aspect_of("location", 3, ["location"])
+    (pro,) = aspect_highlights(aspect, rows, embeddings=embeddings, max_points=2, budget_words=40)
+    assert "awesome" not in pro.text and pro.text.count("location") == 1, pro.text
+    assert pro.text == "This hotel was in a great location in Rome."
+    assert [e.text for e in pro.evidence][:1] == ["This hotel was in a great location in Rome."]
+    (both,) = aspect_highlights(
+        aspect, rows, embeddings=embeddings, max_points=2, budget_words=40, drop_repeats=False
+    )
+    assert both.text.count("location") == 2  # the rule, not the selection, removed the repeat
+
+
+def test_names_only_in_passing() -> None:
+    assert names_only_in_passing("My partner had a cold so we spent more time in the room than planned.", ["room"])
+    assert names_only_in_passing("There is a pharmacy and a cash machine just across the road.", ["road", "street"])
+    assert names_only_in_passing("I would suggest asking for a room on a higher floor.", ["room"])
+    assert not names_only_in_passing("The room was spotless.", ["room"])
+    assert not names_only_in_passing("We loved the room, it was spotless.", ["room"])
+    assert not names_only_in_passing("We stayed in the room and the room was tiny.", ["room"])  # one use judges it
+    assert not names_only_in_passing("Quiet and relaxing.", ["room"])  # no use at all
+
+
+def test_query_free_highlight_never_shows_a_first_person_aside_about_its_aspect() -> None:
+    # The sample's room CON: the most central sentence names the room only as where the story happens.
+    rows = [
+        stored(0, "My partner had a cold for two days so we spent more time in the room than planned.", -0.5),
+        stored(1, "We spent the whole afternoon in the room because of the rain.", -0.4),
+        stored(2, "Very noisy rooms, the soundproofing is basically non existent.", -0.6),
+        stored(3, "The room was tiny and dark.", -0.5),
+    ]
+    embeddings = unit([[1.0, 0.0, 0.0], [0.98, 0.2, 0.0], [0.7, 0.0, 0.71], [0.75, 0.1, 0.65]])
+    aspect = aspect_of("room", 4, ["room"], positive=0)
+    (con,) = aspect_highlights(aspect, rows, embeddings=embeddings, max_points=2, budget_words=40)
+    assert "cold" not in con.text and "afternoon" not in con.text, con.text
+    assert "noisy rooms" in con.text.lower() or "tiny and dark" in con.text
+    # the asides stay evidence: the highlight cites them, it does not say them
+    assert any("cold" in e.text for e in con.evidence)
+
+
+def test_query_free_highlight_never_shows_a_point_that_only_passes_by_its_aspect() -> None:
+    # The sample's room PRO: advice about walking to the rooms judges nothing about them.
+    rows = [
+        stored(0, "Keep in mind it is a big place, so there is a bit of walking from the entrance to the rooms.", 0.2),
+        stored(1, "There is a long walk from the lift to the rooms.", 0.1),
+        stored(2, "The rooms are spacious and bright.", 0.6),
+    ]
+    embeddings = unit([[1.0, 0.0], [0.98, 0.2], [0.8, 0.6]])
+    aspect = aspect_of("room", 3, ["room"])
+    (pro,) = aspect_highlights(aspect, rows, embeddings=embeddings, max_points=2, budget_words=40)
+    assert pro.text == "The rooms are spacious and bright.", pro.text
+
+
+def test_judged_point_rejection_needs_a_second_signal() -> None:
+    # The opinion-target check reads neither point as an opinion about noise. "Quiet and relaxing." has
+    # no second signal against it (not first person, not a place), so it stays; the first-person
+    # account goes.
+    rows = [
+        stored(0, "We asked for another room with less noise before we got there.", 0.3),
+        stored(1, "Quiet and relaxing.", 0.6),
+    ]
+    embeddings = unit([[1.0, 0.0], [0.6, 0.8]])
+    aspect = aspect_of("noise", 2, ["noise", "quiet"])
+    unchecked = aspect_highlights(aspect, rows, embeddings=embeddings, max_points=2, budget_words=40)
+    assert "another room" in unchecked[0].text  # the account is central without the check
+    (pro,) = aspect_highlights(
+        aspect, rows, embeddings=embeddings, max_points=2, budget_words=40, judged=lambda f, t: [False] * len(t)
+    )
+    assert pro.text == "Quiet and relaxing.", pro.text
