@@ -1,0 +1,93 @@
+"""Clause-level relevance of query key points: a sentence about several aspects keeps only its part about the query."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from opinio_agents.errors import ConfigError
+from opinio_agents.models import Evidence, QueryEvidence, Support
+from opinio_agents.synthesis.extractive import ExtractiveSynthesizer
+from opinio_agents.synthesis.keypoint import aspect_segments, focused_text
+
+MULTI = "Great hotel, friendly staff, and nice central location."
+
+
+class Topics:
+    """Cosine by topic words: 'hotel', 'staff' and 'location' are orthogonal, the rest shares a small common part."""
+
+    name = "topics"
+
+    def encode(self, texts):  # noqa: ANN001, ANN201
+        rows = [[float(w in t.lower()) for w in ("hotel", "staff", "location")] + [0.1] for t in texts]
+        out = np.array(rows)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def item_of(texts: list[str], query: str, encoder) -> QueryEvidence:  # noqa: ANN001
+    evidence = [Evidence(sentence_id=f"7:{i}:0", text=t, score=1.0, sentiment=0.7) for i, t in enumerate(texts)]
+    return QueryEvidence(
+        query=query,
+        evidence=evidence,
+        support=Support(reviews=len(texts), positive=len(texts), total_reviews=len(texts)),
+        vectors=np.asarray(encoder.encode(texts)),
+        query_vector=np.asarray(encoder.encode([query]))[0],
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "pieces"),
+    [
+        (MULTI, ["Great hotel", "friendly staff", "and nice central location"]),
+        ("The staff was friendly, helpful, and prompt.", ["The staff was friendly, helpful, and prompt"]),
+        ("The room was great, spacious and comfortable.", ["The room was great, spacious and comfortable"]),
+        (
+            "Very nice hotel, very very clean, staff was accommodating.",
+            ["Very nice hotel, very very clean", "staff was accommodating"],
+        ),
+        ("The room was clean but the staff were rude.", ["The room was clean", "the staff were rude"]),
+        ("Clean rooms.", ["Clean rooms"]),
+        ("", []),
+    ],
+)
+def test_aspect_segments(text: str, pieces: list[str]) -> None:
+    assert aspect_segments(text) == pieces
+
+
+def test_focused_text_keeps_the_pieces_near_the_best() -> None:
+    pieces = ["Great hotel", "friendly staff", "and nice central location"]
+    assert focused_text(pieces, [0.2, 0.1, 0.9], margin=0.2) == "Nice central location."
+    assert focused_text(pieces, [0.8, 0.1, 0.9], margin=0.2) == "Great hotel, and nice central location."
+    assert focused_text(pieces, [0.9, 0.85, 0.9], margin=0.2) is None  # every piece is about it: nothing to cut
+    assert focused_text(["One piece"], [0.9], margin=0.2) is None
+
+
+def test_location_key_point_keeps_only_its_location_clause() -> None:
+    encoder = Topics()
+    item = item_of([MULTI] * 3, "location", encoder)
+    (pro,) = ExtractiveSynthesizer(encoder).synthesize(item)  # type: ignore[arg-type]
+    assert pro.text == "Nice central location."
+    assert {e.text for e in pro.evidence} == {MULTI}  # the quote stays the review's whole sentence
+    (whole,) = ExtractiveSynthesizer(encoder, clause_margin=None).synthesize(item)  # type: ignore[arg-type]
+    assert whole.text == MULTI
+
+
+def test_clause_settings_are_checked() -> None:
+    with pytest.raises(ConfigError, match="clause_margin"):
+        ExtractiveSynthesizer(Topics(), clause_margin=-0.1)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="focus_candidates"):
+        ExtractiveSynthesizer(Topics(), focus_candidates=-1)  # type: ignore[arg-type]
+
+
+def test_real_encoder_cuts_other_aspects_out_of_a_rooms_point(encoder) -> None:  # noqa: ANN001
+    texts = [
+        "Very nice hotel, very very clean, staff was accommodating.",
+        "The room was spacious, the staff were helpful.",
+        "Great location, spacious and quiet rooms, friendly staff.",
+    ]
+    item = item_of(texts, "rooms", encoder)
+    (pro,) = ExtractiveSynthesizer(encoder, max_points=1).synthesize(item)
+    assert "staff" not in pro.text.lower()
+    assert {e.text for e in pro.evidence} <= set(texts)  # quotes verbatim
+    (service,) = ExtractiveSynthesizer(encoder, max_points=1).synthesize(item_of(texts, "staff", encoder))
+    assert "staff" in service.text.lower() and "room" not in service.text.lower()
