@@ -91,3 +91,15 @@ def test_real_encoder_cuts_other_aspects_out_of_a_rooms_point(encoder) -> None: 
     assert {e.text for e in pro.evidence} <= set(texts)  # quotes verbatim
     (service,) = ExtractiveSynthesizer(encoder, max_points=1).synthesize(item_of(texts, "staff", encoder))
     assert "staff" in service.text.lower() and "room" not in service.text.lower()
+
+
+def test_a_third_point_needs_reviewers_who_agree() -> None:
+    from opinio_agents.synthesis.selection import supported_points
+
+    # Candidates 0-5 back point 0, 6-8 back point 6 (three of them), only 9 backs point 9.
+    rows = [[1.0, 0.0, 0.0]] * 6 + [[0.0, 1.0, 0.0]] * 3 + [[0.0, 0.0, 1.0]]
+    vectors = np.array(rows)
+    assert supported_points(vectors, [0, 6, 9], min_share=0.1) == [0, 6, 9]  # 1 of 10 is a share of 0.1
+    assert supported_points(vectors, [0, 6, 9], min_share=0.1, min_count=3) == [0, 6]  # the third: one sentence
+    assert supported_points(vectors, [0, 9, 6], min_share=0.1, min_count=3) == [0, 9, 6]  # the second is free
+    assert supported_points(vectors, [0, 9, 6], min_share=0.1, min_count=3, count_from=1) == [0, 6]

@@ -73,6 +73,8 @@ class ExtractiveSynthesizer(Synthesizer):
             side's candidates is nearer to it than to the earlier points
             (:func:`~opinio_agents.synthesis.selection.supported_points`): a distinct,
             shared sub-opinion. 0 keeps every MMR point.
+        agree_sentences: A third (or later) key point also needs this many candidates nearer to it
+            than to the earlier points.
         clause_margin: A candidate key point that talks about several aspects (:func:`aspect_segments`)
             keeps the pieces whose cosine with the query is within this margin of its best piece's;
             None keeps whole points.
@@ -96,6 +98,7 @@ class ExtractiveSynthesizer(Synthesizer):
         max_pool: int = KEY_POINT_SETTINGS.max_pool,
         weights: SelectionWeights = SELECTION_SETTINGS.query_weights,
         min_point_support: float = KEY_POINT_SETTINGS.min_point_support,
+        agree_sentences: int = KEY_POINT_SETTINGS.agree_sentences,
         clause_margin: float | None = KEY_POINT_SETTINGS.clause_margin,
         focus_candidates: int = KEY_POINT_SETTINGS.focus_candidates,
     ) -> None:
@@ -122,6 +125,7 @@ class ExtractiveSynthesizer(Synthesizer):
         self.max_pool = max_pool
         self.weights = weights
         self.min_point_support = min_point_support
+        self.agree_sentences = agree_sentences
         if clause_margin is not None and clause_margin < 0:
             raise ConfigError(f"clause_margin={clause_margin} must be >= 0 (or None)")
         if focus_candidates < 0:
@@ -206,7 +210,9 @@ class ExtractiveSynthesizer(Synthesizer):
                 mmr_lambda=self.mmr_lambda,
             )
             if len(chosen) > 1 and self.min_point_support > 0:
-                chosen = supported_points(vectors, chosen, min_share=self.min_point_support)
+                chosen = supported_points(
+                    vectors, chosen, min_share=self.min_point_support, min_count=self.agree_sentences
+                )
             chosen = [chosen[j] for j in distinct_indices([texts[i] for i in chosen])]  # no point said twice
             order = chosen + [int(i) for i in np.argsort(-scores, kind="stable") if int(i) not in chosen]
             # Quotes are what the reader checks the highlight against: beyond the key points' own

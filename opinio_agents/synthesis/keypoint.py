@@ -57,6 +57,9 @@ class KeyPointSettings:
         max_pool: Support-set sentences a side chooses from at most (bounds the cost of centrality).
         min_point_support: A further key point stays only when at least this share of the side's
             candidates is nearer to it than to the earlier points (a distinct, shared sub-opinion).
+        agree_sentences: A third key point (or later) also needs at least this many of the side's
+            candidates nearer to it than to the earlier points: where reviewers agree, not a share of a
+            small entity's few sentences.
         clause_margin: Clause-level relevance: a candidate key point that talks about several aspects
             (:func:`aspect_segments`) keeps the pieces whose cosine with the query is within this margin
             of its best piece's and loses the others ("Great hotel, friendly staff, and nice central
@@ -78,6 +81,7 @@ class KeyPointSettings:
     mmr_lambda: float = 0.7
     max_pool: int = 300
     min_point_support: float = 0.1
+    agree_sentences: int = 5
     clause_margin: float | None = 0.2
     focus_candidates: int = 20
     quote_sentiment: float = 0.25
