@@ -44,6 +44,7 @@ from opinio_agents.synthesis.verification import VERIFICATION_SETTINGS, Highligh
 from opinio_agents.trends import Weighting
 
 if TYPE_CHECKING:
+    import numpy as np
     from langchain_core.language_models import BaseChatModel
     from llama_index.core.vector_stores.types import MetadataFilters
 
@@ -425,22 +426,41 @@ class OpinioRAG:
             entity_id, query, retriever=retriever or self.retriever, top_k=top_k or self.top_k, filters=filters
         )
 
+    def mentions(self, entity_id: str | int, query: str) -> frozenset[str]:
+        """Ids of the entity's sentences that mention the aspect ``query`` asks about.
+
+        The one definition (:func:`~opinio_agents.synthesis.support.aspect_mentions`):
+        :meth:`support` counts the reviews of exactly these sentences, and the chat
+        keeps its answers to them.
+        """
+        info = self.store.entity_record(entity_id)
+        sentences = self.store.sentences(info.key)
+        return frozenset(sentences[i].sentence.sentence_id for i in self._mention_indices(info.key, query))
+
     def support(self, entity_id: str | int, query: str, *, weighting: Weighting | None = None) -> Support:
         """How many of the entity's reviews mention ``query``, and their stance.
 
         ``weighting`` counts only a window of publication dates and/or weights reviews
         by recency or helpful votes (:class:`~opinio_agents.trends.Weighting`).
         """
-        from opinio_agents.synthesis.support import count_support
+        from opinio_agents.synthesis.support import support_of
 
         info = self.store.entity_record(entity_id)
-        return count_support(  # the one definition (synthesis/support.py aspect_mentions)
-            query,
+        return support_of(
             self.store.sentences(info.key),
+            self._mention_indices(info.key, query),
             total_reviews=info.n_reviews or None,
-            embeddings=self.store.embeddings(info.key, persist=True),
-            encoder=self.retrievers.encoder,  # the query-vector cache: a query seen before loads no model
             weighting=weighting,
+        )
+
+    def _mention_indices(self, key: str, query: str) -> np.ndarray:
+        from opinio_agents.synthesis.support import aspect_mentions
+
+        return aspect_mentions(  # the one definition of a mention
+            query,
+            self.store.sentences(key),
+            embeddings=self.store.embeddings(key, persist=True),
+            encoder=self.retrievers.encoder,  # the query-vector cache: a query seen before loads no model
         )
 
     # -- synthesis -----------------------------------------------------------------

@@ -72,6 +72,21 @@ def test_queries_normalise_to_one_aspect() -> None:
     assert aspect_terms("value for money") == ["value", "money"]  # a plain query keeps its words
 
 
+def test_support_counts_the_reviews_of_the_mentions(rag: OpinioRAG) -> None:
+    stored = rag.store.sentences(rag.store.entity_record("101").key)
+    sentences = {s.sentence.sentence_id: s.sentence.review_id for s in stored}
+    for q in ASPECTS:
+        reviews = {sentences[i] for i in rag.mentions("101", q)}
+        assert len(reviews) == rag.support("101", q).reviews > 0
+
+
+def test_a_question_shares_a_topic_only_with_all_its_words() -> None:
+    from opinio_agents.agents.chat import _shares_topic
+
+    assert not _shares_topic("Do they have a golf course?", ["Of course we will come back."])
+    assert _shares_topic("Do they have a golf course?", ["The golf course next door is lovely."])
+
+
 def test_wifi_and_wi_fi_count_the_same(rag: OpinioRAG) -> None:
     assert split(rag.support("101", "wifi")) == split(rag.support("101", "wi-fi")) == split(rag.support("101", "Wi-Fi"))
 
@@ -102,6 +117,9 @@ def test_every_surface_gives_the_same_numbers(rag: OpinioRAG, client: TestClient
         majority = shown_sides(rag.support("101", q))[0]
         first = chat.last_answer.evidence[0].sentiment or 0.0
         assert (first > 0) if majority.value == "pros" else (first < 0), (q, cited)
+        # only excerpts that mention the aspect (the one definition) are quoted
+        mentioned = rag.mentions("101", q)
+        assert all(c.sentence_id in mentioned for c in chat.last_answer.evidence), (q, cited)
 
     toolkit = ReviewToolkit(rag)
     for q in ASPECTS:

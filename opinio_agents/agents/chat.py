@@ -415,7 +415,8 @@ class ReviewChat(Runnable[ChatInput, str]):
         deeper = self.rag.retrieve(self.entity_key, query, top_k=3 * self.k, retriever=self.retriever, filters=meta)  # type: ignore[arg-type]
         deeper = [deeper[i] for i in distinct_indices([h.sentence.text for h in deeper])]
         counted = self.rag.support(self.entity_key, query)
-        hits = side_ordered(deeper, shown_sides(counted), self.k)
+        mentioned = self.rag.mentions(self.entity_key, query) if counted.reviews else frozenset()
+        hits = side_ordered(deeper, shown_sides(counted), self.k, mentioned)
         support = SupportInfo.of(counted)
         return _Turn(
             question=question,
@@ -616,10 +617,19 @@ def _stance(score: float | None) -> str:
     return "positive" if side is Polarity.PROS else "negative" if side is Polarity.CONS else "neutral"
 
 
-def side_ordered(hits: Sequence[ScoredSentence], sides: Sequence[Polarity], k: int) -> list[ScoredSentence]:
+def side_ordered(
+    hits: Sequence[ScoredSentence],
+    sides: Sequence[Polarity],
+    k: int,
+    mentioned: frozenset[str] = frozenset(),
+) -> list[ScoredSentence]:
     """``k`` excerpts that mirror the support line: the relevant ones on the shown sides first.
 
-    The top ``k`` by relevance are kept, except that each side the highlights show
+    With ``mentioned`` (the ids of the sentences that mention the asked aspect,
+    :meth:`~opinio_agents.api.OpinioRAG.mentions`), only the hits that mention it are
+    quoted when there is any: "Is parking easy?" does not quote "The main sights are easy
+    to reach by bus" (the answer may then hold fewer than ``k`` excerpts).
+    The top ``k`` are kept, except that each side the highlights show
     (:func:`~opinio_agents.synthesis.support.shown_sides`, majority first) gets its most
     relevant sentence among ``hits`` when the top ``k`` hold none, in place of the least
     relevant sentence on a side that is not shown (or neutral). The result is ordered
@@ -630,6 +640,8 @@ def side_ordered(hits: Sequence[ScoredSentence], sides: Sequence[Polarity], k: i
         >>> side_ordered([], [Polarity.CONS], 3)
         []
     """
+    on_topic = [h for h in hits if h.sentence.sentence_id in mentioned]
+    hits = on_topic or hits
     top = list(hits[:k])
     for side in sides:
         if any(_side(h.sentiment) is side for h in top):
@@ -653,7 +665,7 @@ def _citation(position: int, hit: ScoredSentence) -> Citation:
 
 
 def _shares_topic(query: str, texts: Sequence[str]) -> bool:
-    """Whether a retrieved sentence names a content word of ``query`` (BM25 tokens, question words aside).
+    """Whether a retrieved sentence names every content word of ``query`` (BM25 tokens, question words aside).
 
     The support count of a whole question can miss what its topic word finds ("How is the
     breakfast?" against "breakfast"); a retrieved sentence that names the topic means the
@@ -664,12 +676,14 @@ def _shares_topic(query: str, texts: Sequence[str]) -> bool:
         True
         >>> _shares_topic("How is the casino?", ["How nice the hotel is."])
         False
+        >>> _shares_topic("Do they have a golf course?", ["Of course the staff helped."])
+        False
     """
     from opinio_agents.text.preprocess import tokenize_for_bm25
     from opinio_agents.text.wordlists import word_set
 
     topic = set(tokenize_for_bm25(query)) - word_set("chat", "question_words")
-    return bool(topic) and any(topic & set(tokenize_for_bm25(text)) for text in texts)
+    return bool(topic) and any(topic <= set(tokenize_for_bm25(text)) for text in texts)
 
 
 #: Repetition penalty of a local model while it writes a chat answer: off. A chat answer should

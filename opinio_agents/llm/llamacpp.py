@@ -13,7 +13,7 @@ faster (``benchmarks/real_llm.py`` reports both in one run). What it adds:
   (the converter's default allows runs of newlines and tabs, which a small model can
   fill its budget with). Bounds (``maxItems``, ``maxLength``, ``minItems``) hold.
 * **The same settings as** ``hf:`` **models**: greedy decoding by default, the repetition
-  penalty :data:`~opinio_agents.llm.local.DEFAULT_REPETITION_PENALTY` over the answer's
+  penalty :data:`~opinio_agents.llm.local_common.DEFAULT_REPETITION_PENALTY` over the answer's
   tokens, the same token budget.
 * **The static prompt prefix computed once.** llama.cpp keeps the key/value cache of the
   last call and evaluates only the tokens after the longest prefix shared with it (the
@@ -42,20 +42,18 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, convert_to_messages
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable
-from pydantic import ConfigDict, PrivateAttr
+from pydantic import PrivateAttr
 
 from opinio_agents.errors import ConfigError, LLMError, MissingDependencyError
 from opinio_agents.llm.local_common import (
+    DEFAULT_REPETITION_PENALTY,
+    InProcessChatModel,
     count_call,
     message_role,
     message_text,
-    schema_text,
     stop_at,
-    structured_chain,
 )
 
 __all__ = ["LlamaCppChatModel", "llama_cpp_available", "default_threads"]
@@ -114,7 +112,7 @@ _LOADED_LOCK = threading.Lock()
 
 
 
-class LlamaCppChatModel(BaseChatModel):
+class LlamaCppChatModel(InProcessChatModel):
     """A chat model over a ``.gguf`` file run by llama.cpp in this process, see the module docstring.
 
     Build it with :meth:`load` (or ``resolve_chat_model("gguf:PATH")``).
@@ -129,18 +127,9 @@ class LlamaCppChatModel(BaseChatModel):
         threads: CPU threads of llama.cpp (fixed when the file is first loaded in this process).
     """
 
-    model_path: str
-    max_new_tokens: int = 256
-    temperature: float = 0.0
-    top_p: float = 0.9
-    repetition_penalty: float = 1.15
-    prefix_cache: bool = True
     threads: int = 1
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
     _engine: _Engine | None = PrivateAttr(default=None)
-    _stats: dict[str, float] = PrivateAttr(default_factory=dict)
 
     # -- loading -------------------------------------------------------------------------------------
     @staticmethod
@@ -186,7 +175,6 @@ class LlamaCppChatModel(BaseChatModel):
             ConfigError: The path is no ``.gguf`` file, llama.cpp cannot load it, or it has no chat template.
             MissingDependencyError: ``llama-cpp-python`` is not installed.
         """
-        from opinio_agents.llm.local import DEFAULT_REPETITION_PENALTY
 
         source = cls.check_path(path)
         if not llama_cpp_available():
@@ -249,11 +237,6 @@ class LlamaCppChatModel(BaseChatModel):
         return self._engine
 
     @property
-    def model_name(self) -> str:
-        """The path the model was loaded from (run metadata)."""
-        return self.model_path
-
-    @property
     def llama(self) -> Any:
         """The ``llama_cpp.Llama`` instance."""
         return self._loaded().llama
@@ -264,43 +247,8 @@ class LlamaCppChatModel(BaseChatModel):
         return int(self._loaded().llama.n_ctx())
 
     @property
-    def stats(self) -> dict[str, float]:
-        """Counters since loading: ``calls``, ``prompt_tokens``, ``reused_prefix_tokens``,
-        ``completion_tokens``, ``constrained_calls``, ``seconds``."""
-        return dict(self._stats)
-
-    @property
     def _llm_type(self) -> str:
         return "opinio-llama-cpp"
-
-    @property
-    def _identifying_params(self) -> dict[str, Any]:
-        return {
-            "model_path": self.model_path,
-            "max_new_tokens": self.max_new_tokens,
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-            "repetition_penalty": self.repetition_penalty,
-        }
-
-    # -- structured output ----------------------------------------------------------------------------
-    def with_structured_output(  # type: ignore[override]
-        self,
-        schema: dict[str, Any] | type,
-        *,
-        method: str = "json_schema",
-        include_raw: bool = False,
-        **kwargs: Any,
-    ) -> Runnable[LanguageModelInput, Any]:
-        """Answers constrained to ``schema`` (a JSON-schema dict or a pydantic class).
-
-        Returns ``{"raw", "parsed", "parsing_error"}`` with ``include_raw=True``, else the parsed dict.
-
-        Raises:
-            NotImplementedError: ``method`` is not ``"json_schema"``/``"json_mode"``.
-        """
-        schema_json = schema_text(schema, method, "LlamaCppChatModel")
-        return structured_chain(self, schema_json, include_raw=include_raw)
 
     def _grammar(self, schema: str) -> Any:
         """The llama.cpp grammar of ``schema`` (converted once per schema text), one space at most between tokens."""

@@ -45,20 +45,18 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, convert_to_messages
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable
-from pydantic import ConfigDict, PrivateAttr
+from pydantic import PrivateAttr
 
 from opinio_agents.errors import ConfigError, MissingDependencyError
 from opinio_agents.llm.local_common import (
+    DEFAULT_REPETITION_PENALTY,
+    InProcessChatModel,
     count_call,
     message_role,
     message_text,
-    schema_text,
     stop_at,
-    structured_chain,
 )
 
 __all__ = [
@@ -71,9 +69,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: Repetition penalty of local models: 1.15 stops SmolLM2-135M repeating a clause until the token
-#: limit (issue 20) while leaving the JSON keys the grammar forces untouched.
-DEFAULT_REPETITION_PENALTY = 1.15
 #: Shortest shared token prefix worth reusing from the previous call (shorter prefixes are recomputed).
 MIN_PREFIX_TOKENS = 32
 
@@ -153,7 +148,7 @@ def _cache_names() -> tuple[str, str]:
 
 
 
-class LocalChatModel(BaseChatModel):
+class LocalChatModel(InProcessChatModel):
     """A chat model over a local transformers causal LM (folder or ``.gguf``), see the module docstring.
 
     Build it with :meth:`load` (or ``resolve_chat_model("hf:PATH")``).
@@ -168,18 +163,9 @@ class LocalChatModel(BaseChatModel):
         prefix_cache: Reuse the key/value cache of the prompt prefix shared with the previous call.
     """
 
-    model_path: str
     device: str = "cpu"
-    max_new_tokens: int = 256
-    temperature: float = 0.0
-    top_p: float = 0.9
-    repetition_penalty: float = DEFAULT_REPETITION_PENALTY
-    prefix_cache: bool = True
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     _weights: _Weights | None = PrivateAttr(default=None)
-    _stats: dict[str, float] = PrivateAttr(default_factory=dict)
 
     # -- loading -------------------------------------------------------------------------------------
     @staticmethod
@@ -284,11 +270,6 @@ class LocalChatModel(BaseChatModel):
         return self._weights
 
     @property
-    def model_name(self) -> str:
-        """The path the model was loaded from (run metadata)."""
-        return self.model_path
-
-    @property
     def hf_model(self) -> Any:
         """The transformers model."""
         return self._model
@@ -299,48 +280,15 @@ class LocalChatModel(BaseChatModel):
         return self._tokenizer
 
     @property
-    def stats(self) -> dict[str, float]:
-        """Counters since loading: ``calls``, ``prompt_tokens``, ``reused_prefix_tokens``,
-        ``completion_tokens``, ``constrained_calls``, ``seconds``."""
-        return dict(self._stats)
-
-    @property
     def _llm_type(self) -> str:
         return "opinio-local-hf"
 
-    @property
-    def _identifying_params(self) -> dict[str, Any]:
-        return {
-            "model_path": self.model_path,
-            "max_new_tokens": self.max_new_tokens,
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-            "repetition_penalty": self.repetition_penalty,
-        }
-
     # -- structured output ----------------------------------------------------------------------------
-    def with_structured_output(  # type: ignore[override]
-        self,
-        schema: dict[str, Any] | type,
-        *,
-        method: str = "json_schema",
-        include_raw: bool = False,
-        **kwargs: Any,
-    ) -> Runnable[LanguageModelInput, Any]:
-        """Answers constrained to ``schema`` (a JSON-schema dict or a pydantic class).
-
-        Returns ``{"raw", "parsed", "parsing_error"}`` with ``include_raw=True``, else the parsed dict.
-
-        Raises:
-            NotImplementedError: ``method`` is not ``"json_schema"``/``"json_mode"``, or the
-                constrained-decoding engine is not installed.
-        """
-        schema_json = schema_text(schema, method, "LocalChatModel")
+    def _check_structured(self) -> None:
         if not constrained_decoding_available():
             raise NotImplementedError(
                 "constrained decoding needs xgrammar: pip install 'opinio-agents[huggingface]'"
             )
-        return structured_chain(self, schema_json, include_raw=include_raw)
 
     def _grammar(self, schema: str) -> Any:
         """The compiled grammar of ``schema`` (compiled once per schema text)."""

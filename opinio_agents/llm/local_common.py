@@ -3,8 +3,8 @@
 
 Both run a chat template over LangChain messages, answer JSON-schema structured output by
 binding the schema text (``json_schema=...``) that their own constrained decoder enforces, and
-keep the same call counters. Those pieces are here once; loading, decoding and the key/value
-cache stay with each backend.
+keep the same call counters and generation settings. Those pieces are here once
+(:class:`InProcessChatModel`); loading, decoding and the key/value cache stay with each backend.
 
 Example:
     >>> from langchain_core.messages import SystemMessage
@@ -20,8 +20,94 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableLambda
+from pydantic import ConfigDict, PrivateAttr
 
-__all__ = ["message_role", "message_text", "stop_at", "schema_text", "structured_chain", "count_call"]
+__all__ = [
+    "InProcessChatModel",
+    "message_role",
+    "message_text",
+    "stop_at",
+    "schema_text",
+    "structured_chain",
+    "count_call",
+    "DEFAULT_REPETITION_PENALTY",
+]
+
+#: Repetition penalty of local models: 1.15 stops SmolLM2-135M repeating a clause until the token
+#: limit (issue 20) while leaving the JSON keys the grammar forces untouched.
+DEFAULT_REPETITION_PENALTY = 1.15
+
+
+class InProcessChatModel(BaseChatModel):
+    """The settings, counters and structured output of a chat model run in this process.
+
+    Subclasses load the weights and decode (``_generate``, ``_stream``), and call
+    :func:`count_call` on :attr:`_stats` once per answer; structured output binds the
+    schema text, which their ``_generate`` enforces with a grammar.
+
+    Attributes:
+        model_path: The folder or file the weights came from (resolved).
+        max_new_tokens: Token budget of one answer.
+        temperature: 0 for greedy decoding (default), else sampling with ``top_p``.
+        top_p: Nucleus sampling when ``temperature > 0``.
+        repetition_penalty: Logit penalty on tokens already in the answer (1.0: off).
+        prefix_cache: Reuse the key/value cache of the prompt prefix shared with the previous call.
+    """
+
+    model_path: str
+    max_new_tokens: int = 256
+    temperature: float = 0.0
+    top_p: float = 0.9
+    repetition_penalty: float = DEFAULT_REPETITION_PENALTY
+    prefix_cache: bool = True
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    _stats: dict[str, float] = PrivateAttr(default_factory=dict)
+
+    @property
+    def model_name(self) -> str:
+        """The path the model was loaded from (run metadata)."""
+        return self.model_path
+
+    @property
+    def stats(self) -> dict[str, float]:
+        """Counters since loading: ``calls``, ``prompt_tokens``, ``reused_prefix_tokens``,
+        ``completion_tokens``, ``constrained_calls``, ``seconds``."""
+        return dict(self._stats)
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {
+            "model_path": self.model_path,
+            "max_new_tokens": self.max_new_tokens,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "repetition_penalty": self.repetition_penalty,
+        }
+
+    def _check_structured(self) -> None:
+        """Raise ``NotImplementedError`` when this backend cannot constrain its answers (default: it can)."""
+
+    def with_structured_output(  # type: ignore[override]
+        self,
+        schema: dict[str, Any] | type,
+        *,
+        method: str = "json_schema",
+        include_raw: bool = False,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, Any]:
+        """Answers constrained to ``schema`` (a JSON-schema dict or a pydantic class).
+
+        Returns ``{"raw", "parsed", "parsing_error"}`` with ``include_raw=True``, else the parsed dict.
+
+        Raises:
+            NotImplementedError: ``method`` is not ``"json_schema"``/``"json_mode"``, or the
+                backend's constrained decoder is not installed.
+        """
+        schema_json = schema_text(schema, method, type(self).__name__)
+        self._check_structured()
+        return structured_chain(self, schema_json, include_raw=include_raw)
 
 
 def message_role(message: BaseMessage) -> str:
