@@ -60,6 +60,10 @@ def test_focused_text_keeps_the_pieces_near_the_best() -> None:
     assert focused_text(pieces, [0.8, 0.1, 0.9], margin=0.2) == "Great hotel, and nice central location."
     assert focused_text(pieces, [0.9, 0.85, 0.9], margin=0.2) is None  # every piece is about it: nothing to cut
     assert focused_text(["One piece"], [0.9], margin=0.2) is None
+    # Every piece loosely related to the query: the margin alone keeps all, the ratio keeps the best.
+    loose = ["The rooms are big", "the hotel is in a great location", "the staff is nice"]
+    assert focused_text(loose, [0.15, 0.12, 0.3], margin=0.2) is None
+    assert focused_text(loose, [0.15, 0.12, 0.3], margin=0.2, ratio=0.6) == "The staff is nice."
 
 
 def test_location_key_point_keeps_only_its_location_clause() -> None:
@@ -75,6 +79,8 @@ def test_location_key_point_keeps_only_its_location_clause() -> None:
 def test_clause_settings_are_checked() -> None:
     with pytest.raises(ConfigError, match="clause_margin"):
         ExtractiveSynthesizer(Topics(), clause_margin=-0.1)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="clause_ratio"):
+        ExtractiveSynthesizer(Topics(), clause_ratio=1.5)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="focus_candidates"):
         ExtractiveSynthesizer(Topics(), focus_candidates=-1)  # type: ignore[arg-type]
 
@@ -103,3 +109,29 @@ def test_a_third_point_needs_reviewers_who_agree() -> None:
     assert supported_points(vectors, [0, 6, 9], min_share=0.1, min_count=3) == [0, 6]  # the third: one sentence
     assert supported_points(vectors, [0, 9, 6], min_share=0.1, min_count=3) == [0, 9, 6]  # the second is free
     assert supported_points(vectors, [0, 9, 6], min_share=0.1, min_count=3, count_from=1) == [0, 6]
+
+
+
+@pytest.mark.parametrize(
+    ("text", "query", "expected"),
+    [
+        (
+            "The rooms are nice and big, the hotel is in a great location and the staff is nice.",
+            "service",
+            "The staff is nice.",
+        ),
+        ("Very nice hotel, very very clean, staff was accommodating.", "service", "Staff was accommodating."),
+        (
+            "This hotel was very nice and clean and the staff was very nice.",
+            "rooms",
+            "This hotel was very nice and clean.",
+        ),
+    ],
+)
+def test_real_encoder_keeps_the_part_about_the_query(encoder, text: str, query: str, expected: str) -> None:  # noqa: ANN001
+    item = item_of([text] * 3, query, encoder)
+    (pro,) = ExtractiveSynthesizer(encoder).synthesize(item)
+    assert pro.text == expected
+    assert {e.text for e in pro.evidence} == {text}  # the quote stays verbatim
+    (whole,) = ExtractiveSynthesizer(encoder, clause_margin=None).synthesize(item)
+    assert whole.text != expected

@@ -78,6 +78,7 @@ class ExtractiveSynthesizer(Synthesizer):
         clause_margin: A candidate key point that talks about several aspects (:func:`aspect_segments`)
             keeps the pieces whose cosine with the query is within this margin of its best piece's;
             None keeps whole points.
+        clause_ratio: A piece also needs at least this share of the best piece's cosine.
         focus_candidates: How many of a side's best-scored candidates are cut that way.
     """
 
@@ -100,6 +101,7 @@ class ExtractiveSynthesizer(Synthesizer):
         min_point_support: float = KEY_POINT_SETTINGS.min_point_support,
         agree_sentences: int = KEY_POINT_SETTINGS.agree_sentences,
         clause_margin: float | None = KEY_POINT_SETTINGS.clause_margin,
+        clause_ratio: float = KEY_POINT_SETTINGS.clause_ratio,
         focus_candidates: int = KEY_POINT_SETTINGS.focus_candidates,
     ) -> None:
         super().__init__()
@@ -130,7 +132,10 @@ class ExtractiveSynthesizer(Synthesizer):
             raise ConfigError(f"clause_margin={clause_margin} must be >= 0 (or None)")
         if focus_candidates < 0:
             raise ConfigError(f"focus_candidates={focus_candidates} must be >= 0")
+        if not 0.0 <= clause_ratio <= 1.0:
+            raise ConfigError(f"clause_ratio={clause_ratio} must be in [0, 1]")
         self.clause_margin = clause_margin
+        self.clause_ratio = clause_ratio
         self.focus_candidates = focus_candidates
 
     @property
@@ -250,9 +255,9 @@ class ExtractiveSynthesizer(Synthesizer):
     def _focus(self, points: list[str], vectors: np.ndarray, scores: np.ndarray, item: QueryEvidence) -> bool:
         """Cut the best-scored points that talk about several aspects to their pieces about the query, in place.
 
-        Clause-level relevance (``clause_margin``): the pieces of each of the ``focus_candidates``
-        best-scored points (:func:`aspect_segments`) are embedded and compared with the query; a
-        point keeps the pieces within the margin of its best piece (:func:`focused_text`), and a cut
+        Clause-level relevance (``clause_margin``, ``clause_ratio``): the pieces of each of the
+        ``focus_candidates`` best-scored points (:func:`aspect_segments`) are embedded and compared with
+        the query; a point keeps the pieces near its best piece (:func:`focused_text`), and a cut
         point's row of ``vectors`` becomes the embedding of the cut text. Whether any point was cut.
         """
         if self.clause_margin is None or item.query_vector is None or not self.focus_candidates:
@@ -267,7 +272,9 @@ class ExtractiveSynthesizer(Synthesizer):
         cut: dict[int, str] = {}
         at = 0
         for i, parts in pieces.items():
-            text = focused_text(parts, relevance[at : at + len(parts)].tolist(), margin=self.clause_margin)
+            text = focused_text(
+                parts, relevance[at : at + len(parts)].tolist(), margin=self.clause_margin, ratio=self.clause_ratio
+            )
             at += len(parts)
             if text is not None:
                 cut[i] = text

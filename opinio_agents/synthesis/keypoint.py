@@ -64,6 +64,9 @@ class KeyPointSettings:
             (:func:`aspect_segments`) keeps the pieces whose cosine with the query is within this margin
             of its best piece's and loses the others ("Great hotel, friendly staff, and nice central
             location" under location: "Nice central location."); None keeps whole points.
+        clause_ratio: A piece also needs at least this share of the best piece's cosine: where every piece
+            is only loosely related to the query (MiniLM cosines of 0.1-0.3 with "service"), the margin
+            alone keeps them all.
         focus_candidates: The best-scored candidates of a side that are cut that way before the key points
             are chosen (each cut point is embedded again; bounds the cost per query).
         quote_sentiment: Stored sentiment a quote beyond the key points' own sentences needs on its
@@ -83,6 +86,7 @@ class KeyPointSettings:
     min_point_support: float = 0.1
     agree_sentences: int = 5
     clause_margin: float | None = 0.2
+    clause_ratio: float = 0.6
     focus_candidates: int = 20
     quote_sentiment: float = 0.25
 
@@ -207,10 +211,13 @@ def aspect_segments(text: str) -> list[str]:
     return out
 
 
-def focused_text(segments: Sequence[str], relevance: Sequence[float], *, margin: float) -> str | None:
+def focused_text(
+    segments: Sequence[str], relevance: Sequence[float], *, margin: float, ratio: float = 0.0
+) -> str | None:
     """The segments about the query as one key point, or None when every segment is (nothing to cut).
 
-    A segment stays when its ``relevance`` (cosine with the query) is within ``margin`` of the best one.
+    A segment stays when its ``relevance`` (cosine with the query) is within ``margin`` of the best
+    one and at least ``ratio`` times the best one.
 
     Example:
         >>> pieces = ["Great hotel", "friendly staff", "and nice central location"]
@@ -218,11 +225,14 @@ def focused_text(segments: Sequence[str], relevance: Sequence[float], *, margin:
         'Nice central location.'
         >>> focused_text(pieces, [0.31, 0.19, 0.46], margin=0.2)
         'Great hotel, and nice central location.'
+        >>> focused_text(["The rooms are big", "the staff is nice"], [0.12, 0.3], margin=0.2, ratio=0.6)
+        'The staff is nice.'
     """
     if len(segments) != len(relevance) or len(segments) < 2:
         return None
     best = max(relevance)
-    kept = [s for s, r in zip(segments, relevance) if r >= best - margin]
+    floor = max(best - margin, ratio * best)
+    kept = [s for s, r in zip(segments, relevance) if r >= floor]
     if len(kept) == len(segments):
         return None
     text = re.sub(r"^(?:and|or|but|plus)\s+", "", ", ".join(kept), flags=re.IGNORECASE).strip(" ,;")
