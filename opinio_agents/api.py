@@ -483,7 +483,9 @@ class OpinioRAG:
         if kind == "extractive":
             from opinio_agents.synthesis.extractive import ExtractiveSynthesizer
 
-            return ExtractiveSynthesizer(self.encoder)
+            # The cached encoder: the clause pieces it embeds are kept with the store, so a known query
+            # is answered again by a new process without loading the model.
+            return ExtractiveSynthesizer(self.retrievers.encoder)
         if kind != "llm":
             raise ConfigError(f"synthesizer={kind!r} is not a per-query synthesizer (extractive or llm)")
         if self.llm is None:

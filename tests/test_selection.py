@@ -516,7 +516,7 @@ def test_multi_aspect_key_point_is_cut_to_the_query() -> None:
     )
     (pro,) = ExtractiveSynthesizer(encoder).synthesize(item)  # type: ignore[arg-type]
     assert pro.text == "The staff were friendly and helpful."
-    (whole,) = ExtractiveSynthesizer(encoder, focus_margin=None).synthesize(item)  # type: ignore[arg-type]
+    (whole,) = ExtractiveSynthesizer(encoder, clause_margin=None).synthesize(item)  # type: ignore[arg-type]
     assert whole.text == text
 
 

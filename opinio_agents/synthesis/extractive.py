@@ -13,7 +13,12 @@ This is the paper's retrieval-only ablation done carefully. For each query:
    on that side), clearly opinionated (|sentiment|), on topic (mentions the
    query), short and stated generally. Each candidate is scored as the key point
    it becomes (step 3), so the trimmed clause is what gets judged.
-3. **Key point.** Trim it to key-point style (:func:`to_key_point`).
+3. **Key point.** Trim it to key-point style (:func:`to_key_point`). Clause-level relevance:
+   a sentence that talks about several aspects ("Great hotel, friendly staff, and nice
+   central location") keeps only its pieces about the query (:func:`aspect_segments`,
+   :func:`focused_text`), so "location" reads "Nice central location."; the best candidates are
+   cut before the key points are chosen, so the cut point is what gets scored. The quotes stay
+   the reviews' whole sentences.
 
 Example:
     >>> synth = ExtractiveSynthesizer()                          # doctest: +SKIP
@@ -29,7 +34,7 @@ from opinio_agents.embeddings import Encoder, get_encoder
 from opinio_agents.errors import ConfigError
 from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, Polarity, QueryEvidence, Support
 from opinio_agents.synthesis.base import Synthesizer
-from opinio_agents.synthesis.keypoint import KEY_POINT_SETTINGS, subject_clauses, to_key_point
+from opinio_agents.synthesis.keypoint import KEY_POINT_SETTINGS, aspect_segments, focused_text, to_key_point
 from opinio_agents.synthesis.selection import (
     SELECTION_SETTINGS,
     SelectionWeights,
@@ -68,9 +73,13 @@ class ExtractiveSynthesizer(Synthesizer):
             side's candidates is nearer to it than to the earlier points
             (:func:`~opinio_agents.synthesis.selection.supported_points`): a distinct,
             shared sub-opinion. 0 keeps every MMR point.
-        focus_margin: A chosen key point that talks about several aspects (:func:`subject_clauses`)
-            is cut to its part about the query when that part is at least this much closer to the
-            query (cosine) than the whole point; None keeps whole points.
+        agree_sentences: A third (or later) key point also needs this many candidates nearer to it
+            than to the earlier points.
+        clause_margin: A candidate key point that talks about several aspects (:func:`aspect_segments`)
+            keeps the pieces whose cosine with the query is within this margin of its best piece's;
+            None keeps whole points.
+        clause_ratio: A piece also needs at least this share of the best piece's cosine.
+        focus_candidates: How many of a side's best-scored candidates are cut that way.
     """
 
     name = "extractive"
@@ -90,7 +99,10 @@ class ExtractiveSynthesizer(Synthesizer):
         max_pool: int = KEY_POINT_SETTINGS.max_pool,
         weights: SelectionWeights = SELECTION_SETTINGS.query_weights,
         min_point_support: float = KEY_POINT_SETTINGS.min_point_support,
-        focus_margin: float | None = KEY_POINT_SETTINGS.focus_margin,
+        agree_sentences: int = KEY_POINT_SETTINGS.agree_sentences,
+        clause_margin: float | None = KEY_POINT_SETTINGS.clause_margin,
+        clause_ratio: float = KEY_POINT_SETTINGS.clause_ratio,
+        focus_candidates: int = KEY_POINT_SETTINGS.focus_candidates,
     ) -> None:
         super().__init__()
         if not 0.0 < split_threshold <= 0.5:
@@ -115,7 +127,16 @@ class ExtractiveSynthesizer(Synthesizer):
         self.max_pool = max_pool
         self.weights = weights
         self.min_point_support = min_point_support
-        self.focus_margin = focus_margin
+        self.agree_sentences = agree_sentences
+        if clause_margin is not None and clause_margin < 0:
+            raise ConfigError(f"clause_margin={clause_margin} must be >= 0 (or None)")
+        if focus_candidates < 0:
+            raise ConfigError(f"focus_candidates={focus_candidates} must be >= 0")
+        if not 0.0 <= clause_ratio <= 1.0:
+            raise ConfigError(f"clause_ratio={clause_ratio} must be in [0, 1]")
+        self.clause_margin = clause_margin
+        self.clause_ratio = clause_ratio
+        self.focus_candidates = focus_candidates
 
     @property
     def encoder(self) -> Encoder:
@@ -176,13 +197,15 @@ class ExtractiveSynthesizer(Synthesizer):
             texts = [c.text for c in candidates]
             # Scored as the key points they become (trimmed clause, no filler): what the reader gets.
             points = [to_key_point(t, item.query, sign=sign, max_words=self.max_words) for t in texts]
+            sentiments = [c.sentiment or 0.0 for c in candidates]
             scores = score_candidates(
-                points,
-                vectors,
-                sentiments=[c.sentiment or 0.0 for c in candidates],
-                query_vector=item.query_vector,
-                weights=self.weights,
+                points, vectors, sentiments=sentiments, query_vector=item.query_vector, weights=self.weights
             )
+            vectors = np.array(vectors, dtype=float)  # a copy: the cut points' rows are replaced
+            if self._focus(points, vectors, scores, item):  # the cut points are what gets scored
+                scores = score_candidates(
+                    points, vectors, sentiments=sentiments, query_vector=item.query_vector, weights=self.weights
+                )
             chosen = select_points(
                 points,
                 vectors,
@@ -192,7 +215,9 @@ class ExtractiveSynthesizer(Synthesizer):
                 mmr_lambda=self.mmr_lambda,
             )
             if len(chosen) > 1 and self.min_point_support > 0:
-                chosen = supported_points(vectors, chosen, min_share=self.min_point_support)
+                chosen = supported_points(
+                    vectors, chosen, min_share=self.min_point_support, min_count=self.agree_sentences
+                )
             chosen = [chosen[j] for j in distinct_indices([texts[i] for i in chosen])]  # no point said twice
             order = chosen + [int(i) for i in np.argsort(-scores, kind="stable") if int(i) not in chosen]
             # Quotes are what the reader checks the highlight against: beyond the key points' own
@@ -213,7 +238,7 @@ class ExtractiveSynthesizer(Synthesizer):
             )
             cited = [ranked[j] for j in keep]
             leaning = evidence_polarity(cited)
-            text = " ".join(self._focused(points[i], item, sign) for i in chosen)
+            text = " ".join(points[i] for i in chosen)
             highlights.append(
                 Highlight(
                     query=item.query,
@@ -227,19 +252,39 @@ class ExtractiveSynthesizer(Synthesizer):
             )
         return highlights
 
-    def _focused(self, point: str, item: QueryEvidence, sign: int) -> str:
-        """``point`` cut to its part about the query when it talks about several aspects (``focus_margin``)."""
-        if self.focus_margin is None or item.query_vector is None:
-            return point
-        parts = subject_clauses(point.rstrip("."))
-        if len(parts) < 2:
-            return point
-        vectors = np.asarray(self.encoder.encode([point, *parts]), dtype=float)
-        sims = vectors @ np.asarray(item.query_vector, dtype=float)
-        best = 1 + int(np.argmax(sims[1:]))
-        if sims[best] < sims[0] + self.focus_margin:
-            return point
-        return to_key_point(parts[best - 1], item.query, sign=sign, max_words=self.max_words)
+    def _focus(self, points: list[str], vectors: np.ndarray, scores: np.ndarray, item: QueryEvidence) -> bool:
+        """Cut the best-scored points that talk about several aspects to their pieces about the query, in place.
+
+        Clause-level relevance (``clause_margin``, ``clause_ratio``): the pieces of each of the
+        ``focus_candidates`` best-scored points (:func:`aspect_segments`) are embedded and compared with
+        the query; a point keeps the pieces near its best piece (:func:`focused_text`), and a cut
+        point's row of ``vectors`` becomes the embedding of the cut text. Whether any point was cut.
+        """
+        if self.clause_margin is None or item.query_vector is None or not self.focus_candidates:
+            return False
+        top = [int(i) for i in np.argsort(-scores, kind="stable")[: self.focus_candidates]]
+        pieces = {i: aspect_segments(points[i]) for i in top}
+        pieces = {i: p for i, p in pieces.items() if len(p) > 1}
+        if not pieces:
+            return False
+        flat = [p for parts in pieces.values() for p in parts]
+        relevance = np.asarray(self.encoder.encode(flat), dtype=float) @ np.asarray(item.query_vector, dtype=float)
+        cut: dict[int, str] = {}
+        at = 0
+        for i, parts in pieces.items():
+            text = focused_text(
+                parts, relevance[at : at + len(parts)].tolist(), margin=self.clause_margin, ratio=self.clause_ratio
+            )
+            at += len(parts)
+            if text is not None:
+                cut[i] = text
+        if not cut:
+            return False
+        rows = list(cut)
+        vectors[rows] = np.asarray(self.encoder.encode([cut[i] for i in rows]), dtype=vectors.dtype)
+        for i in rows:
+            points[i] = cut[i]
+        return True
 
     def _side_candidates(self, item: QueryEvidence, sign: int) -> tuple[list[Evidence], np.ndarray]:
         """The sentences on one side to choose from, with their embeddings.

@@ -30,6 +30,8 @@ __all__ = [
     "best_clause",
     "mentions_any",
     "subject_clauses",
+    "aspect_segments",
+    "focused_text",
     "KeyPointSettings",
     "KEY_POINT_SETTINGS",
 ]
@@ -46,15 +48,27 @@ class KeyPointSettings:
             match the references' aspect summaries better.
         max_cited: Evidence sentences cited per highlight.
         min_side_evidence: Evidence sentences a side needs to get a highlight.
-        max_points: Key points of the majority side of a query (the minority side gets one fewer).
+        max_points: Key points of the majority side of a query (the minority side gets one fewer); a
+            point after the first stays only when reviewers share it (``min_point_support``), so a
+            query reads as 2-3 sentences where reviewers agree and one where they do not.
         budget_words: Word budget of a query's key points.
         majority_share: Share of the budget the majority side gets when a query splits.
         mmr_lambda: MMR trade-off between score and novelty of a further key point.
         max_pool: Support-set sentences a side chooses from at most (bounds the cost of centrality).
         min_point_support: A further key point stays only when at least this share of the side's
             candidates is nearer to it than to the earlier points (a distinct, shared sub-opinion).
-        focus_margin: A key point about several aspects is cut to its part about the query when that
-            part is at least this much closer to the query (cosine); None keeps whole points.
+        agree_sentences: A third key point (or later) also needs at least this many of the side's
+            candidates nearer to it than to the earlier points: where reviewers agree, not a share of a
+            small entity's few sentences.
+        clause_margin: Clause-level relevance: a candidate key point that talks about several aspects
+            (:func:`aspect_segments`) keeps the pieces whose cosine with the query is within this margin
+            of its best piece's and loses the others ("Great hotel, friendly staff, and nice central
+            location" under location: "Nice central location."); None keeps whole points.
+        clause_ratio: A piece also needs at least this share of the best piece's cosine: where every piece
+            is only loosely related to the query (MiniLM cosines of 0.1-0.3 with "service"), the margin
+            alone keeps them all.
+        focus_candidates: The best-scored candidates of a side that are cut that way before the key points
+            are chosen (each cut point is embedded again; bounds the cost per query).
         quote_sentiment: Stored sentiment a quote beyond the key points' own sentences needs on its
             highlight's side: a fact read slightly positive ("Keep in mind it is a big place...", +0.11)
             is no praise to show.
@@ -64,13 +78,16 @@ class KeyPointSettings:
     query_max_words: int = 24
     max_cited: int = 5
     min_side_evidence: int = 2
-    max_points: int = 2
+    max_points: int = 3
     budget_words: int = 30
     majority_share: float = 0.65
     mmr_lambda: float = 0.7
     max_pool: int = 300
     min_point_support: float = 0.1
-    focus_margin: float | None = 0.05
+    agree_sentences: int = 5
+    clause_margin: float | None = 0.2
+    clause_ratio: float = 0.6
+    focus_candidates: int = 20
     quote_sentiment: float = 0.25
 
 
@@ -146,6 +163,82 @@ def subject_clauses(text: str, *, min_words: int = 3) -> list[str]:
             if part and len(part.split()) >= min_words:
                 out.append(part)
     return out
+
+
+_PIECE_SPLIT = re.compile(r"\s*,\s*|\s+-\s+")
+_PIECE_WORD = re.compile(r"[a-z']+")
+
+
+def _describes(words: Sequence[str]) -> bool:
+    """Whether a comma piece only describes (opinion words, degree words, "and"): it has no topic of its own."""
+    from opinio_agents.text.sentiment import default_sentiment_scorer
+
+    if len(words) == 1 or (len(words) == 2 and words[0] in ("and", "or")):
+        return True
+    if len(words) > 3:
+        return False
+    modifiers = word_set("keypoint", "modifiers")
+    opinion = default_sentiment_scorer().opinion_words()
+    return all(w in modifiers or w in opinion for w in words)
+
+
+def aspect_segments(text: str) -> list[str]:
+    """The pieces of ``text`` that can each be about an aspect of their own, in order.
+
+    Clauses (``but``, ``;`` ...), parts with their own subject (", the staff ..."), and comma
+    pieces that name something ("great location", "helpful staff"); a piece that only describes
+    ("helpful", "and prompt", "very spacious") stays with the piece before it. Joined with ", "
+    they read as the text.
+
+    Example:
+        >>> aspect_segments("Great hotel, friendly staff, and nice central location.")
+        ['Great hotel', 'friendly staff', 'and nice central location']
+        >>> aspect_segments("The staff was friendly, helpful, and prompt.")
+        ['The staff was friendly, helpful, and prompt']
+    """
+    out: list[str] = []
+    for clause in _CLAUSE_SPLIT.split(text.strip().rstrip(".!?")):
+        for part in _SUBJECT_SPLIT.split(clause or ""):
+            for piece in _PIECE_SPLIT.split(part or ""):
+                piece = piece.strip(" ,;")
+                words = _PIECE_WORD.findall(piece.lower())
+                if not words:
+                    continue
+                if out and _describes(words):
+                    out[-1] = f"{out[-1]}, {piece}"
+                else:
+                    out.append(piece)
+    return out
+
+
+def focused_text(
+    segments: Sequence[str], relevance: Sequence[float], *, margin: float, ratio: float = 0.0
+) -> str | None:
+    """The segments about the query as one key point, or None when every segment is (nothing to cut).
+
+    A segment stays when its ``relevance`` (cosine with the query) is within ``margin`` of the best
+    one and at least ``ratio`` times the best one.
+
+    Example:
+        >>> pieces = ["Great hotel", "friendly staff", "and nice central location"]
+        >>> focused_text(pieces, [0.31, 0.19, 0.46], margin=0.1)
+        'Nice central location.'
+        >>> focused_text(pieces, [0.31, 0.19, 0.46], margin=0.2)
+        'Great hotel, and nice central location.'
+        >>> focused_text(["The rooms are big", "the staff is nice"], [0.12, 0.3], margin=0.2, ratio=0.6)
+        'The staff is nice.'
+    """
+    if len(segments) != len(relevance) or len(segments) < 2:
+        return None
+    best = max(relevance)
+    floor = max(best - margin, ratio * best)
+    kept = [s for s, r in zip(segments, relevance) if r >= floor]
+    if len(kept) == len(segments):
+        return None
+    text = re.sub(r"^(?:and|or|but|plus)\s+", "", ", ".join(kept), flags=re.IGNORECASE).strip(" ,;")
+    if not text:
+        return None
+    return text[0].upper() + text[1:] + "."
 
 
 def best_clause(text: str, query: str, sign: int = 0, *, terms: Sequence[str] = ()) -> str:

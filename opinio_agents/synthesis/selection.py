@@ -448,14 +448,22 @@ def select_summary(
 
 
 def supported_points(
-    vectors: np.ndarray, chosen: Sequence[int], *, min_share: float, min_cosine: float = 0.5
+    vectors: np.ndarray,
+    chosen: Sequence[int],
+    *,
+    min_share: float,
+    min_cosine: float = 0.5,
+    min_count: int = 0,
+    count_from: int = 2,
 ) -> list[int]:
     """The chosen key points whose own sub-opinion is well supported (the first is always kept).
 
     A later point keeps its place when at least ``min_share`` of the
     candidates are nearer to it than to every earlier kept point (cosine at
     least ``min_cosine``): a distinct sub-opinion many reviewers share, not
-    one reviewer's aside.
+    one reviewer's aside. From the ``count_from``-th kept point on (0-based), it also needs at
+    least ``min_count`` such candidates (itself included): a few reviews' aside is a share of
+    a small entity but not what its reviewers agree on.
 
     Example:
         >>> v = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.99, 0.14], [0.0, 1.0]])
@@ -469,8 +477,8 @@ def supported_points(
     for point in chosen[1:]:
         own = vecs @ vecs[int(point)]
         best_other = np.max(vecs @ vecs[kept].T, axis=1)
-        share = float(np.mean((own >= min_cosine) & (own > best_other)))
-        if share >= min_share:
+        backing = (own >= min_cosine) & (own > best_other)
+        if float(np.mean(backing)) >= min_share and (len(kept) < count_from or int(backing.sum()) >= min_count):
             kept.append(int(point))
     return kept
 

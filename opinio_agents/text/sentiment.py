@@ -122,6 +122,10 @@ class VaderSentimentScorer:
                     self._analyzer = analyzer
         return self._analyzer
 
+    def opinion_words(self) -> frozenset[str]:
+        """The words this scorer gives a valence (VADER's lexicon with the review-domain additions)."""
+        return frozenset(w for w in self._get_analyzer().lexicon if w != _SENTINEL)
+
     def score_one(self, text: str) -> float:
         """Score one text; see :meth:`score`."""
         analyzer = self._get_analyzer()
