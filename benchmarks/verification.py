@@ -7,6 +7,7 @@ Run:
     python benchmarks/verification.py --store /tmp/vb         # keep the indexes between runs
     nice -n 10 python benchmarks/verification.py --sets sample,space_dev --entities 4 --paths extractive
     python benchmarks/verification.py --sets sample --paths extractive --modes cold --index-time 512
+    nice -n 10 python benchmarks/verification.py --sets sample --paths extractive --repeat 3
 
 For every entity of each set (the shipped sample: entities 101 and 202 with their
 expert queries; SPACE dev, ``../shared/data/real-reviews/space_dev.json`` or
@@ -25,15 +26,22 @@ It prints, per set and path: highlights, supported / weak / contradicted (the fi
 verdict; every contradicted one is rewritten or dropped), rewritten / dropped, for the
 fake the planted errors caught and the false alarms on the clean ones, and the cost:
 verification seconds over synthesis seconds of the *same runs*
-(``meta.timings["verification"]`` / ``meta.timings["synthesis"]``), with the triplet
-model and the phrase encoder (the retrieval encoder's session, which OF similarity uses) loaded
-once beforehand (their load times are printed apart), in three modes (``--modes``):
-``before`` (a fresh in-memory triplet cache per entity: a one-off run without the store
-cache), ``cold`` (:class:`~opinio_agents.triplets.cache.CachedTripletExtractor` and the
-cached phrase vectors over an empty store-side cache) and ``warm`` (new verifiers over
-the cache ``cold`` filled: a later process). It also prints the ratio to the whole run
-(retrieval, support, synthesis, alerts), the load average, one table of every set, path
-and mode, and whether each mode gives the same highlights and verdicts as the first.
+(``meta.timings["verification"]`` / ``meta.timings["synthesis"]``: the time the run waits
+for verification), with the triplet model and the phrase encoder (the retrieval encoder's
+session, which OF similarity uses) loaded once beforehand (their load times are printed apart),
+in the modes of ``--modes``: ``off`` (no verification: the baseline of the added time),
+``before`` (a fresh in-memory triplet cache per entity: a one-off run without the store cache),
+``seq`` (the store-side caches, empty at the start, each query verified in turn: the code
+before the background extraction), ``cold`` (the same with
+:meth:`~opinio_agents.synthesis.verification.HighlightVerifier.prefetch`: a query's triplets
+are extracted in a background thread while the next query is synthesized) and ``warm`` (new
+verifiers over the caches ``cold`` filled: a later process). Since background extraction
+hides time inside synthesis, each verifying mode also gets the **added** wall time: its whole
+run (``meta.timings["total"]``) minus the ``off`` run's of the same round, over the ``off``
+run's synthesis time, and the added CPU seconds. ``--repeat N`` runs the modes N times in
+turn (alternating) and the last table gives the medians. It also prints the ratio to the
+whole run, the load average, and whether each mode gives the same highlights and verdicts as
+the first verifying mode.
 
 The triplet runtime is the extractor's default (``onnx``); ``OPINIO_TRIPLET_RUNTIME=torch`` measures
 the torch one (the load line names it).
@@ -218,21 +226,30 @@ def _counts(results: Sequence[Any], planted: dict[str, str] | None) -> dict[str,
     }
 
 
-MODES = ("before", "cold", "warm")
+MODES = ("off", "before", "seq", "cold", "warm")
 
 
 def _verifier(mode: str, extractor: Any, rag: Any, caches: Path) -> Any:
-    """A fresh verifier for one entity: a one-off run (``before``) or one over the store-side caches."""
+    """A fresh verifier for one entity: none (``off``), a one-off run (``before``) or one over the store-side caches."""
     from opinio_agents.retrieval.query_cache import CachedQueryEncoder
     from opinio_agents.synthesis.verification import HighlightVerifier
     from opinio_agents.triplets.cache import CachedTripletExtractor
 
+    if mode == "off":
+        return False
     if mode == "before":
         return HighlightVerifier(extractor, encoder=rag.encoder)
     return HighlightVerifier(
         CachedTripletExtractor(extractor, cache_dir=caches),
         encoder=CachedQueryEncoder(rag.encoder, cache_dir=caches),
+        prefetch=mode != "seq",
     )
+
+
+def _median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def _verdicts(results: Sequence[Any]) -> list[tuple[str, ...]]:
@@ -267,6 +284,19 @@ def _index_time_cost(rag: Any, extractor: Any, entities: Sequence[Any], n: int, 
     )
 
 
+def _line(label: str, mode: str, round_: str, row: dict[str, Any]) -> str:
+    """One row of the summary table."""
+    verdicts = "-" if mode == "off" else f"{row['supported']}/{row['weak']}/{row['contradicted']}"
+    ratio = row["cost_vs_synthesis"]
+    added = f"{row['added_vs_synthesis']:.2f}x" if "added_vs_synthesis" in row else "-"
+    cpu = f"{row['added_cpu_s']:+.2f}" if "added_cpu_s" in row else "-"
+    return (
+        f"{label:<24} {mode:<5} {round_:>2} {row['highlights']:>6} {verdicts:>15} {row['verification_s']:>8.2f} "
+        f"{row['synthesis_s']:>8.2f} {(f'{ratio:.2f}x' if ratio is not None else '-'):>6} {added:>6} {cpu:>7} "
+        f"{('yes' if row['same_verdicts_as_first_mode'] else 'NO'):>5}"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default="sample,space_dev", help="Comma-separated: sample, space_dev.")
@@ -277,10 +307,12 @@ def main() -> int:
     parser.add_argument("--off-aspect", type=int, default=6, help="The fake writes off-aspect on 1 query in N.")
     parser.add_argument(
         "--modes",
-        default="before,cold,warm",
-        help="Comma-separated: before (no cache beyond one entity), cold (the store-side triplet and phrase "
-        "caches, empty at the start), warm (new verifiers over the caches cold filled: a later process).",
+        default="off,seq,cold,warm",
+        help="Comma-separated, run in this order: off (no verification), before (no cache beyond one entity), "
+        "seq (the store-side triplet and phrase caches, empty at the start, no background extraction), cold "
+        "(the same with background extraction), warm (new verifiers over the caches cold filled: a later process).",
     )
+    parser.add_argument("--repeat", type=int, default=1, help="Run the modes this many times in turn (medians last).")
     parser.add_argument("--json", type=Path, default=None, help="Also write the figures as JSON here.")
     parser.add_argument(
         "--index-time",
@@ -324,63 +356,89 @@ def main() -> int:
                 _index_time_cost(rag, extractor, entities, args.index_time, name)
             caches = Path(tempfile.mkdtemp(prefix="opinio-vb-caches-"))  # a fresh store-side cache for cold/warm
             reference: list[tuple[str, ...]] | None = None
-            for mode in modes:
-                results = []
-                planted: dict[str, str] = {}
-                if mode == "cold":
-                    for stale in caches.glob("*.sqlite*"):
-                        stale.unlink()
-                cpu0 = time.process_time()
-                for entity in entities:
-                    verifier = _verifier(mode, extractor, rag, caches)
-                    result = rag.highlights(entity.key, verify=verifier)
-                    if fake is not None:
-                        planted.update({f"{entity.key}\x00{q}": kind for q, kind in fake.planted.items()})
-                        fake.planted.clear()
-                    results.append((entity.key, result))
-                    t = result.meta.timings
+            for round_ in range(max(1, args.repeat)):
+                off_row: dict[str, Any] | None = None
+                for mode in modes:
+                    results = []
+                    planted: dict[str, str] = {}
+                    if mode in ("seq", "cold"):
+                        for stale in caches.glob("*.sqlite*"):
+                            stale.unlink()
+                    cpu0 = time.process_time()
+                    for entity in entities:
+                        verifier = _verifier(mode, extractor, rag, caches)
+                        result = rag.highlights(entity.key, verify=verifier)
+                        if fake is not None:
+                            planted.update({f"{entity.key}\x00{q}": kind for q, kind in fake.planted.items()})
+                            fake.planted.clear()
+                        results.append((entity.key, result))
+                        t = result.meta.timings
+                        print(
+                            f"  {name}/{path}/{mode} entity {entity.key}: {len(result.highlights)} shown, "
+                            f"{len(result.meta.dropped)} dropped, verification {t.get('verification', 0):.2f} s, "
+                            f"synthesis {t.get('synthesis', 0):.2f} s, total {t.get('total', 0):.2f} s",
+                            flush=True,
+                        )
+                    row = _counts(results, planted if fake else None)
+                    row["cpu_s"] = round(time.process_time() - cpu0, 3)
+                    row["round"] = round_ + 1
+                    if mode == "off":
+                        off_row = row
+                        row["same_verdicts_as_first_mode"] = True
+                    else:
+                        verdicts = _verdicts(results)
+                        reference = verdicts if reference is None else reference
+                        row["same_verdicts_as_first_mode"] = verdicts == reference
+                    if off_row is not None and mode != "off" and off_row["synthesis_s"]:
+                        row["added_s"] = round(row["total_s"] - off_row["total_s"], 3)
+                        row["added_vs_synthesis"] = round(row["added_s"] / off_row["synthesis_s"], 3)
+                        row["added_cpu_s"] = round(row["cpu_s"] - off_row["cpu_s"], 3)
+                    figures["sets"][f"{name}/{path}/{mode}/{round_ + 1}"] = row
+                    print(f"\n{name} / {path} / {mode} (round {round_ + 1}): {row['entities']} entities")
+                    if mode != "off":
+                        print(
+                            f"  highlights {row['highlights']}: supported {row['supported']}, weak {row['weak']}, "
+                            f"contradicted {row['contradicted']} -> rewritten {row['rewritten']}, "
+                            f"dropped {row['dropped']}"
+                        )
+                    if fake is not None and mode != "off":
+                        print(
+                            f"  planted errors caught {row['planted_caught']}, missed {row['planted_missed']}; "
+                            f"false alarms {row['false_alarms']} of {row['clean_highlights']} clean highlights"
+                        )
+                    ratio = row["cost_vs_synthesis"]
                     print(
-                        f"  {name}/{path}/{mode} entity {entity.key}: {len(result.highlights)} shown, "
-                        f"{len(result.meta.dropped)} dropped, verification {t.get('verification', 0):.2f} s, "
-                        f"synthesis {t.get('synthesis', 0):.2f} s",
-                        flush=True,
+                        f"  cost: verification {row['verification_s']:.2f} s / synthesis {row['synthesis_s']:.2f} s = "
+                        f"{ratio:.0%} of synthesis time" if ratio is not None else
+                        f"  no verification: synthesis {row['synthesis_s']:.2f} s, whole run {row['total_s']:.2f} s",
                     )
-                row = _counts(results, planted if fake else None)
-                row["cpu_s"] = round(time.process_time() - cpu0, 3)
-                verdicts = _verdicts(results)
-                reference = verdicts if reference is None else reference
-                row["same_verdicts_as_first_mode"] = verdicts == reference
-                figures["sets"][f"{name}/{path}/{mode}"] = row
-                print(f"\n{name} / {path} / {mode}: {row['entities']} entities")
-                print(
-                    f"  highlights {row['highlights']}: supported {row['supported']}, weak {row['weak']}, "
-                    f"contradicted {row['contradicted']} -> rewritten {row['rewritten']}, dropped {row['dropped']}"
-                )
-                if fake is not None:
-                    print(
-                        f"  planted errors caught {row['planted_caught']}, missed {row['planted_missed']}; "
-                        f"false alarms {row['false_alarms']} of {row['clean_highlights']} clean highlights"
-                    )
-                ratio = row["cost_vs_synthesis"]
-                print(
-                    f"  cost: verification {row['verification_s']:.2f} s / synthesis {row['synthesis_s']:.2f} s = "
-                    f"{ratio:.0%} of synthesis time" if ratio is not None else "  cost: no synthesis time",
-                )
-                if row["cost_vs_total"] is not None:
-                    print(f"        {row['cost_vs_total']:.0%} of the whole run ({row['total_s']:.2f} s)")
-                table.append((f"{name}/{path}", mode, row))
+                    if "added_s" in row:
+                        print(
+                            f"        added to the whole run: {row['added_s']:+.2f} s = "
+                            f"{row['added_vs_synthesis']:.0%} of the off run's synthesis; {row['added_cpu_s']:+.2f}"
+                            " CPU s"
+                        )
+                    table.append((f"{name}/{path}", mode, row))
             rag.close()
     print(f"\nload: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min)")
-    print(f"{'set/path':<24} {'mode':<7} {'highl.':>6} {'sup/weak/contr':>15} {'verif s':>8} {'synth s':>8} "
-          f"{'ratio':>6} {'same':>5}")
+    print(f"{'set/path':<24} {'mode':<5} {'rd':>2} {'highl.':>6} {'sup/weak/contr':>15} {'verif s':>8} "
+          f"{'synth s':>8} {'ratio':>6} {'added':>6} {'+cpu s':>7} {'same':>5}")
     for label, mode, row in table:
-        verdicts = f"{row['supported']}/{row['weak']}/{row['contradicted']}"
-        ratio = row["cost_vs_synthesis"]
-        print(
-            f"{label:<24} {mode:<7} {row['highlights']:>6} {verdicts:>15} {row['verification_s']:>8.2f} "
-            f"{row['synthesis_s']:>8.2f} {(f'{ratio:.2f}x' if ratio is not None else '-'):>6} "
-            f"{('yes' if row['same_verdicts_as_first_mode'] else 'NO'):>5}"
-        )
+        print(_line(label, mode, str(row["round"]), row))
+    if args.repeat > 1:
+        print(f"\nmedians of {args.repeat} rounds")
+        for label, mode in dict.fromkeys((label, mode) for label, mode, _ in table):
+            rows = [r for lab, m, r in table if (lab, m) == (label, mode)]
+            median = dict(rows[-1])
+            for key in ("verification_s", "synthesis_s", "added_s", "added_vs_synthesis", "added_cpu_s"):
+                if all(key in r for r in rows):
+                    median[key] = _median([r[key] for r in rows])
+            median["cost_vs_synthesis"] = (
+                _median([r["cost_vs_synthesis"] for r in rows]) if rows[0]["cost_vs_synthesis"] is not None else None
+            )
+            median["same_verdicts_as_first_mode"] = all(r["same_verdicts_as_first_mode"] for r in rows)
+            figures["sets"][f"{label}/{mode}/median"] = median
+            print(_line(label, mode, "md", median))
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2), encoding="utf-8")
         print(f"\nwrote {args.json}")

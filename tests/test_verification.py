@@ -514,3 +514,71 @@ def test_any_summarizer_gets_verification_from_the_base_seam(wrong_side_run) -> 
     assert [h.polarity for h in verified.highlights] == [CONS]
     assert verified.highlights[0].verification.action == "rewritten"  # type: ignore[union-attr]
     assert OneShot(store, verifier=False).summarize("v1").pros[0].text == "Great wifi everywhere."
+
+
+# -- background extraction: the next query is synthesized while this one's triplets are extracted
+def _three_queries(store):
+    """A Summarizer answering three queries with extractive (non-model) highlights, one of them on the wrong side."""
+    from opinio_agents.synthesis.summarizer import Draft, Summarizer
+
+    class ThreeQueries(Summarizer):
+        name = "three-queries"
+        query_free = True
+
+        def draft(self, request):
+            def outcomes():
+                for query, text, evidence in (
+                    ("wifi", "Great wifi everywhere.", NEG_WIFI),
+                    ("pool", "Free and fast wifi.", POS_WIFI),
+                    ("wifi again", "The wifi was slow all week.", NEG_WIFI),
+                ):
+                    item = QueryEvidence(query=query, evidence=evidence)
+                    side = PROS if "Great" in text or "Free" in text else CONS
+                    yield SynthesisOutcome(item=item, highlights=[
+                        Highlight(query=query, polarity=side, text=text, evidence=evidence)
+                    ])
+
+            return Draft(entity_id=request.entity_key, entity_name="", queries=["wifi", "pool", "wifi again"],
+                         outcomes=outcomes())
+
+    return ThreeQueries
+
+
+def test_background_extraction_gives_the_sequential_verdicts_in_query_order(wrong_side_run) -> None:
+    from opinio_agents.synthesis.summarizer import SummaryDone
+
+    kind = _three_queries(wrong_side_run.store)
+    runs = {}
+    for prefetch in (False, True):
+        extractor = LexiconExtractor()
+        verifier = HighlightVerifier(extractor, similarity=no_similarity, prefetch=prefetch)
+        events = list(kind(wrong_side_run.store, verifier=verifier).stream("v1"))
+        assert isinstance(events[-1], SummaryDone)
+        assert [e.item.query for e in events[:-1]] == ["wifi", "pool", "wifi again"]
+        runs[prefetch] = (events[-1].result, extractor.seen)
+    sequential, prefetched = runs[False][0], runs[True][0]
+    assert [(h.query, h.polarity, h.text, h.verification) for h in prefetched.highlights] == [
+        (h.query, h.polarity, h.text, h.verification) for h in sequential.highlights
+    ]
+    assert [h.verification.action for h in prefetched.highlights].count("rewritten") == 1  # type: ignore[union-attr]
+    assert sorted(runs[True][1]) == sorted(runs[False][1])  # each text extracted once, ahead or not
+
+
+def test_prefetch_does_nothing_when_off_or_cached() -> None:
+    h = Highlight(query="wi-fi", polarity=CONS, text="The wifi was slow all week.", evidence=NEG_WIFI)
+    assert HighlightVerifier(LexiconExtractor(), similarity=no_similarity, prefetch=False).prefetch([h]) is None
+    extractor = LexiconExtractor()
+    verifier = HighlightVerifier(extractor, similarity=no_similarity)
+    ahead = verifier.prefetch([h])
+    assert ahead is not None and len(ahead.result()) == 2  # the text and the other cited sentence
+    assert verifier.prefetch([h]) is None and len(extractor.seen) == 2
+
+
+def test_a_background_extraction_error_is_raised_in_the_callers_thread(wrong_side_run) -> None:
+    class Broken(TripletExtractor):
+        def extract(self, sentences):
+            raise RuntimeError("the triplet model is broken")
+
+    verifier = HighlightVerifier(Broken(), similarity=no_similarity)
+    with pytest.raises(RuntimeError, match="broken"):
+        _three_queries(wrong_side_run.store)(wrong_side_run.store, verifier=verifier).summarize("v1")

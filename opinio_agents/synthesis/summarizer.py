@@ -45,6 +45,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -442,10 +443,14 @@ class Summarizer(ABC):
         stored: list[StoredSentence] | None = None
         trends = 0.0
         llm: LLMOutcomes | None = None
-        for raw in draft.outcomes:
-            outcome = self.checks.guard(raw)
+
+        def finish(raw: SynthesisOutcome, outcome: SynthesisOutcome, ahead: Future[Any] | None) -> SynthesisOutcome:
+            """One guarded outcome verified (its triplets maybe extracted ahead), counted and filed."""
+            nonlocal verifying, stored, trends, llm, dropped
             if verifier is not None:
                 v0 = time.perf_counter()
+                if ahead is not None:
+                    wait([ahead])  # its error, if any, is raised by verify_outcome in this thread
                 outcome, lost = verify_outcome(verifier, self.checks, outcome)
                 if raw.llm in ("answered", "repaired"):
                     outcome, lost = _replace_contradicted(outcome, lost, draft.fallback, verifier, self.checks)
@@ -464,7 +469,26 @@ class Summarizer(ABC):
                 attach_trends(outcome.highlights, stored, draft.mentions, weighting=request.weighting)
                 trends += time.perf_counter() - r0
             by_query.setdefault(outcome.item.query, []).append(outcome)
-            yield outcome
+            return outcome
+
+        # Extractive highlights are verified one query late: their triplets are extracted in the
+        # background while the next query is synthesized (HighlightVerifier.prefetch). A model's
+        # highlights are verified at once, so a slow model never delays what is streamed.
+        held: tuple[SynthesisOutcome, SynthesisOutcome, Future[Any]] | None = None
+        for raw in draft.outcomes:
+            outcome = self.checks.guard(raw)
+            ahead = None
+            if verifier is not None and raw.llm is None and outcome.highlights:
+                ahead = verifier.prefetch(outcome.highlights)
+            if held is not None:
+                yield finish(*held)
+                held = None
+            if ahead is not None:
+                held = (raw, outcome, ahead)
+            else:
+                yield finish(raw, outcome, None)
+        if held is not None:
+            yield finish(*held)
         synthesis = time.perf_counter() - t0 - verifying - trends
 
         result = HighlightSet(entity_id=draft.entity_id, entity_name=draft.entity_name)

@@ -55,6 +55,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -84,6 +85,7 @@ __all__ = [
     "judge",
     "sentence_stance",
     "second_reading",
+    "checked_texts",
     "verify_outcome",
     "VerificationSettings",
     "VERIFICATION_SETTINGS",
@@ -106,12 +108,16 @@ class VerificationSettings:
             counts as discussed.
         mixed_share: Share of its cited sentences (two at least) that, read the other way, make a
             highlight ``weak``: a PRO shown over 3 praises and 2 complaints is mixed, not supported.
+        prefetch: Extract a query's triplets in a background thread while the next query is
+            synthesized (:meth:`HighlightVerifier.prefetch`): the extractor's native forward pass
+            runs beside the Python synthesis; off, verification runs after each query, in turn.
     """
 
     verify_by_default: bool = False
     weak_of: float = 0.5
     aspect_similarity: float = 0.6
     mixed_share: float = 0.4
+    prefetch: bool = True
 
 
 #: The settings verification uses unless a caller passes others.
@@ -123,6 +129,33 @@ _SIDE_SIGN = {Polarity.PROS: 1, Polarity.CONS: -1}
 _WORD = re.compile(r"[a-z0-9']+")
 _SIDE_NAME = {Polarity.PROS: "PRO", Polarity.CONS: "CON"}
 _SIGN_WORD = {1: "positive", -1: "negative"}
+_PREFETCH: ThreadPoolExecutor | None = None
+_PREFETCH_LOCK = threading.Lock()
+
+
+def _prefetcher() -> ThreadPoolExecutor:
+    """The one background thread that extracts triplets ahead of verification (started on first use).
+
+    One thread per process: the extractor's ONNX/torch run already uses every core, and its
+    native code releases the GIL, so it runs beside the (Python) synthesis of the next query.
+    """
+    global _PREFETCH
+    with _PREFETCH_LOCK:
+        if _PREFETCH is None:
+            _PREFETCH = ThreadPoolExecutor(max_workers=1, thread_name_prefix="opinio-triplets")
+        return _PREFETCH
+
+
+def checked_texts(highlights: Sequence[Highlight]) -> list[str]:
+    """The texts whose triplets verifying ``highlights`` reads: each highlight's text and its cited sentences.
+
+    Example:
+        >>> h = Highlight(query="wifi", polarity=Polarity.CONS, text="Slow wifi.",
+        ...               evidence=[Evidence(sentence_id="1:1:0", text="The wifi was slow.")])
+        >>> checked_texts([h, h])
+        ['Slow wifi.', 'The wifi was slow.']
+    """
+    return list(dict.fromkeys(s for h in highlights for s in (h.text, *(e.text for e in h.evidence))))
 
 
 def _sign(value: float, threshold: float = 0.0) -> int:
@@ -355,6 +388,8 @@ class HighlightVerifier:
         similarity: OF (and aspect) similarity; cosine under ``encoder`` when ``None``.
         encoder: The sentence encoder of that default similarity (the shared MiniLM when ``None``).
         cache_size: Sentences whose triplets are remembered (repeated evidence is extracted once).
+        prefetch: Let :meth:`prefetch` extract in the background (``VerificationSettings.prefetch``
+            when ``None``); off, it does nothing and each query is verified as soon as it is written.
 
     Thread-safe: one verifier may serve the threads of a server.
 
@@ -378,9 +413,11 @@ class HighlightVerifier:
         similarity: OpinionSimilarity | None = None,
         encoder: Encoder | None = None,
         cache_size: int = 50_000,
+        prefetch: bool | None = None,
     ) -> None:
         if cache_size < 0:
             raise ConfigError(f"cache_size={cache_size} must be >= 0")
+        self.prefetching = VERIFICATION_SETTINGS.prefetch if prefetch is None else bool(prefetch)
         self._extractor = extractor
         self._similarity = similarity
         self._encoder = encoder
@@ -426,9 +463,28 @@ class HighlightVerifier:
                     self._cache.popitem(last=False)
         return [known[t] for t in texts]
 
+    def prefetch(self, highlights: Sequence[Highlight]) -> Future[list[list[Triplet]]] | None:
+        """Start extracting the triplets that verifying ``highlights`` reads, in a background thread.
+
+        :meth:`Summarizer.stream <opinio_agents.synthesis.summarizer.Summarizer.stream>` calls it
+        as soon as a query's extractive highlights are written and verifies them after the next
+        query's synthesis, so the extractor's forward pass runs beside that synthesis instead of
+        after it. Returns the future (its result is also in this verifier's cache), or None when
+        every text is already cached or prefetching is off. Waiting on it is optional: :meth:`verify`
+        extracts whatever is still missing itself, and an extraction error is raised there, in the
+        caller's thread.
+        """
+        if not self.prefetching:
+            return None
+        texts = checked_texts(highlights)
+        with self._lock:
+            if all(t in self._cache for t in texts):
+                return None
+        return _prefetcher().submit(self.triplets, texts)
+
     def verify(self, highlights: Sequence[Highlight]) -> list[Verification]:
         """The verification of each highlight against its own cited evidence (nothing is changed)."""
-        self.triplets([s for h in highlights for s in (h.text, *(e.text for e in h.evidence))])
+        self.triplets(checked_texts(highlights))
         out = []
         for h in highlights:
             mine, *cited = self.triplets([h.text, *(e.text for e in h.evidence)])
