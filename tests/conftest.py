@@ -140,6 +140,34 @@ def _install_guards() -> None:
 _install_guards()
 
 
+# --------------------------------------------------------------------------- verification default
+# Verification is on by default (VerificationSettings.verify_by_default), and the default verifier
+# runs the triplet model. Tests that do not ask for verification run without it, so the fast tier
+# loads no model and the slow tier pays the extractor only where a test checks verdicts: a test
+# that verifies says verify=True or passes a verifier, and a test of the shipped default requests
+# the ``verify_by_default`` fixture. Subprocesses (the CLI tests) keep the shipped default.
+def _verify_default(value: bool) -> None:
+    from opinio_agents.synthesis.verification import VERIFICATION_SETTINGS
+
+    VERIFICATION_SETTINGS.__dict__["verify_by_default"] = value  # the frozen instance every caller reads
+
+
+_verify_default(False)
+
+
+@pytest.fixture
+def verify_by_default() -> Iterator[bool]:
+    """The shipped verification default (on) for one test; yields it."""
+    from opinio_agents.synthesis.verification import VerificationSettings
+
+    shipped = VerificationSettings().verify_by_default
+    _verify_default(shipped)
+    try:
+        yield shipped
+    finally:
+        _verify_default(False)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if MODEL_FIXTURES.intersection(getattr(item, "fixturenames", ())):

@@ -582,3 +582,17 @@ def test_a_background_extraction_error_is_raised_in_the_callers_thread(wrong_sid
     verifier = HighlightVerifier(Broken(), similarity=no_similarity)
     with pytest.raises(RuntimeError, match="broken"):
         _three_queries(wrong_side_run.store)(wrong_side_run.store, verifier=verifier).summarize("v1")
+
+
+def test_verification_is_on_by_default_on_every_path(verify_by_default, tmp_path) -> None:
+    """The shipped default verifies when nobody says: the façade (CLI, service, MCP, agent tools) and any summarizer."""
+    from opinio_agents.api import OpinioRAG
+    from opinio_agents.synthesis.summarizer import resolve_verifier
+    from opinio_agents.synthesis.verification import VerificationSettings
+    from tests.fake_encoder import HashEncoder
+
+    assert verify_by_default is True and VerificationSettings().verify_by_default is True
+    assert isinstance(resolve_verifier(None), HighlightVerifier) and resolve_verifier(False) is None
+    rag = OpinioRAG(tmp_path / "store", encoder=HashEncoder())
+    assert isinstance(rag.verifier(), HighlightVerifier) and rag.verifier() is rag.verifier()
+    assert rag.verifier(False) is None and OpinioRAG(tmp_path / "store", verify=False).verifier() is None

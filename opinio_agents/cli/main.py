@@ -265,9 +265,9 @@ def highlight_cmd(
         typer.Option(
             "--verify/--no-verify",
             help="Check every highlight against its own evidence (AR/SF/OF and a verdict; contradicted "
-            "ones are rewritten from the evidence or dropped). Default: on whenever a model writes the "
-            "highlights (--llm); off on the extractive path, where an entity's first check costs about "
-            "2.6x the synthesis time (benchmarks/verification.py).",
+            "ones are rewritten from the evidence or dropped). Default: on; an entity's first check "
+            "loads the triplet model and waits about as long as the synthesis, later ones a tenth of it "
+            "(benchmarks/verification.py). --no-verify skips it.",
         ),
     ] = None,
     since: Annotated[

@@ -99,9 +99,10 @@ class VerificationSettings:
 
     Attributes:
         verify_by_default: Whether summarizers verify when nobody says (``opinio highlight
-            --verify/--no-verify``); off, since on the default (extractive) path an entity's first
-            verification costs about 2.6x its synthesis time on the shipped sample (1.3x on SPACE
-            dev hotels; a default may cost 1.5x), a fifth or less once its triplets are cached.
+            --verify/--no-verify``, the API, the service, MCP and the agent tools); on, since on the
+            default (extractive) path an entity's first verification now waits about 1.0x its
+            synthesis time on the shipped sample and 0.4x on SPACE dev hotels (medians of 3; a default
+            may cost 1.5x), under a tenth once its triplets are cached (``benchmarks/README.md``).
         weak_of: Opinion faithfulness below this makes a highlight ``weak`` (its wording drifts from
             the reviewers').
         aspect_similarity: An aspect of the highlight at least this similar to an evidence aspect
@@ -113,7 +114,7 @@ class VerificationSettings:
             runs beside the Python synthesis; off, verification runs after each query, in turn.
     """
 
-    verify_by_default: bool = False
+    verify_by_default: bool = True
     weak_of: float = 0.5
     aspect_similarity: float = 0.6
     mixed_share: float = 0.4
