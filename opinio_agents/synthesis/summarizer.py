@@ -423,6 +423,11 @@ class Summarizer(ABC):
     ) -> Iterator[SummaryEvent]:
         """Yield each query's guarded outcome as it completes, then one :class:`SummaryDone`.
 
+        When verifying, an outcome of extractive highlights is yielded once the next query is
+        synthesized: its triplets are extracted in the background meanwhile
+        (:meth:`~opinio_agents.synthesis.verification.HighlightVerifier.prefetch`). Outcomes come
+        in the order of the draft either way.
+
         Args:
             request: A planned request, or an entity id (planned here by :meth:`request`).
             queries: With an entity id: its queries (None: the expert-review ones).
