@@ -596,3 +596,21 @@ def test_verification_is_on_by_default_on_every_path(verify_by_default, tmp_path
     rag = OpinioRAG(tmp_path / "store", encoder=HashEncoder())
     assert isinstance(rag.verifier(), HighlightVerifier) and rag.verifier() is rag.verifier()
     assert rag.verifier(False) is None and OpinioRAG(tmp_path / "store", verify=False).verifier() is None
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_forked_child_prefetches_with_its_own_thread() -> None:
+    """A child forked after the parent's background thread started must not wait on a thread it lacks."""
+    import os
+
+    h = Highlight(query="wi-fi", polarity=CONS, text="Wifi broken.", evidence=POS_WIFI)
+    assert HighlightVerifier(LexiconExtractor(), similarity=no_similarity).prefetch([h]).result() is not None  # type: ignore[union-attr]
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only when its own prefetch completes
+        try:
+            ahead = HighlightVerifier(LexiconExtractor(), similarity=no_similarity).prefetch([h])
+            os._exit(0 if ahead is not None and len(ahead.result(timeout=20)) == 2 else 1)
+        except BaseException:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0

@@ -51,6 +51,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections import OrderedDict
@@ -130,7 +131,7 @@ _SIDE_SIGN = {Polarity.PROS: 1, Polarity.CONS: -1}
 _WORD = re.compile(r"[a-z0-9']+")
 _SIDE_NAME = {Polarity.PROS: "PRO", Polarity.CONS: "CON"}
 _SIGN_WORD = {1: "positive", -1: "negative"}
-_PREFETCH: ThreadPoolExecutor | None = None
+_PREFETCH: tuple[int, ThreadPoolExecutor] | None = None  # (pid, executor)
 _PREFETCH_LOCK = threading.Lock()
 
 
@@ -139,12 +140,14 @@ def _prefetcher() -> ThreadPoolExecutor:
 
     One thread per process: the extractor's ONNX/torch run already uses every core, and its
     native code releases the GIL, so it runs beside the (Python) synthesis of the next query.
+    A forked child (whose copy of the executor has no thread) starts its own.
     """
     global _PREFETCH
+    pid = os.getpid()
     with _PREFETCH_LOCK:
-        if _PREFETCH is None:
-            _PREFETCH = ThreadPoolExecutor(max_workers=1, thread_name_prefix="opinio-triplets")
-        return _PREFETCH
+        if _PREFETCH is None or _PREFETCH[0] != pid:
+            _PREFETCH = (pid, ThreadPoolExecutor(max_workers=1, thread_name_prefix="opinio-triplets"))
+        return _PREFETCH[1]
 
 
 def checked_texts(highlights: Sequence[Highlight]) -> list[str]:
