@@ -103,7 +103,8 @@ class VerificationSettings:
             --verify/--no-verify``, the API, the service, MCP and the agent tools); on, since on the
             default (extractive) path an entity's first verification now waits about 1.0x its
             synthesis time on the shipped sample and 0.4x on SPACE dev hotels (medians of 3; a default
-            may cost 1.5x), under a tenth once its triplets are cached (``benchmarks/README.md``).
+            may cost 1.5x; counting the synthesis its background extraction slows, 0.7-1.5x and
+            0.1-0.25x), under a tenth once its triplets are cached (``benchmarks/README.md``).
         weak_of: Opinion faithfulness below this makes a highlight ``weak`` (its wording drifts from
             the reviewers').
         aspect_similarity: An aspect of the highlight at least this similar to an evidence aspect
