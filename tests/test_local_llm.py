@@ -179,3 +179,25 @@ def test_llama_cpp_server_honours_response_format_json_schema(local_llm_path: Pa
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_prefix_cache_reused_in_place_gives_the_tokens_of_a_cold_prompt(local_llm: LocalChatModel) -> None:
+    """Greedy answers are the same with the stored prefix (cut and reused in place) and without it."""
+    import torch
+
+    from opinio_agents.llm.local import _is_growing
+
+    system = ("system", "You answer questions about hotels in one short sentence. " * 6)
+    warm = local_llm.model_copy(update={"threads": 1}).bind(max_new_tokens=12)
+    cold = local_llm.model_copy(update={"prefix_cache": False}).bind(max_new_tokens=12)
+    questions = ["What is a hotel lobby?", "What is a minibar?"]
+    threads = torch.get_num_threads()
+    warm.invoke([system, ("human", questions[0])])
+    answers = [warm.invoke([system, ("human", q)]) for q in reversed(questions)]  # the second one cuts the first
+    assert torch.get_num_threads() == threads  # restored after generating
+    assert all(a.response_metadata["reused_prefix_tokens"] >= len(local_llm.prompt_ids([system])) - 8 for a in answers)
+    assert _is_growing(local_llm._loaded().prefix_kv)
+    for question, answer in zip(reversed(questions), answers, strict=True):
+        fresh = cold.invoke([system, ("human", question)])
+        assert fresh.response_metadata["reused_prefix_tokens"] == 0
+        assert answer.content == fresh.content and answer.content

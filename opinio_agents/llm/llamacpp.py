@@ -33,7 +33,6 @@ Example:
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import time
@@ -51,6 +50,7 @@ from opinio_agents.llm.local_common import (
     DEFAULT_REPETITION_PENALTY,
     InProcessChatModel,
     count_call,
+    default_threads,
     message_role,
     message_text,
     stop_at,
@@ -70,25 +70,6 @@ def llama_cpp_available() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("llama_cpp") is not None
-
-
-def _cores() -> int:
-    """The CPU cores this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def default_threads() -> int:
-    """llama.cpp threads when none are given: half the cores (llama.cpp's own default), at least one.
-
-    llama.cpp's threads wait for each other by spinning, so they collapse when the cores are shared:
-    on 2 cores under a load of 10, 2 threads evaluated a 1,200-token prompt at 19-22 tokens/s and
-    1 thread at 61-69 (``benchmarks/llm_profile.py --threads``); on a machine of one's own, pass
-    ``threads=`` up to the number of cores.
-    """
-    return max(1, _cores() // 2)
 
 
 class _Engine:

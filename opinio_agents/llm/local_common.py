@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -31,11 +32,33 @@ __all__ = [
     "structured_chain",
     "count_call",
     "DEFAULT_REPETITION_PENALTY",
+    "default_threads",
 ]
 
 #: Repetition penalty of local models: 1.15 stops SmolLM2-135M repeating a clause until the token
 #: limit (issue 20) while leaving the JSON keys the grammar forces untouched.
 DEFAULT_REPETITION_PENALTY = 1.15
+
+
+def _cores() -> int:
+    """The CPU cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def default_threads() -> int:
+    """CPU threads of a local model when none are given: half the cores (llama.cpp's own default), at least one.
+
+    The threads of one matrix product wait for each other by spinning, so they collapse when the cores
+    are shared: on 2 cores under a load of 10, llama.cpp with 2 threads evaluated a 1,200-token prompt
+    at 19-22 tokens/s and with 1 thread at 61-69 (``benchmarks/llm_profile.py --threads``); torch with
+    2 threads spent 0.24 CPU-s a generated token of SmolLM2-135M and with 1 thread 0.05
+    (``benchmarks/llm_profile.py --hf-threads``). On a machine of one's own, pass ``threads=`` up to the
+    number of cores.
+    """
+    return max(1, _cores() // 2)
 
 
 class InProcessChatModel(BaseChatModel):
