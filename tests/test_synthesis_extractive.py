@@ -229,3 +229,13 @@ def test_support_describe_edge_cases() -> None:
     assert Support(reviews=5, neutral=5).describe() == "mentioned in 5 reviews, no clear sentiment"
     assert Support(reviews=1, negative=1, total_reviews=3).describe() == "mentioned in 1 of 3 reviews, 100% negative"
     assert np.isclose(Support(reviews=4, negative=3).share_negative, 0.75)
+
+
+def test_clean_sentence_decodes_no_character_reference() -> None:
+    """Readers decode references once on ingest; a key point keeps what the reviewer wrote after that."""
+    from opinio_agents.io.base import decode_entities
+
+    written = decode_entities("Snacks &amp;amp; water, this&nothing, caf&eacute; &#39;free&#39;")
+    assert written == "Snacks &amp; water, this&nothing, café 'free'"
+    assert clean_sentence(written) == written
+    assert to_key_point(written, "snacks") == written + "."

@@ -6,7 +6,7 @@ about the query, drop discourse fillers ("Overall,", "To be honest,"), a leading
 account of what the reviewer did ("We stayed 3 nights and the room was spotless"
 -> "The room was spotless.") and first-person framing ("We loved ..." -> "Loved ...",
 "Our room ..." -> "The room ..."), tidy noise (HTML
-remnants, emoji, "!!!"), cap the length at a clause boundary and end with a
+tags, emoji, "!!!"), cap the length at a clause boundary and end with a
 period.
 
 Example:
@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -123,8 +122,17 @@ _OWNER = re.compile(r"^(?:our|my)\s+(?=[a-z])", re.IGNORECASE)
 
 
 def clean_sentence(text: str) -> str:
-    """Remove HTML remnants, emoji and repeated punctuation; normalise whitespace."""
-    text = html.unescape(_TAG.sub(" ", text))
+    """Remove HTML tags, emoji and repeated punctuation; normalise whitespace.
+
+    Character references are not decoded here: every reader decodes them once, on ingest
+    (:func:`~opinio_agents.io.base.decoded_entity`), so what is left is what the reviewer wrote
+    ("snacks &amp; water", "this&nothing") and a second decoding would change it.
+
+    Example:
+        >>> clean_sentence("<b>Snacks</b> &amp; water, this&nothing!!!")
+        'Snacks &amp; water, this&nothing!'
+    """
+    text = _TAG.sub(" ", text)
     text = _NON_TEXT.sub(" ", text)
     text = _REPEAT_PUNCT.sub(r"\1", text)
     text = _SPACES.sub(" ", text).strip()
