@@ -121,7 +121,7 @@ class QueryFreeSettings:
     alpha: float = 60.0
     clusters_per_aspect: float = 2.0
     second_aspects: bool = False
-    weights: SelectionWeights = SelectionWeights(centrality=0.8)
+    weights: SelectionWeights = SelectionWeights(centrality=0.8, genericity=0.4)
     name_weight: float = 0.0
     distinct_topics: bool = False
     judge_below: float = 0.5
