@@ -139,7 +139,7 @@ def test_evidence_polarity() -> None:
         ("We loved the breakfast buffet 😍😍", "breakfast buffet", "Loved the breakfast buffet."),
         ("THE POOL WAS AMAZING!!!", "pool", "The pool was amazing."),
         ("To be honest, parking is expensive.", "parking", "Parking is expensive."),
-        ("Great staff<br/>and &amp; clean rooms", "staff", "Great staff and & clean rooms."),
+        ("Great staff<br/>and & clean rooms", "staff", "Great staff and & clean rooms."),  # decoded on ingest
     ],
 )
 def test_to_key_point(text: str, query: str, expected: str) -> None:
@@ -239,3 +239,11 @@ def test_clean_sentence_decodes_no_character_reference() -> None:
     assert written == "Snacks &amp; water, this&nothing, café 'free'"
     assert clean_sentence(written) == written
     assert to_key_point(written, "snacks") == written + "."
+
+
+def test_key_points_drop_the_reviewers_framing_of_a_judgement() -> None:
+    assert to_key_point("I thought the breakfast cost was too high.", "breakfast") == "The breakfast cost was too high."
+    assert to_key_point("We found the rooms to be clean and quiet.", "rooms") == "The rooms were clean and quiet."
+    assert to_key_point("We found the hotel staff to be friendly.", "staff") == "The hotel staff was friendly."
+    # Framing around no judged thing stays as written.
+    assert to_key_point("I felt welcome.", "welcome") == "I felt welcome."
