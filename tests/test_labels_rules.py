@@ -174,3 +174,22 @@ def test_a_name_few_sentences_of_the_entity_use_still_names_its_cluster():
     texts = ["The accolades were framed.", "Accolades on the wall."] + [f"The pool was nice {i}." for i in range(8)]
     clusters = [[0, 1], [2, 3, 4]]
     assert [label.text for label in _namer().name(clusters, _tokens(texts), texts)] == ["accolades", "pool"]
+
+
+def test_a_lone_incidental_noun_names_nothing_but_a_longer_name_keeps_it():
+    # hiro_labels.json "incidental_nouns": "a deposit on your card", "the photos online", "the taxi
+    # from the airport" name no aspect (issue 21); "the key card" still names the key card.
+    from opinio_agents.hiro.labels import noun_phrases
+
+    def surfaces(text):
+        return [s for _, s in noun_phrases(text)]
+
+    assert surfaces("They take a deposit on your card.") == ["deposit"]
+    assert surfaces("The photos online are accurate and the weather was great.") == []
+    assert surfaces("The key card was lost.") == ["key card"]
+    texts = [
+        "They take a deposit on your card.", "Card payments only.", "Bring your card.",
+        "The card was charged twice.", "The pool was nice.", "Nice pool.",
+    ]
+    labels = _namer().name([[0, 1, 2, 3], [4, 5]], _tokens(texts), texts)
+    assert all(label is None or "card" not in label.text.split() for label in labels)

@@ -139,7 +139,7 @@ def test_evidence_polarity() -> None:
         ("We loved the breakfast buffet 😍😍", "breakfast buffet", "Loved the breakfast buffet."),
         ("THE POOL WAS AMAZING!!!", "pool", "The pool was amazing."),
         ("To be honest, parking is expensive.", "parking", "Parking is expensive."),
-        ("Great staff<br/>and &amp; clean rooms", "staff", "Great staff and & clean rooms."),
+        ("Great staff<br/>and & clean rooms", "staff", "Great staff and & clean rooms."),  # decoded on ingest
     ],
 )
 def test_to_key_point(text: str, query: str, expected: str) -> None:
@@ -229,3 +229,21 @@ def test_support_describe_edge_cases() -> None:
     assert Support(reviews=5, neutral=5).describe() == "mentioned in 5 reviews, no clear sentiment"
     assert Support(reviews=1, negative=1, total_reviews=3).describe() == "mentioned in 1 of 3 reviews, 100% negative"
     assert np.isclose(Support(reviews=4, negative=3).share_negative, 0.75)
+
+
+def test_clean_sentence_decodes_no_character_reference() -> None:
+    """Readers decode references once on ingest; a key point keeps what the reviewer wrote after that."""
+    from opinio_agents.io.base import decode_entities
+
+    written = decode_entities("Snacks &amp;amp; water, this&nothing, caf&eacute; &#39;free&#39;")
+    assert written == "Snacks &amp; water, this&nothing, café 'free'"
+    assert clean_sentence(written) == written
+    assert to_key_point(written, "snacks") == written + "."
+
+
+def test_key_points_drop_the_reviewers_framing_of_a_judgement() -> None:
+    assert to_key_point("I thought the breakfast cost was too high.", "breakfast") == "The breakfast cost was too high."
+    assert to_key_point("We found the rooms to be clean and quiet.", "rooms") == "The rooms were clean and quiet."
+    assert to_key_point("We found the hotel staff to be friendly.", "staff") == "The hotel staff was friendly."
+    # Framing around no judged thing stays as written.
+    assert to_key_point("I felt welcome.", "welcome") == "I felt welcome."

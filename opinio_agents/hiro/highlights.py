@@ -103,7 +103,8 @@ class QueryFreeSettings:
             default is 4): at alpha 60 the popular aspects are already first.
         second_aspects: Whether the summary's aspect discovery ranks second aspects (off: they lowered
             general ROUGE-L).
-        weights: Selection weights of query-free key points: centrality counts most.
+        weights: Selection weights of query-free key points: centrality counts most, and genericity (0.4, the
+            default 0.25) prefers a general statement to one guest's account.
         name_weight: Summary share of aspects that are names (the city, the hotel): none until every
             real aspect has its point.
         distinct_topics: Whether further key points must each raise a topic or an opinion of their own
@@ -121,7 +122,7 @@ class QueryFreeSettings:
     alpha: float = 60.0
     clusters_per_aspect: float = 2.0
     second_aspects: bool = False
-    weights: SelectionWeights = SelectionWeights(centrality=0.8)
+    weights: SelectionWeights = SelectionWeights(centrality=0.8, genericity=0.4)
     name_weight: float = 0.0
     distinct_topics: bool = False
     judge_below: float = 0.5

@@ -312,7 +312,8 @@ def noun_phrases(text: str, *, max_words: int = 3) -> list[tuple[tuple[str, ...]
     A phrase is a maximal run of noun-ish words (:func:`~opinio_agents.hiro.lexical.is_aspect_token`:
     nouns that carry no sentiment and are not generic) trimmed to end in a word with
     a noun but no adjective reading, keeping its last ``max_words`` words; every
-    tail of it is returned too ("front desk staff", "desk staff", "staff").
+    tail of it is returned too ("front desk staff", "desk staff", "staff"), except a lone
+    incidental noun (``hiro_labels.json`` ``incidental_nouns``: "card", "photos", "taxi").
 
     Example:
         >>> [surface for _, surface in noun_phrases("The front desk staff were great, wi-fi slow.")]
@@ -320,6 +321,7 @@ def noun_phrases(text: str, *, max_words: int = 3) -> list[tuple[tuple[str, ...]
     """
     out: list[tuple[tuple[str, ...], str]] = []
     run: list[tuple[str, str]] = []
+    incidental = word_set("hiro_labels", "incidental_nouns")
 
     def flush() -> None:
         while run and not _head_word_ok(*run[-1]):
@@ -327,6 +329,8 @@ def noun_phrases(text: str, *, max_words: int = 3) -> list[tuple[tuple[str, ...]
         words = run[-max_words:]
         for start in range(len(words)):
             tail = words[start:]
+            if len(tail) == 1 and tail[0][0] in incidental:
+                continue  # "a deposit on your card" names nothing; "the key card" still names the key card
             out.append((tuple(t for t, _ in tail), " ".join(w for _, w in tail)))
         run.clear()
 

@@ -5,8 +5,9 @@ cannot paraphrase, so we *trim*: keep the clause that carries the opinion
 about the query, drop discourse fillers ("Overall,", "To be honest,"), a leading
 account of what the reviewer did ("We stayed 3 nights and the room was spotless"
 -> "The room was spotless.") and first-person framing ("We loved ..." -> "Loved ...",
-"Our room ..." -> "The room ..."), tidy noise (HTML
-remnants, emoji, "!!!"), cap the length at a clause boundary and end with a
+"Our room ..." -> "The room ...", "I thought the X was Y" and "We found the X to be Y" -> "The X was Y"),
+tidy noise (HTML
+tags, emoji, "!!!"), cap the length at a clause boundary and end with a
 period.
 
 Example:
@@ -16,7 +17,6 @@ Example:
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -118,13 +118,33 @@ _FIRST_PERSON = re.compile(
     r"(loved|liked|enjoyed|appreciated|adored|hated|disliked|found|thought|noticed)\b\s*",
     re.IGNORECASE,
 )
+#: "I thought the breakfast was too expensive": the reviewer's framing of a clause that states the opinion itself.
+_JUDGED_CLAUSE = re.compile(
+    r"^(?:i|we)\s+(?:really\s+|also\s+|just\s+)?(?:thought|think|felt|feel|believe|believed|noticed)\s+(?:that\s+)?"
+    r"(?=(?:the|this|it|its|there|everything|all)\b[^,;]*?\b(?:was|were|is|are|had|has)\b)",
+    re.IGNORECASE,
+)
+#: "We found the staff to be friendly": the reviewer's framing of a judgement of a thing.
+_FOUND_TO_BE = re.compile(
+    r"^(?:i|we)\s+(?:really\s+|also\s+|always\s+)?found\s+((?:the|its)\s+[a-z][a-z -]{0,40}?)\s+to\s+be\s+(?=\S)",
+    re.IGNORECASE,
+)
 _PERSONAL = re.compile(r"\b(?:i|we|my|our|me|us|i'm|we're|i've|we've|i'd|we'd)\b", re.IGNORECASE)
 _OWNER = re.compile(r"^(?:our|my)\s+(?=[a-z])", re.IGNORECASE)
 
 
 def clean_sentence(text: str) -> str:
-    """Remove HTML remnants, emoji and repeated punctuation; normalise whitespace."""
-    text = html.unescape(_TAG.sub(" ", text))
+    """Remove HTML tags, emoji and repeated punctuation; normalise whitespace.
+
+    Character references are not decoded here: every reader decodes them once, on ingest
+    (:func:`~opinio_agents.io.base.decoded_entity`), so what is left is what the reviewer wrote
+    ("snacks &amp; water", "this&nothing") and a second decoding would change it.
+
+    Example:
+        >>> clean_sentence("<b>Snacks</b> &amp; water, this&nothing!!!")
+        'Snacks &amp; water, this&nothing!'
+    """
+    text = _TAG.sub(" ", text)
     text = _NON_TEXT.sub(" ", text)
     text = _REPEAT_PUNCT.sub(r"\1", text)
     text = _SPACES.sub(" ", text).strip()
@@ -292,6 +312,26 @@ def _impersonal(clause: str) -> str:
     return clause
 
 
+def _unframed(clause: str) -> str:
+    """``clause`` without the reviewer's framing of its judgement: "I thought the X was Y" is "the X was Y",
+    "We found the X to be Y" is "the X was Y" ("were" after a plural head).
+
+    Example:
+        >>> _unframed("I thought the breakfast cost was too high"), _unframed("We found the rooms to be clean")
+        ('the breakfast cost was too high', 'the rooms were clean')
+        >>> _unframed("I felt welcome"), _unframed("We found it to be great")
+        ('I felt welcome', 'We found it to be great')
+    """
+    clause = _JUDGED_CLAUSE.sub("", clause, count=1)
+    found = _FOUND_TO_BE.match(clause)
+    if found:
+        thing = found.group(1)
+        head = thing.split()[-1].lower()
+        verb = "were" if head.endswith("s") and not head.endswith("ss") else "was"
+        clause = f"{thing} {verb} {clause[found.end():]}"
+    return clause
+
+
 def to_key_point(
     text: str, query: str, *, sign: int = 0, max_words: int = KEY_POINT_SETTINGS.max_words, terms: Sequence[str] = ()
 ) -> str:
@@ -299,7 +339,7 @@ def to_key_point(
     cleaned = clean_sentence(text)
     clause = best_clause(cleaned, query, sign, terms=terms)
     clause = _FILLERS.sub("", clause).strip()
-    clause = _impersonal(clause)
+    clause = _unframed(_impersonal(clause))
     match = _FIRST_PERSON.match(clause)
     if match:
         clause = match.group(1).capitalize() + " " + clause[match.end() :]
