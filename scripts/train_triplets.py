@@ -120,7 +120,7 @@ def main() -> None:
         indent=2,
     ))
     if not args.dry_run:
-        save_head(heads, report, args.out)
+        save_head(heads, report, args.out, encoder=args.encoder)
         print(f"saved to {args.out}")
 
 
