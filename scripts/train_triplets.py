@@ -18,6 +18,7 @@ import argparse
 import json
 from pathlib import Path
 
+from opinio_agents.triplets.features import load_encoder
 from opinio_agents.triplets.head import HeadConfig
 from opinio_agents.triplets.training import TrainConfig, save_head, train_ensemble
 
@@ -75,9 +76,18 @@ def main() -> None:
         help="with --refit: the seeds trained on the held-out split and calibrated as an ensemble "
         "(default: all --seeds); the refit trains every seed with that calibration",
     )
+    parser.add_argument(
+        "--encoder", default=None,
+        help="local HF model directory of the frozen encoder (default: the shipped all-MiniLM-L6-v2)",
+    )
+    parser.add_argument(
+        "--layers", type=int, nargs="+", default=[3, 4, 5, 6],
+        help="encoder hidden states averaged into the first feature group (0 = embeddings)",
+    )
     parser.add_argument("--no-calibrate", action="store_true", help="skip the dev calibration")
     parser.add_argument("--dry-run", action="store_true", help="train and report but do not save")
     args = parser.parse_args()
+    encoder = load_encoder(args.encoder)
     config = TrainConfig(
         seed=args.seed,
         epochs=args.epochs,
@@ -95,12 +105,13 @@ def main() -> None:
         encoder_lr=args.encoder_lr,
         head=HeadConfig(
             lstm_layers=args.lstm_layers, dropout=args.dropout, hidden=args.hidden,
-            extra_layers=tuple(args.extra_layers),
+            extra_layers=tuple(args.extra_layers), encoder_layers=tuple(args.layers), enc_dim=encoder.dim,
         ),
     )
     seeds = args.seeds or [args.seed]
     heads, report = train_ensemble(
-        args.data_dir, config, seeds, cache_dir=args.cache_dir, calibration_seeds=args.calibration_seeds
+        args.data_dir, config, seeds, encoder=encoder, cache_dir=args.cache_dir,
+        calibration_seeds=args.calibration_seeds,
     )
     n_params = sum(p.numel() for h in heads for p in h.parameters())
     report["n_parameters"] = n_params
@@ -109,7 +120,7 @@ def main() -> None:
         indent=2,
     ))
     if not args.dry_run:
-        save_head(heads, report, args.out)
+        save_head(heads, report, args.out, encoder=args.encoder)
         print(f"saved to {args.out}")
 
 

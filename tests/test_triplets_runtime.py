@@ -81,3 +81,47 @@ def test_a_verifying_process_never_imports_torch(embedded, tmp_path):
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "False"
+
+
+def test_pair_geometry_is_the_words_between_the_spans():
+    """One geometry for both runtimes: brute force over every pair of spans of a 9-word sentence."""
+    from opinio_agents.triplets.headconfig import distance_bucket, pair_geometry
+
+    spans = [(i, j) for i in range(9) for j in range(i, min(i + 3, 9))]
+    aspects = [a for a in spans for _ in spans]
+    opinions = [o for _ in spans for o in spans]
+    lo, hi, dists, orders = pair_geometry(aspects, opinions)
+    for (a0, a1), (o0, o1), low, high, dist, order in zip(aspects, opinions, lo, hi, dists, orders, strict=True):
+        covered = set(range(a0, a1 + 1)) | set(range(o0, o1 + 1))
+        between = [w for w in range(min(a0, o0), max(a1, o1) + 1) if w not in covered]
+        if max(a0, o0) > min(a1, o1):  # disjoint spans: exactly the gap
+            assert list(range(low, high)) == between
+        else:  # overlapping spans: nothing between
+            assert low == high
+        assert dist == distance_bucket(high - low)
+        assert order == (0 if a0 <= o0 else 1)
+
+
+def test_numpy_pair_classifier_matches_the_torch_head():
+    """The runtime's NumPy span pairs give the torch head's pair and polarity logits (random weights)."""
+    torch = pytest.importorskip("torch")
+    from opinio_agents.triplets.head import HeadConfig, TripletHead
+    from opinio_agents.triplets.runtime import _Geometry, _Head, _prefix, _Spans
+
+    torch.manual_seed(0)
+    head = TripletHead(HeadConfig(hidden=32, span_dim=16, pair_hidden=24)).eval()
+    states = torch.randn(2, 7, 32)
+    rows = [0, 0, 1, 1, 1]
+    aspects = [(0, 1), (5, 5), (2, 2), (6, 6), (0, 0)]
+    opinions = [(3, 3), (1, 2), (2, 3), (0, 1), (0, 0)]
+    with torch.inference_mode():
+        expected = head.pair_logits(states, rows, aspects, opinions).numpy()
+        expected_polarity = head.opinion_polarity_logits(states, rows, opinions).numpy()
+    numpy_head = _Head(head.config, {k: v.numpy() for k, v in head.state_dict().items()})
+    s = states.numpy()
+    got = numpy_head.pair_logits(s, _prefix(s), _Spans(rows, aspects), _Spans(rows, opinions),
+                                 _Geometry(rows, aspects, opinions))
+    polarity = numpy_head.opinion_polarity_logits(s, _prefix(s), _Spans(rows, opinions))
+    assert got.shape == expected.shape == (5, 4)
+    assert abs(got - expected).max() < 1e-4
+    assert abs(polarity - expected_polarity).max() < 1e-4

@@ -28,7 +28,13 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from opinio_agents.triplets.headconfig import _DIST_EDGES, PAIR_LABELS, HeadConfig, distance_bucket
+from opinio_agents.triplets.headconfig import (
+    _DIST_EDGES,
+    PAIR_LABELS,
+    HeadConfig,
+    distance_bucket,
+    pair_geometry,
+)
 
 __all__ = ["HeadConfig", "TripletHead", "PAIR_LABELS", "distance_bucket"]
 
@@ -150,14 +156,7 @@ class TripletHead(nn.Module):
         """Pair-class logits ``(N, 4)`` for aligned lists of (row, aspect span, opinion span)."""
         a = self.aspect_vectors(states, rows, aspects)
         o = self.opinion_vectors(states, rows, opinions)
-        lo, hi, dists, orders = [], [], [], []
-        for (a0, a1), (o0, o1) in zip(aspects, opinions, strict=True):
-            low, high = (a1 + 1, o0) if a1 < o0 else (o1 + 1, a0)
-            high = max(high, low)
-            lo.append(low)
-            hi.append(high)
-            dists.append(distance_bucket(high - low))
-            orders.append(0 if a0 <= o0 else 1)
+        lo, hi, dists, orders = pair_geometry(aspects, opinions)
         device = states.device
         r = torch.tensor(rows, device=device)
         between = _range_mean(

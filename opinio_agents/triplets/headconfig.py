@@ -9,16 +9,27 @@ Example:
     64
     >>> distance_bucket(0), distance_bucket(6), distance_bucket(100)
     (0, 5, 10)
+    >>> pair_geometry([(4, 4)], [(0, 1)])
+    ([2], [4], [2], [1])
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HeadConfig", "PAIR_LABELS", "RUNTIME_ENV", "RUNTIMES", "distance_bucket", "files_digest"]
+__all__ = [
+    "HeadConfig",
+    "PAIR_LABELS",
+    "RUNTIME_ENV",
+    "RUNTIMES",
+    "distance_bucket",
+    "files_digest",
+    "pair_geometry",
+]
 
 #: Environment variable choosing the embedded extractor's runtime when none is passed: ``onnx`` (default) or ``torch``.
 RUNTIME_ENV = "OPINIO_TRIPLET_RUNTIME"
@@ -38,6 +49,34 @@ def distance_bucket(distance: int) -> int:
         if distance >= _DIST_EDGES[i]:
             return i
     return 0
+
+
+def pair_geometry(
+    aspects: Sequence[tuple[int, int]], opinions: Sequence[tuple[int, int]]
+) -> tuple[list[int], list[int], list[int], list[int]]:
+    """The pair classifier's geometry of aligned (aspect span, opinion span) pairs, spans inclusive.
+
+    Returns ``(lo, hi, dists, orders)``: the words strictly between the two spans are
+    ``lo:hi`` (empty, ``lo == hi``, when they touch or overlap), ``dists`` their
+    :func:`distance_bucket` and ``orders`` 0 when the aspect starts first (or both start
+    together), else 1. One definition for the torch head and the torch-free runtime.
+
+    Example:
+        >>> pair_geometry([(0, 0), (5, 6)], [(2, 3), (1, 1)])
+        ([1, 2], [2, 5], [1, 3], [0, 1])
+    """
+    lo: list[int] = []
+    hi: list[int] = []
+    dists: list[int] = []
+    orders: list[int] = []
+    for (a0, a1), (o0, o1) in zip(aspects, opinions, strict=True):
+        low, high = (a1 + 1, o0) if a1 < o0 else (o1 + 1, a0)
+        high = max(high, low)
+        lo.append(low)
+        hi.append(high)
+        dists.append(distance_bucket(high - low))
+        orders.append(0 if a0 <= o0 else 1)
+    return lo, hi, dists, orders
 
 
 @dataclass

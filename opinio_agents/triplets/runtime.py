@@ -47,7 +47,7 @@ import numpy as np
 
 from opinio_agents.errors import ConfigError, MissingDependencyError
 from opinio_agents.triplets.decode import DecodeSettings, SpanPrediction, decode_batch
-from opinio_agents.triplets.headconfig import RUNTIME_ENV, HeadConfig, distance_bucket, files_digest
+from opinio_agents.triplets.headconfig import RUNTIME_ENV, HeadConfig, files_digest, pair_geometry
 
 if TYPE_CHECKING:  # pragma: no cover
     import onnxruntime
@@ -418,14 +418,7 @@ class _Geometry:
     """Words between each pair's aspect and opinion, their distance bucket and order (as ``TripletHead``)."""
 
     def __init__(self, rows: Sequence[int], aspects: Sequence[tuple[int, int]], opinions: Sequence[tuple[int, int]]):
-        lo, hi, dists, orders = [], [], [], []
-        for (a0, a1), (o0, o1) in zip(aspects, opinions, strict=True):
-            low, high = (a1 + 1, o0) if a1 < o0 else (o1 + 1, a0)
-            high = max(high, low)
-            lo.append(low)
-            hi.append(high)
-            dists.append(distance_bucket(high - low))
-            orders.append(0 if a0 <= o0 else 1)
+        lo, hi, dists, orders = pair_geometry(aspects, opinions)
         self.rows, self.lo, self.hi = np.asarray(rows), np.asarray(lo), np.asarray(hi)
         self.dists, self.orders = np.asarray(dists), np.asarray(orders)
 

