@@ -48,3 +48,42 @@ def test_only_hits_that_mention_the_aspect_are_quoted_when_there_are_any() -> No
     assert len(side_ordered(hits, [Polarity.PROS], 3, frozenset({"other"}))) == 3
     # no mention known: relevance as before
     assert [h.sentence.review_id for h in side_ordered(hits, [Polarity.PROS], 3)] == ["r0", "r1", "r2"]
+
+
+def _turn(sides: list[Polarity]) -> object:
+    from opinio_agents.agents.chat import Citation, _Turn
+    from opinio_agents.agents.schemas import SupportInfo
+
+    evidence = [
+        Citation(marker="S1", sentence_id="e:r1:0", text="Wi-fi kept dropping.", sentiment=-0.6),
+        Citation(marker="S2", sentence_id="e:r2:0", text="You pay for wi-fi by the day.", sentiment=-0.4),
+        Citation(marker="S3", sentence_id="e:r3:0", text="The wi-fi never dropped once.", sentiment=0.5),
+        Citation(marker="S4", sentence_id="e:r4:0", text="Wi-fi was in the lobby.", sentiment=None),
+    ]
+    summary = "mentioned in 50 reviews, 70% negative"
+    support = SupportInfo(reviews=50, positive=7, negative=35, neutral=8, summary=summary)
+    return _Turn(
+        question="How is the wifi?", query="wifi", support=support, evidence=evidence, covered=True,
+        history=[], stateful=False, sides=sides,
+    )
+
+
+def test_an_answer_that_cites_only_the_minority_side_gets_the_support_line_and_a_majority_quote() -> None:
+    from opinio_agents.agents.chat import _majority_quote
+
+    turn = _turn([Polarity.CONS])
+    added = "".join(_majority_quote(turn, ["S3", "S4"]))  # type: ignore[arg-type]
+    assert added.startswith("\nMentioned in 50 reviews, 70% negative")
+    assert '[S1] "Wi-fi kept dropping."' in added
+    assert turn.added == ["S1"]  # the quote is one of the answer's citations
+
+
+@pytest.mark.parametrize(("cited", "sides"), [(["S2"], [Polarity.CONS]), (["S3"], []), (["S3"], [Polarity.PROS])])
+def test_no_quote_is_added_when_the_answer_already_cites_the_majority_side(
+    cited: list[str], sides: list[Polarity]
+) -> None:
+    from opinio_agents.agents.chat import _majority_quote
+
+    turn = _turn(sides)
+    assert list(_majority_quote(turn, cited)) == []  # type: ignore[arg-type]
+    assert turn.added == []

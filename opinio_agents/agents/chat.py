@@ -180,9 +180,11 @@ class _Turn:
     covered: bool
     history: list[tuple[str, str]]
     stateful: bool
+    sides: list[Polarity] = field(default_factory=list)  # shown_sides of the support, majority first
     pieces: list[str] = field(default_factory=list)
     guard: AnswerGuard | None = None
     fallback: bool = False
+    added: list[str] = field(default_factory=list)  # markers quoted after the model's answer
 
 
 class ReviewChat(Runnable[ChatInput, str]):
@@ -416,7 +418,8 @@ class ReviewChat(Runnable[ChatInput, str]):
         deeper = [deeper[i] for i in distinct_indices([h.sentence.text for h in deeper])]
         counted = self.rag.support(self.entity_key, query)
         mentioned = self.rag.mentions(self.entity_key, query) if counted.reviews else frozenset()
-        hits = side_ordered(deeper, shown_sides(counted), self.k, mentioned)
+        sides = shown_sides(counted)
+        hits = side_ordered(deeper, sides, self.k, mentioned)
         support = SupportInfo.of(counted)
         return _Turn(
             question=question,
@@ -426,6 +429,7 @@ class ReviewChat(Runnable[ChatInput, str]):
             covered=bool(hits) and (support.reviews > 0 or _shares_topic(query, [h.sentence.text for h in hits])),
             history=history,
             stateful=stateful,
+            sides=sides,
         )
 
     def _generate(self, turn: _Turn, run_manager: Any, config: RunnableConfig) -> Iterator[str]:
@@ -438,7 +442,7 @@ class ReviewChat(Runnable[ChatInput, str]):
     def _finish(self, turn: _Turn) -> ChatAnswer:
         answer = "".join(turn.pieces).strip()
         if turn.guard is not None and not turn.fallback:
-            order = turn.guard.cited_markers()
+            order = [*turn.guard.cited_markers(), *turn.added]
         else:
             order = list(dict.fromkeys(f"S{n}" for n in _MARKER.findall(answer)))
         by_marker = {c.marker: c for c in turn.evidence}
@@ -529,6 +533,8 @@ class ReviewChat(Runnable[ChatInput, str]):
             turn.fallback = True  # the reviews discuss it, but nothing the model said is backed: quote them
             yield ("\n" if shown else "") + _FALLBACK_NOTE + " "
             yield from self._quotes(turn.support, turn.evidence)
+            return
+        yield from _majority_quote(turn, guard.cited_markers())
 
     def _not_covered(self, question: str) -> str:
         return (
@@ -652,6 +658,34 @@ def side_ordered(
             top[spare[-1]] = extra
     rank = {side: i for i, side in enumerate(sides)}
     return sorted(top, key=lambda h: rank.get(_side(h.sentiment), len(rank)))  # type: ignore[arg-type]
+
+
+def _majority_quote(turn: _Turn, cited: Sequence[str]) -> Iterator[str]:
+    """The support line and the majority side's top excerpt, when the model's answer cites none of that side.
+
+    A backed answer can still read against the reviews: "How is the wifi?" answered only from the
+    7 positive of 50 reviews. The chat then prints the support line and quotes the majority side
+    (:func:`~opinio_agents.synthesis.support.shown_sides`; its first excerpt, as excerpts are ordered
+    majority first).
+    """
+    if not turn.sides:
+        return
+    majority = turn.sides[0]
+
+    def on_majority(c: Citation) -> bool:
+        return c.sentiment is not None and _side(c.sentiment) is majority
+
+    by_marker = {c.marker: c for c in turn.evidence}
+    if any(on_majority(by_marker[m]) for m in cited if m in by_marker):
+        return
+    quote = next((c for c in turn.evidence if on_majority(c)), None)
+    if quote is None:
+        return
+    turn.added.append(quote.marker)
+    yield (
+        f"\n{turn.support.summary.capitalize()}; the {_stance(quote.sentiment)} side in their words: "
+        f"[{quote.marker}] \"{sanitize_review_text(quote.text)}\""
+    )
 
 
 def _citation(position: int, hit: ScoredSentence) -> Citation:
