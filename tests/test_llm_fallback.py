@@ -213,3 +213,31 @@ def test_a_contradicted_fallback_is_still_shown_so_the_query_never_ends_empty() 
     assert shown.highlights[0].verification.verdict == "contradicted"
     assert shown.highlights[0].verification.action == "kept"
     assert lost == [model] and shown.llm == "contradicted"
+
+
+def test_verification_never_empties_an_extractive_query() -> None:
+    # SPACE dev hotel 188745, "rooms": the only highlight, "The rooms are quite small. The room was small.",
+    # was read as contradicted and dropped, so the query showed nothing. The reviews' own sentences stay,
+    # with the verdict on them; a model-written highlight is still dropped.
+    from opinio_agents.models import Highlight, Verification
+    from opinio_agents.synthesis.alerts import CriticalComplaintCheck
+    from opinio_agents.synthesis.base import SynthesisOutcome
+    from opinio_agents.synthesis.verification import KEPT_NOTE, HighlightVerifier, verify_outcome
+
+    class Contradicts(HighlightVerifier):
+        def apply(self, highlights):  # type: ignore[no-untyped-def, override]
+            verdict = Verification(aspect_relevance=1.0, sentiment_factuality=0.0, opinion_faithfulness=1.0,
+                                   verdict="contradicted", reason="test", action="dropped")
+            return [], [h.model_copy(update={"verification": verdict}) for h in highlights]
+
+    item = make_item("rooms")
+    own = Highlight(query="rooms", polarity=Polarity.CONS, text="The rooms are quite small.")
+    shown, lost = verify_outcome(Contradicts(), CriticalComplaintCheck(), SynthesisOutcome(item=item, highlights=[own]))
+    assert [h.text for h in shown.highlights] == ["The rooms are quite small."] and lost == []
+    check = shown.highlights[0].verification
+    assert check is not None and check.verdict == "contradicted" and check.action == "kept"
+    assert KEPT_NOTE in shown.highlights[0].notes
+    written = own.model_copy(update={"origin": "llm"})
+    outcome = SynthesisOutcome(item=item, highlights=[written])
+    shown, lost = verify_outcome(Contradicts(), CriticalComplaintCheck(), outcome)
+    assert shown.highlights == [] and [h.text for h in lost] == ["The rooms are quite small."]

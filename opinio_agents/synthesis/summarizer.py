@@ -338,15 +338,8 @@ def _replace_contradicted(
         if shown:
             for highlight in shown:
                 highlight.notes.append("extractive fallback: verification contradicted the model's highlight")
+            # Never nothing: verify_outcome keeps a fallback it contradicts (the reviews' own sentences).
             checked, more = verify_outcome(verifier, checks, SynthesisOutcome(item=outcome.item, highlights=shown))
-            if not checked.highlights and more:
-                # Never nothing: the fallback is the reviews' own sentences (what the extractive path shows
-                # unverified); when the verifier contradicts it too, it is shown with that verdict on it.
-                for highlight in more:
-                    if highlight.verification is not None:
-                        highlight.verification = highlight.verification.model_copy(update={"action": "kept"})
-                    highlight.notes.append("shown although verification contradicts it: the reviews' own words")
-                checked, more = SynthesisOutcome(item=checked.item, highlights=more, failure=checked.failure), []
             lost = [*lost, *more]
             sides = {h.polarity for h in checked.highlights}
             outcome = SynthesisOutcome(

@@ -57,7 +57,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from opinio_agents.errors import ConfigError
@@ -91,6 +91,7 @@ __all__ = [
     "VerificationSettings",
     "VERIFICATION_SETTINGS",
     "VERIFY_NOTE",
+    "KEPT_NOTE",
 ]
 
 @dataclass(frozen=True)
@@ -127,6 +128,8 @@ class VerificationSettings:
 VERIFICATION_SETTINGS = VerificationSettings()
 #: Prefix of the notes verification adds to a rewritten highlight.
 VERIFY_NOTE = "verification"
+#: Note on a highlight of the reviews' own sentences shown although verification contradicts it.
+KEPT_NOTE = "shown although verification contradicts it: the reviews' own words"
 
 _SIDE_SIGN = {Polarity.PROS: 1, Polarity.CONS: -1}
 _WORD = re.compile(r"[a-z0-9']+")
@@ -601,7 +604,11 @@ def verify_outcome(
 
     After verification the critical-complaint guard runs again (it is idempotent), so
     a rewrite or a drop can never leave a critical complaint uncited by a CON or cited
-    by a PRO; a CON the guard adds then is verified too (and never dropped).
+    by a PRO; a CON the guard adds then is verified too (and never dropped). A query whose
+    every highlight would be dropped keeps those that are the reviews' own sentences (not
+    written by a model), with their verdict, action ``kept`` and :data:`KEPT_NOTE`: the
+    verifier reads a side wrong now and then (SPACE hotel 188745's "The rooms are quite small."
+    as praise), and a query the reviews discuss must not end empty.
 
     Example:
         >>> from opinio_agents.triplets.base import TripletExtractor
@@ -624,5 +631,15 @@ def verify_outcome(
         kept = [h for h in guarded.highlights if h.verification is not None]
         guarded = SynthesisOutcome(item=item, highlights=kept + more)
         dropped += lost
+    own = [h for h in dropped if h.origin != "llm"]
+    if not guarded.highlights and own:
+        # Never nothing: highlights made of the reviews' own sentences are what the unverified path
+        # shows, and a query with reviews must not end empty; they stay, with the verdict on them.
+        for highlight in own:
+            if highlight.verification is not None:
+                highlight.verification = highlight.verification.model_copy(update={"action": "kept"})
+            highlight.notes.append(KEPT_NOTE)
+        guarded = replace(guarded, highlights=own)
+        dropped = [h for h in dropped if h.origin == "llm"]
     return guarded, dropped
 
