@@ -17,10 +17,19 @@ from test_evaluate import KeywordTriplets
 
 from opinio_agents.api import OpinioRAG
 from opinio_agents.llm import RetryPolicy
-from opinio_agents.models import Entity, LLMOutcomes, Polarity
+from opinio_agents.models import Entity, LLMOutcomes, Polarity, Verification
 from opinio_agents.synthesis.extractive import ExtractiveSynthesizer
 from opinio_agents.synthesis.llm import LLMSynthesizer
 from opinio_agents.synthesis.verification import HighlightVerifier
+
+
+class _Contradicts(HighlightVerifier):
+    """A verifier that contradicts and drops every highlight (fault injection)."""
+
+    def apply(self, highlights):  # type: ignore[no-untyped-def, override]
+        verdict = Verification(aspect_relevance=1.0, sentiment_factuality=0.0, opinion_faithfulness=1.0,
+                               verdict="contradicted", reason="test", action="dropped")
+        return [], [h.model_copy(update={"verification": verdict}) for h in highlights]
 
 
 def _synth(respond: object, fallback: object = True) -> LLMSynthesizer:
@@ -156,7 +165,7 @@ def test_a_server_that_takes_only_json_object_gets_the_schema_that_way() -> None
 def test_a_weak_off_aspect_model_highlight_is_not_shown() -> None:
     # SmolLM2 under a grammar that must write a highlight wrote "A free unlimited Wi-Fi can help save
     # lives!" for "parking": verification calls it weak with aspect relevance 0. It must not be shown.
-    from opinio_agents.models import Highlight, Verification
+    from opinio_agents.models import Highlight
     from opinio_agents.synthesis.base import SynthesisOutcome
     from opinio_agents.synthesis.summarizer import _replace_contradicted
 
@@ -186,17 +195,10 @@ def test_a_contradicted_fallback_is_still_shown_so_the_query_never_ends_empty() 
     # SmolLM2 on "wi-fi" (sample, entity 101): its weak off-aspect highlight was replaced by the extractive
     # fallback, which the verifier then contradicted too ("so-called free wi-fi" read as praise): the
     # query, 50 reviews and 70% negative, showed nothing. The fallback is the reviews' own words: shown.
-    from opinio_agents.models import Highlight, Verification
+    from opinio_agents.models import Highlight
     from opinio_agents.synthesis.alerts import CriticalComplaintCheck
     from opinio_agents.synthesis.base import SynthesisOutcome
     from opinio_agents.synthesis.summarizer import _replace_contradicted
-    from opinio_agents.synthesis.verification import HighlightVerifier
-
-    class Contradicts(HighlightVerifier):
-        def apply(self, highlights):  # type: ignore[no-untyped-def, override]
-            verdict = Verification(aspect_relevance=1.0, sentiment_factuality=0.0, opinion_faithfulness=1.0,
-                                   verdict="contradicted", reason="test", action="dropped")
-            return [], [h.model_copy(update={"verification": verdict}) for h in highlights]
 
     item = make_item("wi-fi")
     model = Highlight(query="wi-fi", polarity=Polarity.CONS, text="Wi-fi is free.", origin="llm",
@@ -206,7 +208,7 @@ def test_a_contradicted_fallback_is_still_shown_so_the_query_never_ends_empty() 
                          origin="extractive-fallback")
     shown, lost = _replace_contradicted(
         SynthesisOutcome(item=item, highlights=[model], llm="answered"), [], lambda _: [fallback],
-        Contradicts(), CriticalComplaintCheck(),
+        _Contradicts(), CriticalComplaintCheck(),
     )
     assert [h.text for h in shown.highlights] == ["The so-called free wi-fi was limited."]
     assert shown.highlights[0].verification is not None
@@ -219,25 +221,20 @@ def test_verification_never_empties_an_extractive_query() -> None:
     # SPACE dev hotel 188745, "rooms": the only highlight, "The rooms are quite small. The room was small.",
     # was read as contradicted and dropped, so the query showed nothing. The reviews' own sentences stay,
     # with the verdict on them; a model-written highlight is still dropped.
-    from opinio_agents.models import Highlight, Verification
+    from opinio_agents.models import Highlight
     from opinio_agents.synthesis.alerts import CriticalComplaintCheck
     from opinio_agents.synthesis.base import SynthesisOutcome
-    from opinio_agents.synthesis.verification import KEPT_NOTE, HighlightVerifier, verify_outcome
-
-    class Contradicts(HighlightVerifier):
-        def apply(self, highlights):  # type: ignore[no-untyped-def, override]
-            verdict = Verification(aspect_relevance=1.0, sentiment_factuality=0.0, opinion_faithfulness=1.0,
-                                   verdict="contradicted", reason="test", action="dropped")
-            return [], [h.model_copy(update={"verification": verdict}) for h in highlights]
+    from opinio_agents.synthesis.verification import KEPT_NOTE, verify_outcome
 
     item = make_item("rooms")
     own = Highlight(query="rooms", polarity=Polarity.CONS, text="The rooms are quite small.")
-    shown, lost = verify_outcome(Contradicts(), CriticalComplaintCheck(), SynthesisOutcome(item=item, highlights=[own]))
+    outcome = SynthesisOutcome(item=item, highlights=[own])
+    shown, lost = verify_outcome(_Contradicts(), CriticalComplaintCheck(), outcome)
     assert [h.text for h in shown.highlights] == ["The rooms are quite small."] and lost == []
     check = shown.highlights[0].verification
     assert check is not None and check.verdict == "contradicted" and check.action == "kept"
     assert KEPT_NOTE in shown.highlights[0].notes
     written = own.model_copy(update={"origin": "llm"})
     outcome = SynthesisOutcome(item=item, highlights=[written])
-    shown, lost = verify_outcome(Contradicts(), CriticalComplaintCheck(), outcome)
+    shown, lost = verify_outcome(_Contradicts(), CriticalComplaintCheck(), outcome)
     assert shown.highlights == [] and [h.text for h in lost] == ["The rooms are quite small."]
