@@ -75,6 +75,7 @@ from opinio_agents.synthesis.selection import (
     without_repeats,
 )
 from opinio_agents.synthesis.support import SIDE_SHARE, shown_sides
+from opinio_agents.text.duplicates import distinct_indices
 from opinio_agents.text.polarity import evidence_polarity
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
@@ -194,6 +195,40 @@ def _aside(point: str, forms: Sequence[str]) -> bool:
     bit of walking from the entrance to the rooms"; see
     :func:`~opinio_agents.synthesis.selection.names_only_in_passing`."""
     return (is_first_person(point) or not opinion_words(point)) and names_only_in_passing(point, forms)
+
+
+def _quotes(
+    order: Sequence[int],
+    n_points: int,
+    texts: Sequence[str],
+    forms: Sequence[str],
+    stances: Sequence[float],
+    *,
+    limit: int,
+) -> list[int]:
+    """The quotes of a highlight, best first: its key points' own sentences, then those of the side that name
+    the aspect other than in passing (the rule its key points follow: :func:`mentions_any`, not :func:`_aside`)
+    and state the side clearly (``stances``: the sentences' sentiment times the side's sign, at least
+    ``KEY_POINT_SETTINGS.quote_sentiment``, the query path's rule), each said once
+    (:func:`~opinio_agents.text.duplicates.distinct_indices`).
+
+    A quote is what the reader checks the highlight against, so "Keep in mind it is a big place, so there is a bit
+    of walking from the entrance to the rooms" does not back a PRO about the rooms, "Our room was on the fourth
+    floor." backs no side, and one guest's sentence copied into three reviews takes one place, not three.
+
+    Example:
+        >>> _quotes([0, 1, 2, 3, 4], 1, ["Lovely room.", "Lovely room!", "We slept in the room.", "Big room.",
+        ...         "Our room was on the fourth floor."], ["room"], [0.8, 0.8, 0.5, 0.6, 0.1], limit=5)
+        [0, 3]
+    """
+    floor = KEY_POINT_SETTINGS.quote_sentiment
+    keep = [
+        j
+        for k, j in enumerate(order)
+        if k < n_points or (stances[j] >= floor and mentions_any(texts[j], forms) and not _aside(texts[j], forms))
+    ]
+    firsts = range(min(n_points, len(keep)))
+    return [keep[k] for k in distinct_indices([texts[j] for j in keep], limit=limit, keep=firsts)]
 
 
 def _topic_repeats(
@@ -329,12 +364,15 @@ def aspect_highlights(
         else:
             central = central_order(texts)
             first = next(j for j in central if j in set(about))
+            chosen = [first]
             order = [first, *(j for j in central if j != first)]
             said = [points[first]]
         text = " ".join(said)
         if shown is not None:
             shown.setdefault(side, []).extend(said)
-        cited = [indices[j] for j in order[: max(max_cited, max_points)]]
+        stances = [sign * stored[i].sentiment for i in indices]
+        quoted = _quotes(order, len(chosen), texts, forms, stances, limit=max(max_cited, max_points))
+        cited = [indices[j] for j in quoted]
         evidence = _ranked_evidence(stored, cited)
         notes = [f"HIRO clusters {[list(p) for c in aspect.clusters for p in c.subpaths]}, score {aspect.score}"]
         out.append(
