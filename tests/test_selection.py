@@ -683,3 +683,52 @@ def test_select_summary_skips_a_sentence_that_repeats_a_chosen_one() -> None:
     ) == 1
     twice = select_summary(texts, vectors, sentiments, budget_words=30, one_opinion=False, drop_narrative=False)
     assert len(twice) > len(once)
+
+
+def test_a_con_key_point_must_complain() -> None:
+    from opinio_agents.hiro.aspects import DiscoveredAspect
+    from opinio_agents.hiro.highlights import aspect_highlights
+    from opinio_agents.synthesis.selection import states_complaint
+
+    for complaint in (
+        "The rooms are small.", "Parking is super expensive.", "Internet wasn't free.", "Valet parking was over $25.",
+        "The staff at the front desk were rude.",
+    ):
+        assert states_complaint(complaint), complaint
+    facts = ("The beach is a short walk away.", "The subway stop is only a few blocks away.", "The noise was muted.")
+    for fact in facts:
+        assert not states_complaint(fact), fact
+    rows = [
+        stored(0, "The beach is a short walk away.", -0.4),  # misread: stored negative
+        stored(1, "The beach is also two blocks away.", -0.3),
+        stored(2, "The beach was lovely.", 0.7),
+        stored(3, "The beach was dirty and crowded.", -0.6),
+    ]
+    embeddings = np.tile(np.array([[1.0, 0.0]]), (len(rows), 1))
+    misread = DiscoveredAspect("beach", 3, 1, 2, 0, 4, 1.0, sentence_indices=[0, 1, 2], term_indices=[0, 1, 2])
+    sides = {h.polarity: h.text for h in aspect_highlights(misread, rows, embeddings=embeddings)}
+    assert Polarity.CONS not in sides  # its sentences read negative, but no key point complains
+    kept = {h.polarity for h in aspect_highlights(misread, rows, embeddings=embeddings, cons_complain=False)}
+    assert Polarity.CONS in kept
+    real = DiscoveredAspect("beach", 4, 1, 3, 0, 4, 1.0, sentence_indices=[0, 1, 2, 3], term_indices=[0, 1, 2, 3])
+    cons = [h for h in aspect_highlights(real, rows, embeddings=embeddings) if h.polarity is Polarity.CONS]
+    assert [h.text for h in cons] == ["The beach was dirty and crowded."]
+
+
+def test_extractive_key_points_are_opinions_not_stories() -> None:
+    encoder = FakeEncoder()
+    texts = [
+        ("After we checked in we asked the staff for a late checkout.", 0.4),
+        ("When we arrived the staff were there and we asked them for a map.", 0.4),
+        ("The staff were friendly.", 0.6),
+    ]
+    evidence = [
+        Evidence(sentence_id=f"1:{i}:0", text=t, score=1.0, sentiment=s) for i, (t, s) in enumerate(texts)
+    ]
+    item = QueryEvidence(
+        query="staff", evidence=evidence, support=Support(reviews=3, positive=3), entity_name="x",
+    )
+    (told,) = ExtractiveSynthesizer(encoder, drop_narrative=True, max_points=1).synthesize(item)
+    assert told.text == "The staff were friendly."
+    (stories,) = ExtractiveSynthesizer(encoder, drop_narrative=False, max_points=1).synthesize(item)
+    assert "asked" in stories.text  # the two stories are central without the rule

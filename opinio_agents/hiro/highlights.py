@@ -71,6 +71,7 @@ from opinio_agents.synthesis.selection import (
     score_candidates,
     select_points,
     select_summary,
+    states_complaint,
     summary_of,
     without_repeats,
 )
@@ -254,6 +255,7 @@ def aspect_highlights(
     drop_repeats: bool = QUERY_FREE_SETTINGS.drop_repeats,
     shown: dict[Polarity, list[str]] | None = None,
     drop_narrative: bool = SELECTION_SETTINGS.drop_narrative,
+    cons_complain: bool = SELECTION_SETTINGS.cons_complain,
 ) -> list[Highlight]:
     """The PRO and/or CON highlights of one discovered aspect (none when it carries no opinion).
 
@@ -283,6 +285,9 @@ def aspect_highlights(
     others are left. With ``drop_narrative`` a candidate that tells what the reviewer did
     (:func:`~opinio_agents.synthesis.selection.is_narrative`: "When we returned, the room was ready and we hung
     out at the pool for a while.") is never a key point; a side with only such candidates gets no highlight.
+    With ``cons_complain`` a CON key point must complain
+    (:func:`~opinio_agents.synthesis.selection.states_complaint`), not merely come from a sentence stored as
+    negative ("The beach is a short walk away.").
     """
     support = Support(
         reviews=aspect.mentions,
@@ -326,8 +331,10 @@ def aspect_highlights(
             continue
         if drop_narrative:
             about = [j for j in about if not is_narrative(points[j])]
-            if not about:  # only accounts of what reviewers did: they stay evidence
-                continue
+        if side is Polarity.CONS and cons_complain:
+            about = [j for j in about if states_complaint(points[j])]
+        if not about:  # only accounts of what reviewers did, or CONS that complain of nothing: evidence only
+            continue
         earlier = [] if shown is None else shown.setdefault(side, [])
         if earlier:
             about = [j for j in about if not any(same_opinion(points[j], p) for p in earlier)] or about
@@ -793,6 +800,7 @@ def _compute_result(
             judged=namer.judged if _judged_by_point(aspect) else None,
             shown=shown,
             drop_narrative=SELECTION_SETTINGS.drop_narrative,
+            cons_complain=SELECTION_SETTINGS.cons_complain,
         )
         for highlight in found:
             if (highlight.query, highlight.polarity) not in taken:

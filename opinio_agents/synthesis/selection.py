@@ -73,6 +73,7 @@ __all__ = [
     "opinion_tokens",
     "same_opinion",
     "is_narrative",
+    "states_complaint",
     "select_summary",
     "SummaryItem",
     "compose_summary",
@@ -292,6 +293,35 @@ def is_narrative(text: str) -> bool:
 
 
 _WORD_APOS = re.compile(r"[a-z0-9']+")
+_MONEY = re.compile(r"[$\u00a3\u20ac]\s?\d|\d\s?(?:euros?|dollars?|usd|eur|gbp)\b", re.IGNORECASE)
+
+
+def states_complaint(text: str) -> bool:
+    """Whether a key point complains: what a CON must do, whatever the stored sentiment of its sentence says.
+
+    It does with a word the sentiment lexicon reads clearly negative (at most
+    ``-SelectionSettings.complaint_valence`` alone: "rude", "disappointing"; not "stop" or "blocks"), a ``complaint``
+    word the lexicon misses or misreads ("small", "expensive", "noisy", "too"), a negation ("not free",
+    "no air conditioning", "wasn't included") or a price ("Valet parking was over $25"). "The beach is a
+    short walk away" and "The noise was muted", stored negative, do not.
+
+    Example:
+        >>> states_complaint("The rooms are small."), states_complaint("Internet wasn't free.")
+        (True, True)
+        >>> states_complaint("The beach is a short walk away."), states_complaint("The noise was muted.")
+        (False, False)
+    """
+    from opinio_agents.text.sentiment import default_sentiment_scorer
+
+    if _NEGATION.search(text) or _MONEY.search(text):
+        return True
+    words = _WORD_APOS.findall(text.lower())
+    complaint = word_set("selection", "complaint")
+    if any(w in complaint for w in words):
+        return True
+    scorer = default_sentiment_scorer()
+    lexicon = scorer.opinion_words()
+    return any(scorer.score_one(w) <= -SELECTION_SETTINGS.complaint_valence for w in words if w in lexicon)
 
 
 def lexical_centrality(token_lists: Sequence[Sequence[str]]) -> np.ndarray:
@@ -368,6 +398,12 @@ class SelectionSettings:
         drop_narrative: Key points that tell what the reviewer did (:func:`is_narrative`: "When we returned,
             the room was ready and we hung out at the pool") are never chosen (HIRO's aspect highlights; in
             :func:`select_summary` while ``min_candidates`` others are left).
+        cons_complain: A CON key point of HIRO's aspect highlights must complain (:func:`states_complaint`):
+            a side whose candidates only read negative by their stored sentiment ("The beach is a short walk
+            away.") gets no CON.
+        complaint_valence: :func:`states_complaint`: how negative the lexicon must read a word alone for it
+            to complain ("rude" -0.51, "lack" -0.32; "stop" -0.30 and "blocks" -0.23, of "a few blocks away",
+            do not).
     """
 
     default_weights: SelectionWeights = SelectionWeights()
@@ -380,6 +416,8 @@ class SelectionSettings:
     duplicate_shared: int = 2
     one_opinion: bool = True
     drop_narrative: bool = True
+    cons_complain: bool = True
+    complaint_valence: float = 0.3
 
 
 #: The settings selection uses unless a caller passes others.
