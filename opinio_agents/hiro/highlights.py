@@ -86,6 +86,7 @@ __all__ = [
     "QueryFreeResult",
     "summary_layout",
     "aspect_highlights",
+    "is_aside",
     "QueryFreeSettings",
     "QUERY_FREE_SETTINGS",
     "aspect_positions",
@@ -190,7 +191,7 @@ def _judged_by_point(aspect: DiscoveredAspect) -> bool:
     return aspect.target_share is not None and aspect.target_share < QUERY_FREE_SETTINGS.judge_below
 
 
-def _aside(point: str, forms: Sequence[str]) -> bool:
+def is_aside(point: str, forms: Sequence[str]) -> bool:
     """Whether ``point`` names its aspect only in passing (after a place preposition) while telling a
     first-person story or judging nothing (no opinion word): "we spent more time in the room", "there is a
     bit of walking from the entrance to the rooms"; see
@@ -208,7 +209,7 @@ def _quotes(
     limit: int,
 ) -> list[int]:
     """The quotes of a highlight, best first: its key points' own sentences, then those of the side that name
-    the aspect other than in passing (the rule its key points follow: :func:`mentions_any`, not :func:`_aside`)
+    the aspect other than in passing (the rule its key points follow: :func:`mentions_any`, not :func:`is_aside`)
     and state the side clearly (``stances``: the sentences' sentiment times the side's sign, at least
     ``KEY_POINT_SETTINGS.quote_sentiment``, the query path's rule), each said once
     (:func:`~opinio_agents.text.duplicates.distinct_indices`).
@@ -226,7 +227,7 @@ def _quotes(
     keep = [
         j
         for k, j in enumerate(order)
-        if k < n_points or (stances[j] >= floor and mentions_any(texts[j], forms) and not _aside(texts[j], forms))
+        if k < n_points or (stances[j] >= floor and mentions_any(texts[j], forms) and not is_aside(texts[j], forms))
     ]
     firsts = range(min(n_points, len(keep)))
     return [keep[k] for k in distinct_indices([texts[j] for j in keep], limit=limit, keep=firsts)]
@@ -265,7 +266,7 @@ def aspect_highlights(
     key points are scored as they are shown (the trimmed, impersonal clause of :func:`to_key_point`, not the
     whole review sentence). Only key points that name the aspect (one of :func:`aspect_forms`) are shown, and
     not one that names it only in passing while telling a first-person story or judging nothing ("we spent more
-    time in the room", "a bit of walking from the entrance to the rooms": :func:`_aside`); the others stay
+    time in the room", "a bit of walking from the entrance to the rooms": :func:`is_aside`); the others stay
     evidence, and a side without one gets no highlight. With ``distinct_topics`` a further point must talk about
     something the earlier ones do not (a noun or attribute of its own,
     :func:`~opinio_agents.hiro.labels.topic_heads`, besides the aspect's words) or say something they do not (an
@@ -325,7 +326,7 @@ def aspect_highlights(
         # or the sentence sits in the cluster for another reason): it stays evidence only.
         about = [
             j for j, point in enumerate(points)
-            if mentions_any(point, forms) and not _aside(point, forms)
+            if mentions_any(point, forms) and not is_aside(point, forms)
         ]
         if not about:
             continue
