@@ -55,7 +55,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -80,12 +80,17 @@ from opinio_agents.triplets.base import Triplet, TripletExtractor
 
 if TYPE_CHECKING:
     from opinio_agents.embeddings import Encoder
+    from opinio_agents.text.sentiment import SentimentScorer
+
+#: ``reading(text)`` -> the sentence-level sentiment of one highlight sentence, in [-1, 1].
+SentenceReading = Callable[[str], float]
 
 __all__ = [
     "HighlightVerifier",
     "judge",
     "sentence_stance",
     "second_reading",
+    "own_opinions",
     "checked_texts",
     "verify_outcome",
     "VerificationSettings",
@@ -202,6 +207,76 @@ def second_reading(evidence: Sequence[Evidence]) -> list[float | None]:
     return out
 
 
+_TOKEN = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
+#: Words before an opinion, at most this many, where a quote cue makes it someone else's claim.
+_CUE_WINDOW = 4
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text.lower())
+
+
+def _positions(words: Sequence[str], tokens: Sequence[str]) -> list[int]:
+    """Where ``words`` occur, in a row, in ``tokens``."""
+    n = len(words)
+    return [i for i in range(len(tokens) - n + 1) if list(tokens[i : i + n]) == list(words)] if n else []
+
+
+def _quote_cued(tokens: Sequence[str], at: int) -> bool:
+    """Whether a quote cue ("so-called", "supposedly", "advertised") stands just before ``tokens[at]``."""
+    from opinio_agents.text.wordlists import word_set
+
+    window = tokens[max(0, at - _CUE_WINDOW) : at]
+    return any(_positions(_tokens(cue), window) for cue in word_set("verification", "quote_cues"))
+
+
+def _limited(tokens: Sequence[str]) -> bool:
+    """Whether a sentence limits an offer ("only on the ground floor", "you have to buy", "isn't")."""
+    from opinio_agents.text.wordlists import word_set
+
+    cues = word_set("verification", "limit_cues")
+    return any(t in cues or t.endswith("n't") for t in tokens)
+
+
+def own_opinions(triplets: Sequence[Triplet], text: str) -> list[Triplet]:
+    """The triplets of ``text`` that state its writer's own opinion (the verifier reads only these).
+
+    The extractor reads the words of an opinion, not who holds it: "the so-called free wi-fi
+    was limited to one device" gives (wi-fi, free, positive). A triplet is left out when, in
+    every sentence of ``text`` that uses its opinion words, a quote cue stands just before them
+    ("so-called", "supposedly", "they advertise": word list ``verification/quote_cues``), or
+    the opinion only names an offer ("free", "complimentary") in a sentence that limits it
+    ("only on the ground floor", "you have to buy": ``offer_words``, ``limit_cues``). Without
+    such triplets a sentence's stance falls back to its stored sentiment (:func:`sentence_stance`),
+    and a highlight with none states no opinion of its own.
+
+    Example:
+        >>> from opinio_agents.triplets.base import Triplet as T
+        >>> own_opinions([T(aspect="wi-fi", opinion="free", sentiment=1)],
+        ...              "The so-called free wi-fi was limited to one device per room.")
+        []
+        >>> own_opinions([T(aspect="wi-fi", opinion="free", sentiment=1)], "Free wi-fi, fast and reliable.")
+        [Triplet(aspect='wi-fi', opinion='free', sentiment=1)]
+    """
+    if not triplets:
+        return []
+    from opinio_agents.text.segment import split_sentences
+    from opinio_agents.text.wordlists import word_set
+
+    sentences = [_tokens(text[a:b]) for a, b in split_sentences(text)] or [_tokens(text)]
+    offers = word_set("verification", "offer_words")
+
+    def hedged(t: Triplet) -> bool:
+        words = _tokens(t.opinion)
+        uses = [(toks, at) for toks in sentences for at in _positions(words, toks)]
+        if not uses:
+            return False
+        offer = bool(words) and set(words) <= offers
+        return all(_quote_cued(toks, at) or (offer and _limited(toks)) for toks, at in uses)
+
+    return [t for t in triplets if not hedged(t)]
+
+
 def sentence_stance(triplets: Sequence[Triplet], subject: Sequence[str], sentiment: float | None) -> int:
     """+1 / -1 / 0: how one cited sentence leans about the highlight's subject.
 
@@ -253,6 +328,64 @@ def _quoted(opinion: str, texts: Sequence[str]) -> bool:
     return bool(words) and any(words <= set(_WORD.findall(text.lower())) for text in texts)
 
 
+def _stated(focus: Triplet, evidence: Sequence[Sequence[Triplet]]) -> bool:
+    """Whether a cited sentence itself states ``focus``: its opinion words, same sentiment, same aspect.
+
+    "The rooms are quite small." as a rooms PRO quotes the reservation of "The rooms are quite
+    small, but beautifully decorated": a reviewer's words, not the opposite of what they say.
+    """
+    for found in evidence:
+        for t in found:
+            if t.sentiment != focus.sentiment:
+                continue
+            if not focus.is_implicit and not aspects_match(t.aspect, focus.aspect):
+                continue
+            if same_opinion(focus.opinion, t.opinion) or _quoted(focus.opinion, [t.opinion]):
+                return True
+    return False
+
+
+def _about_query(query: str, own_words: set[str], evidence_texts: Sequence[str]) -> bool:
+    """Whether the highlight names ``query`` and at least half of its cited sentences do too.
+
+    "Big thumbs up: loved the swimming pool area." as a pool PRO over quotes that all name the
+    pool is about its evidence, whatever aspect the extractor found most often in it ('towels').
+    """
+    wanted = set(aspect_words(query)) if query else set()
+    if not wanted or not wanted <= own_words or not evidence_texts:
+        return False
+    naming = sum(1 for text in evidence_texts if wanted <= set(aspect_words(text)))
+    return 2 * naming >= len(evidence_texts)
+
+
+def _sentences_with(text: str, opinion: str) -> list[str]:
+    """The sentences of ``text`` that use every word of ``opinion``."""
+    from opinio_agents.text.segment import split_sentences
+
+    words = set(_WORD.findall(opinion.lower()))
+    sentences = [text[a:b] for a, b in split_sentences(text)] or [text]
+    return [s for s in sentences if words and words <= set(_WORD.findall(s.lower()))]
+
+
+def _reads(reading: SentenceReading | None, text: str, sign: int) -> bool:
+    """Whether the second signal reads ``text`` (as a whole) on the ``sign`` side; True without one."""
+    if reading is None or not text:
+        return True
+    return _sign(reading(text), SENTIMENT_THRESHOLD) == sign
+
+
+def _overruled(reading: SentenceReading | None, text: str, opinion: str, sign: int) -> bool:
+    """Whether every sentence of ``text`` that holds ``opinion`` reads on the ``sign`` side (second signal).
+
+    "The breakfast is a bit pricey but very good." holds a negative triplet ('pricey') in a PRO's
+    text, but the sentence reads positive: the reservation is the reviewer's, the sentence praises.
+    """
+    if reading is None or not text:
+        return False
+    holding = _sentences_with(text, opinion)
+    return bool(holding) and all(_sign(reading(s), SENTIMENT_THRESHOLD) == sign for s in holding)
+
+
 def _closest_opinion(
     evidence: Sequence[Triplet], focus: Triplet, dominant: Sequence[str], similarity: OpinionSimilarity
 ) -> tuple[str, float] | None:
@@ -282,6 +415,7 @@ def judge(
     evidence_texts: Sequence[str] = (),
     query: str = "",
     highlight_text: str = "",
+    reading: SentenceReading | None = None,
 ) -> Verification:
     """The :class:`~opinio_agents.models.Verification` of one highlight (verdict rules in the module doc).
 
@@ -295,6 +429,14 @@ def judge(
         query: The query, named in reasons when the highlight has no explicit aspect.
         highlight_text: The highlight's text (an evidence aspect it spells out counts as named,
             even when the extractor missed it).
+        reading: The second, sentence-level signal: ``reading(sentence)`` -> the sentiment of one
+            sentence of ``highlight_text`` in [-1, 1] (the index's sentiment model,
+            :class:`~opinio_agents.text.sentiment_head.BlendedSentimentScorer`, in
+            :class:`HighlightVerifier`). With it, the text says the opposite of its evidence only
+            when its sentences read that way too and no cited sentence states the same opinion
+            (then it only quotes a reservation: ``weak``), and an opinion of the text against its
+            side counts only when its sentence does not read the side's way ("a bit pricey but very
+            good"). Without it (None), the triplets alone decide.
 
     Raises:
         ConfigError: When ``evidence`` and ``sentiments`` differ in length.
@@ -339,7 +481,8 @@ def judge(
         stars = dominant_sentiments(
             [t for t in flat if aspects_match(t.aspect, focus.aspect)] if not focus.is_implicit else flat
         )
-        if stars == [-focus.sentiment]:
+        opposite = stars == [-focus.sentiment] and not _stated(focus, evidence)
+        if opposite and _reads(reading, highlight_text, focus.sentiment):
             return verdict(
                 "contradicted",
                 f"says {focus.opinion!r} ({_SIGN_WORD[focus.sentiment]}) about {name}, "
@@ -361,7 +504,11 @@ def judge(
             f"about {name}, {disagree} {_SIGN_WORD[-sign]}",
         )
     against = [
-        t for t in highlight if t.sentiment == -sign and any(aspects_match(t.aspect, a) for a in subject)
+        t
+        for t in highlight
+        if t.sentiment == -sign
+        and any(aspects_match(t.aspect, a) for a in subject)
+        and not _overruled(reading, highlight_text, t.opinion, sign)
     ]
     if against:
         return verdict(
@@ -370,9 +517,11 @@ def judge(
         )
     own_words = set(aspect_words(highlight_text)) if highlight_text else set()
     if ar == 0.0:
-        if not any(set(aspect_words(a)) <= own_words for a in dominant):
+        spelled = any(set(aspect_words(a)) <= own_words for a in dominant)
+        if not spelled and not _about_query(query, own_words, evidence_texts):
             return verdict("weak", f"its evidence is mostly about {' / '.join(dominant)}, which it does not mention")
-        # It spells out the evidence's main aspect (the extractor read another one in it): relevant.
+        # It spells out the evidence's main aspect, or the query that half its quotes name (the
+        # extractor read another aspect as the main one): relevant.
         scores["aspect_relevance"] = 1.0
     if sf is None:
         return verdict("weak", f"its {cited} hold no clear positive or negative opinion about {name}")
@@ -398,6 +547,9 @@ class HighlightVerifier:
         cache_size: Sentences whose triplets are remembered (repeated evidence is extracted once).
         prefetch: Let :meth:`prefetch` extract in the background (``VerificationSettings.prefetch``
             when ``None``); off, it does nothing and each query is verified as soon as it is written.
+        sentiment: The second, sentence-level signal :func:`judge` reads beside the triplets (one
+            score per sentence of a highlight's text, asked only when a verdict depends on it); the
+            index's sentiment model (MiniLM head blended with VADER) when ``None``.
 
     Thread-safe: one verifier may serve the threads of a server.
 
@@ -422,6 +574,7 @@ class HighlightVerifier:
         encoder: Encoder | None = None,
         cache_size: int = 50_000,
         prefetch: bool | None = None,
+        sentiment: SentimentScorer | None = None,
     ) -> None:
         if cache_size < 0:
             raise ConfigError(f"cache_size={cache_size} must be >= 0")
@@ -431,6 +584,8 @@ class HighlightVerifier:
         self._encoder = encoder
         self.cache_size = cache_size
         self._cache: OrderedDict[str, list[Triplet]] = OrderedDict()
+        self._sentiment = sentiment
+        self._scores: OrderedDict[str, float] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
@@ -452,6 +607,28 @@ class HighlightVerifier:
 
                 self._similarity = EmbeddingOpinionSimilarity(self._encoder)  # type: ignore[arg-type]
             return self._similarity
+
+    def sentence_sentiment(self, text: str) -> float:
+        """The second signal's sentiment of ``text`` (one highlight sentence), remembered like triplets."""
+        with self._lock:
+            if text in self._scores:
+                self._scores.move_to_end(text)
+                return self._scores[text]
+            if self._sentiment is None:
+                from opinio_agents.text.sentiment_head import BlendedSentimentScorer
+
+                self._sentiment = BlendedSentimentScorer()
+            scorer = self._sentiment
+        score = float(scorer.score([text])[0])
+        with self._lock:
+            self._scores[text] = score
+            while len(self._scores) > self.cache_size:
+                self._scores.popitem(last=False)
+        return score
+
+    def readings(self, texts: Sequence[str]) -> list[list[Triplet]]:
+        """The triplets of each text that state its writer's own opinion (:func:`own_opinions`)."""
+        return [own_opinions(found, text) for found, text in zip(self.triplets(texts), texts, strict=True)]
 
     def triplets(self, texts: Sequence[str]) -> list[list[Triplet]]:
         """Triplets of each text; one extractor call for the texts not seen before."""
@@ -495,7 +672,7 @@ class HighlightVerifier:
         self.triplets(checked_texts(highlights))
         out = []
         for h in highlights:
-            mine, *cited = self.triplets([h.text, *(e.text for e in h.evidence)])
+            mine, *cited = self.readings([h.text, *(e.text for e in h.evidence)])
             out.append(
                 judge(
                     h.polarity,
@@ -506,14 +683,15 @@ class HighlightVerifier:
                     evidence_texts=[e.text for e in h.evidence],
                     query=h.query,
                     highlight_text=h.text,
+                    reading=self.sentence_sentiment,
                 )
             )
         return out
 
     def _rewrite(self, h: Highlight, why: Verification) -> Highlight | None:
         """``h`` written again from its evidence, on the side its evidence takes; None when none does."""
-        mine = self.triplets([h.text])[0]
-        cited = self.triplets([e.text for e in h.evidence])
+        mine = self.readings([h.text])[0]
+        cited = self.readings([e.text for e in h.evidence])
         flat = [t for found in cited for t in found]
         focus = focus_triplet(mine, dominant_aspects(flat))
         subject = [focus.aspect] if focus is not None and not focus.is_implicit else dominant_aspects(flat)
