@@ -208,8 +208,8 @@ def second_reading(evidence: Sequence[Evidence]) -> list[float | None]:
 
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
-#: Words before an opinion, at most this many, where a quote cue makes it someone else's claim.
-_CUE_WINDOW = 4
+#: Words allowed between a quote cue and the opinion it marks ("they advertise *a* free shuttle").
+_CUE_GAP = 1
 
 
 def _tokens(text: str) -> list[str]:
@@ -226,8 +226,12 @@ def _quote_cued(tokens: Sequence[str], at: int) -> bool:
     """Whether a quote cue ("so-called", "supposedly", "advertised") stands just before ``tokens[at]``."""
     from opinio_agents.text.wordlists import word_set
 
-    window = tokens[max(0, at - _CUE_WINDOW) : at]
-    return any(_positions(_tokens(cue), window) for cue in word_set("verification", "quote_cues"))
+    before = tokens[:at]
+    for cue in word_set("verification", "quote_cues"):
+        words = _tokens(cue)
+        if any(at - (p + len(words)) <= _CUE_GAP for p in _positions(words, before)):
+            return True
+    return False
 
 
 def _limited(tokens: Sequence[str]) -> bool:
