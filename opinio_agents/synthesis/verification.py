@@ -12,19 +12,25 @@ pipelines, the long-context baseline and HIRO's query-free highlights all get it
 The verdict (:func:`judge`) reads, besides AR/SF/OF, the *stance* of each cited
 sentence towards the highlight's subject: the sum of the sentiments of its
 triplets about the focus aspect (see :func:`~opinio_agents.triplets.aos.focus_triplet`),
-else the sentence's stored sentiment score.
+else the sentence's stored sentiment score. Only the writer's own opinions are read
+(:func:`own_opinions`): "the so-called free wi-fi", "they advertise a free shuttle" and a
+"free" offer that its sentence limits ("only on the ground floor") are not praise.
 
 * ``contradicted`` - the highlight's side disagrees with its evidence (a PRO none
   of whose cited sentences is positive about the subject while some are
   negative, or the reverse for a CON), or its text says the opposite of the
-  evidence (SF = 0 and no cited sentence leans the text's way), or it names an aspect that no
+  evidence (SF = 0, no cited sentence leans the text's way, none states the text's
+  opinion itself, and a second, sentence-level signal - the index's sentiment model - reads
+  the text that way too), or it names an aspect that no
   cited sentence discusses (no triplet aspect matches, the words do not occur,
   and no evidence aspect is similar enough).
 * ``weak`` - partly backed: more cited sentences disagree with its side than
   agree, or two or more and at least ``VerificationSettings.mixed_share`` of them do (each read a second time,
-  :func:`second_reading`), part of its own text reads the other way about its subject, it does
-  not mention the evidence's main aspect (AR = 0 and the words are absent; when its
-  text spells that aspect out, the reported AR is 1.0, so a score never contradicts the
+  :func:`second_reading`), part of its own text reads the other way about its subject (an
+  opinion whose sentence the second signal reads on the highlight's side does not count:
+  "a bit pricey but very good" in a PRO), it does not mention the evidence's main aspect
+  (AR = 0 and the words are absent; when its text spells that aspect out, or names the query
+  that half its cited sentences name, the reported AR is 1.0, so a score never contradicts the
   verdict), the evidence holds no polar opinion about it (SF undefined), no reviewer's
   opinion is close to its wording (best similarity below ``VerificationSettings.weak_of``, unless a cited
   sentence uses the very words; the reported OF is the paper's mean), the extractor
