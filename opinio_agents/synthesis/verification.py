@@ -559,7 +559,8 @@ class HighlightVerifier:
             when ``None``); off, it does nothing and each query is verified as soon as it is written.
         sentiment: The second, sentence-level signal :func:`judge` reads beside the triplets (one
             score per sentence of a highlight's text, asked only when a verdict depends on it); the
-            index's sentiment model (MiniLM head blended with VADER) when ``None``.
+            index's sentiment model (MiniLM head blended with VADER, on ``encoder`` when that is MiniLM)
+            when ``None``.
 
     Thread-safe: one verifier may serve the threads of a server.
 
@@ -625,9 +626,12 @@ class HighlightVerifier:
                 self._scores.move_to_end(text)
                 return self._scores[text]
             if self._sentiment is None:
+                from opinio_agents.embeddings import DEFAULT_MODEL_NAME
                 from opinio_agents.text.sentiment_head import BlendedSentimentScorer
 
-                self._sentiment = BlendedSentimentScorer()
+                # The head fits MiniLM vectors: reuse the verifier's encoder when it is that model.
+                mine = self._encoder if getattr(self._encoder, "name", None) == DEFAULT_MODEL_NAME else None
+                self._sentiment = BlendedSentimentScorer(mine)
             scorer = self._sentiment
         score = float(scorer.score([text])[0])
         with self._lock:
@@ -795,8 +799,9 @@ def verify_outcome(
     by a PRO; a CON the guard adds then is verified too (and never dropped). A query whose
     every highlight would be dropped keeps those that are the reviews' own sentences (not
     written by a model), with their verdict, action ``kept`` and :data:`KEPT_NOTE`: the
-    verifier reads a side wrong now and then (SPACE hotel 188745's "The rooms are quite small."
-    as praise), and a query the reviews discuss must not end empty.
+    verifier can read a side wrong (SPACE hotel 188745's "The rooms are quite small." was
+    called contradicted before that verdict needed two signals), and a query the reviews
+    discuss must not end empty.
 
     Example:
         >>> from opinio_agents.triplets.base import TripletExtractor
