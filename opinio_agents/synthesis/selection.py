@@ -178,9 +178,10 @@ def opinion_tokens(text: str) -> frozenset[str]:
 
     Example:
         >>> sorted(opinion_tokens("The location was great.")), sorted(opinion_tokens("The room wasn't clean."))
-        (['+', 'locat'], ['clean', 'not', 'room'])
+        (['+', 'location'], ['clean', 'not', 'room'])
     """
     praise = _praise_stems()
+    text = re.sub(r"n't\b", " not", text, flags=re.IGNORECASE)  # "wasn't": "was not", no "wasn" token
     tokens = {"+" if stem in praise else stem for stem in tokenize_for_bm25(" ".join(content_tokens(text)))}
     if _NEGATION.search(text):
         tokens.add("not")
