@@ -240,3 +240,20 @@ def test_a_word_used_mostly_as_a_modifier_names_no_cluster_on_its_own():
     # without the longer phrase, "air" is the head of its phrases and names the cluster
     alone = texts[5:] + ["The air was fresh.", "Fresh air."]
     assert not _namer()._phrases(alone).not_a_name("air")
+
+
+def test_an_adjective_does_not_change_the_aspect_a_name_names():
+    # "modern elevators" and "lift", "little gym" and "gym" took two top-15 places each (issue 21 seeds).
+    from opinio_agents.hiro.labels import AspectLabel, label_core
+
+    def label(text):
+        return AspectLabel(tuple(text.split()), text, 1.0, 1.0)
+
+    assert label_core("single beds") == "beds" and label_core("front room") == "room"
+    assert label_core("sea views") == "sea views" and label_core("room service") == "room service"
+    namer = _namer()
+    assert namer.same_aspect(label("modern elevators"), label("lift"))  # a synonym once the adjective goes
+    assert namer.same_aspect(label("little gym"), label("gym"))
+    assert namer.same_aspect(label("single beds"), label("bed"))  # plural-insensitive
+    assert not namer.same_aspect(label("room service"), label("room"))  # a noun modifier stays
+    assert not namer.same_aspect(label("sea views"), label("beach"))

@@ -79,6 +79,7 @@ __all__ = [
     "NAMING_SETTINGS",
     "opinion_words",
     "word_use",
+    "label_core",
 ]
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
@@ -426,6 +427,23 @@ def noun_phrases(text: str, *, max_words: int = 3) -> list[tuple[tuple[str, ...]
         before, previous = previous, lower
     flush()
     return out
+
+
+def label_core(name: str) -> str:
+    """``name`` without its leading words that have an adjective reading (lemminflect), keeping the head.
+
+    An adjective describes the aspect without changing which one it is: "modern elevators" are the
+    elevators, "single beds" the beds, "front room" a room (aspect discovery joins such names,
+    :meth:`PhraseNamer.same_aspect`). A noun modifier stays ("sea views", "room service").
+
+    Example:
+        >>> label_core("modern elevators"), label_core("little gym"), label_core("room service"), label_core("new")
+        ('elevators', 'gym', 'room service', 'new')
+    """
+    words = name.split()
+    while len(words) > 1 and "ADJ" in _lemmas(words[0].lower()):
+        words = words[1:]
+    return " ".join(words)
 
 
 def topic_heads(text: str) -> frozenset[str]:
@@ -981,12 +999,21 @@ class PhraseNamer(ClusterNamer):
         return tuple(dict.fromkeys((*names, *words)))
 
     def same_aspect(self, a: AspectLabel, b: AspectLabel) -> bool:
-        """Same terms, a shared alias or synonym, or display phrases at cosine >= ``join_threshold``."""
+        """Same terms, a shared alias or synonym, or display phrases at cosine >= ``join_threshold``;
+        the same holds for the names without their leading adjectives (:func:`label_core`: "modern
+        elevators" is the "lift", "single beds" the "bed")."""
         if a.terms == b.terms:
             return True
         names_a, names_b = {a.text, *a.aliases}, {b.text, *b.aliases}
         if names_a & names_b:
             return True
         sim = self._similarity([a.text, b.text])
-        return bool(sim[0, 1] >= self.join_threshold)
+        if sim[0, 1] >= self.join_threshold:
+            return True
+        core_a, core_b = label_core(a.text), label_core(b.text)
+        if (core_a, core_b) == (a.text, b.text):
+            return False
+        if tuple(tokenize_for_bm25(core_a)) == tuple(tokenize_for_bm25(core_b)):
+            return True
+        return bool(self._similarity([core_a, core_b])[0, 1] >= self.join_threshold)
 
