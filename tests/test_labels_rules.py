@@ -257,3 +257,13 @@ def test_an_adjective_does_not_change_the_aspect_a_name_names():
     assert namer.same_aspect(label("single beds"), label("bed"))  # plural-insensitive
     assert not namer.same_aspect(label("room service"), label("room"))  # a noun modifier stays
     assert not namer.same_aspect(label("sea views"), label("beach"))
+
+
+def test_a_region_noun_names_nothing_and_its_modifier_keeps_the_name():
+    # hiro_labels.json "region_nouns": "the area" named SPACE dev aspects whose sentences were about the pool
+    # area, the dining area and the neighbourhood at once (issue 21).
+    from opinio_agents.hiro.labels import noun_phrases
+
+    found = [s for _, s in noun_phrases("The pool area was nice and the area around the hotel is safe.")]
+    assert found == ["pool"]
+    assert [s for _, s in noun_phrases("Part of the room was dirty.")] == ["room"]

@@ -312,7 +312,7 @@ def _chunk_word(word: str) -> str | None:
     if len(tokens) != 1:
         return None
     token = tokens[0]
-    if token in word_set("hiro_labels", "name_stopwords"):
+    if token in word_set("hiro_labels", "name_stopwords") or token in word_set("hiro_labels", "region_nouns"):
         return None
     if is_aspect_token(token):
         return token
