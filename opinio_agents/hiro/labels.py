@@ -239,6 +239,9 @@ class NamingSettings:
             of a longer phrase ("air" of "air conditioning") names no aspect on its own
             (:meth:`_Phrases.modifier_share`); the longer phrase names it.
         min_pos_evidence: Uses with evidence a word needs before either share can rule it out.
+        part_share: An aspect at least this share of whose sentences also use the name of a more used
+            aspect is a detail of it ("the coffee machine pods"): aspect discovery joins it there
+            (``hiro/aspects.py`` ``_join_parts``; above 1: never).
     """
 
     min_coverage: float = 0.2
@@ -256,6 +259,7 @@ class NamingSettings:
     max_verb_share: float = 0.5
     max_modifier_share: float = 0.6
     min_pos_evidence: int = 5
+    part_share: float = 0.8
 
 
 #: The settings every namer and aspect ranking uses unless a caller passes others.
