@@ -24,6 +24,10 @@ text discusses the aspect it is shown under (its ``query``):
 
 A highlight is *off-aspect* for a signal when that signal finds no mention (or, for the aside, finds the aside); the
 table gives the counts, the highlights off-aspect for both of the first two, and examples.
+
+A second table reads the **quotes** (the cited review sentences a reader checks a highlight against): how many
+do not mention the highlight's aspect (signal 2 over the entity's stored sentences), and how many are asides
+(signal 4 with the aspect's mention forms).
 Highlights of the ``overall`` aspect (small entities' sentences no aspect holds) are
 not counted.
 
@@ -75,6 +79,8 @@ def main() -> int:
     encoder = rag.encoder
     namer = namer_for(rag.store)
     total = off_verifier = off_mention = off_both = off_target = asides = 0
+    quotes = quotes_off = quotes_aside = 0
+    quote_examples: list[str] = []
     examples: list[str] = []
     per_entity: list[str] = []
     for entity in entities:
@@ -131,6 +137,24 @@ def main() -> int:
                     which = "verifier" if by_mention else ("mention" if by_verifier else "both")
                     which = which if not by_verifier or not by_mention else ("target" if not_target else "aside")
                     examples.append(f"- {entity.key} {h.query!r} {h.polarity.value} (off for {which}): {h.text!r}")
+        row_of = {s.sentence.sentence_id: i for i, s in enumerate(stored)}
+        embeddings = rag.store.embeddings(entity.key)
+        for h in shown:
+            generic = generic_terms(h.query, stored)
+            mask = mention_mask(
+                h.query, stored, embeddings=embeddings, query_embedding=np.asarray(encoder.encode([h.query]))[0],
+                generic_embeddings=np.asarray(encoder.encode(generic)) if generic else None,
+            )
+            for e in h.evidence:
+                quotes += 1
+                row = row_of.get(e.sentence_id)
+                off = row is None or not bool(mask[row])
+                aside = is_first_person(e.text) and names_only_in_passing(e.text, forms.get(h.query, [h.query]))
+                quotes_off += off
+                quotes_aside += aside
+                if (off or aside) and len(quote_examples) < args.examples:
+                    why = "no mention" if off else "aside"
+                    quote_examples.append(f"- {entity.key} {h.query!r} {h.polarity.value} ({why}): {e.text!r}")
         per_entity.append(f"{entity.key}: {bad} of {len(shown)}")
     rag.close()
     print(f"### Query-free highlights about their aspect ({len(entities)} entities of {args.data.name})\n")
@@ -146,6 +170,12 @@ def main() -> int:
     )
     print("\n".join(examples) or "- none")
     print("\nper entity (off for any signal): " + ", ".join(per_entity))
+    print("\n### Their quotes\n")
+    print("| quotes | not mentioning the aspect | first-person aside |")
+    print("|---|---|---|")
+    qshare = lambda n: f"{n} ({n / quotes:.1%})" if quotes else "0"  # noqa: E731
+    print(f"| {quotes} | {qshare(quotes_off)} | {qshare(quotes_aside)} |\n")
+    print("\n".join(quote_examples) or "- none")
     return 0
 
 

@@ -50,6 +50,25 @@ def test_only_hits_that_mention_the_aspect_are_quoted_when_there_are_any() -> No
     assert [h.sentence.review_id for h in side_ordered(hits, [Polarity.PROS], 3)] == ["r0", "r1", "r2"]
 
 
+def test_a_mention_in_passing_is_not_quoted() -> None:
+    # 'How are the rooms?' quoted advice about walking to the rooms, which judges nothing about them.
+    texts = [
+        "Keep in mind it is a big place, so there is a bit of walking from the entrance to the rooms.",
+        "The rooms are spacious and bright.",
+        "We spent the whole afternoon in the room because of the rain.",
+        "Tiny room, no window.",
+    ]
+    hits = [_hit(i, s) for i, s in enumerate([0.3, 0.6, 0.2, -0.5])]
+    hits = [
+        ScoredSentence(h.sentence.model_copy(update={"text": t}), h.score, h.sentiment)
+        for h, t in zip(hits, texts, strict=True)
+    ]
+    mentioned = frozenset(h.sentence.sentence_id for h in hits)
+    assert [h.sentence.review_id for h in side_ordered(hits, [Polarity.PROS], 4, mentioned)][0] == "r0"
+    chosen = side_ordered(hits, [Polarity.PROS], 4, mentioned, forms=["room"])
+    assert [h.sentence.review_id for h in chosen] == ["r1", "r3"]
+
+
 def _turn(sides: list[Polarity]) -> object:
     from opinio_agents.agents.chat import Citation, _Turn
     from opinio_agents.agents.schemas import SupportInfo

@@ -87,8 +87,29 @@ def test_query_free_highlight_never_shows_a_first_person_aside_about_its_aspect(
     (con,) = aspect_highlights(aspect, rows, embeddings=embeddings, max_points=2, budget_words=40)
     assert "cold" not in con.text and "afternoon" not in con.text, con.text
     assert "noisy rooms" in con.text.lower() or "tiny and dark" in con.text
-    # the asides stay evidence: the highlight cites them, it does not say them
-    assert any("cold" in e.text for e in con.evidence)
+    # nor are they quoted: a quote is what the reader checks the CON against
+    assert not any("cold" in e.text or "afternoon" in e.text for e in con.evidence), con.evidence
+
+
+def test_query_free_quotes_name_the_aspect_state_the_side_and_are_said_once() -> None:
+    # The sample's room PRO quoted "Keep in mind it is a big place, ..." three times, and "OUR ROOM WAS ON THE
+    # FOURTH FLOOR" (no side): the verifier read its evidence as about "place" (aspect relevance 0).
+    rows = [
+        stored(0, "The rooms are spacious and bright.", 0.6),
+        stored(1, "Keep in mind it is a big place, so there is a bit of walking from the entrance to the rooms.", 0.3),
+        stored(2, "Keep in mind it is a big place, so there is a bit of walking from the entrance to the rooms!", 0.3),
+        stored(3, "Our room was on the fourth floor.", 0.12),
+        stored(4, "Lovely big room with a balcony.", 0.7),
+        stored(5, "Lovely big room with a balcony!!", 0.7),
+        stored(6, "The hotel restaurant was superb.", 0.8),
+    ]
+    embeddings = unit([[1.0, 0.0], [0.99, 0.1], [0.99, 0.1], [0.98, 0.2], [0.9, 0.4], [0.9, 0.4], [0.2, 1.0]])
+    aspect = aspect_of("room", 7, ["room"])
+    (pro,) = aspect_highlights(aspect, rows, embeddings=embeddings, max_points=1, budget_words=40)
+    quoted = [e.text for e in pro.evidence]
+    assert quoted[0] in pro.text or pro.text in quoted[0]  # its key point's own sentence first
+    assert not any("big place" in q or "fourth floor" in q or "restaurant" in q for q in quoted), quoted
+    assert sum("balcony" in q for q in quoted) == 1, quoted
 
 
 def test_query_free_highlight_never_shows_a_point_that_only_passes_by_its_aspect() -> None:

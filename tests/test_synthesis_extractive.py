@@ -9,7 +9,7 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.models import Evidence, Polarity, QueryEvidence, Sentence, Support
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.synthesis.extractive import ExtractiveSynthesizer, evidence_polarity
-from opinio_agents.synthesis.keypoint import clean_sentence, to_key_point
+from opinio_agents.synthesis.keypoint import clean_sentence, mentions_any, to_key_point
 from opinio_agents.synthesis.support import count_support, generic_terms, mention_mask
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
@@ -187,6 +187,21 @@ def test_mention_needs_the_rare_query_term() -> None:
     sentences.append(stored("9", 0, "The shuttle was late.", -0.5))
     mask = mention_mask("shuttle service", sentences)
     assert mask.tolist() == [False] * 8 + [True]
+
+
+def test_a_compound_about_another_aspect_is_not_a_mention_of_its_first_word() -> None:
+    # The sample's query-free room CON quoted "We did not use room service." as a complaint about the room.
+    sentences = [
+        stored("1", 0, "We did not use room service.", -0.3),
+        stored("2", 0, "Room rates were high in August.", -0.4),
+        stored("3", 0, "Room service was slow and the room was tiny.", -0.5),
+        stored("4", 0, "The room was tiny.", -0.5),
+    ]
+    assert mention_mask("room", sentences).tolist() == [False, False, True, True]
+    assert mention_mask("room service", sentences).tolist()[:1] == [True]  # the compound asked for by name
+    assert mentions_any("Room service was quick.", ["room service"])
+    assert not mentions_any("Room service was quick.", ["room"])
+    assert mentions_any("Room service was quick, the room was big.", ["room"])
 
 
 def test_dense_mentions_catch_paraphrases(encoder) -> None:

@@ -51,7 +51,7 @@ from opinio_agents.errors import ConfigError, LLMError
 from opinio_agents.kinds import ChatMode
 from opinio_agents.models import Polarity
 from opinio_agents.retrieval.factory import ScoredSentence
-from opinio_agents.synthesis.support import shown_sides
+from opinio_agents.synthesis.support import aspect_text, shown_sides
 from opinio_agents.text.duplicates import distinct_indices
 from opinio_agents.text.sentiment import sentiment_label
 
@@ -419,7 +419,7 @@ class ReviewChat(Runnable[ChatInput, str]):
         counted = self.rag.support(self.entity_key, query)
         mentioned = self.rag.mentions(self.entity_key, query) if counted.reviews else frozenset()
         sides = shown_sides(counted)
-        hits = side_ordered(deeper, sides, self.k, mentioned)
+        hits = side_ordered(deeper, sides, self.k, mentioned, forms=[aspect_text(query)])
         support = SupportInfo.of(counted)
         return _Turn(
             question=question,
@@ -628,13 +628,18 @@ def side_ordered(
     sides: Sequence[Polarity],
     k: int,
     mentioned: frozenset[str] = frozenset(),
+    *,
+    forms: Sequence[str] = (),
 ) -> list[ScoredSentence]:
     """``k`` excerpts that mirror the support line: the relevant ones on the shown sides first.
 
     With ``mentioned`` (the ids of the sentences that mention the asked aspect,
     :meth:`~opinio_agents.api.OpinioRAG.mentions`), only the hits that mention it are
     quoted when there is any: "Is parking easy?" does not quote "The main sights are easy
-    to reach by bus" (the answer may then hold fewer than ``k`` excerpts).
+    to reach by bus" (the answer may then hold fewer than ``k`` excerpts). With ``forms`` (the
+    aspect's words) a mention that only names it in passing is not quoted either
+    (:func:`~opinio_agents.hiro.highlights.is_aside`, the highlights' quote rule): "How are the rooms?"
+    does not quote "Keep in mind it is a big place, so there is a bit of walking from the entrance to the rooms."
     The top ``k`` are kept, except that each side the highlights show
     (:func:`~opinio_agents.synthesis.support.shown_sides`, majority first) gets its most
     relevant sentence among ``hits`` when the top ``k`` hold none, in place of the least
@@ -647,6 +652,10 @@ def side_ordered(
         []
     """
     on_topic = [h for h in hits if h.sentence.sentence_id in mentioned]
+    if forms and on_topic:
+        from opinio_agents.hiro.highlights import is_aside
+
+        on_topic = [h for h in on_topic if not is_aside(h.sentence.text, forms)]
     hits = on_topic or hits
     top = list(hits[:k])
     for side in sides:

@@ -73,6 +73,7 @@ from opinio_agents.synthesis.selection import (
     without_repeats,
 )
 from opinio_agents.synthesis.support import SIDE_SHARE, shown_sides
+from opinio_agents.text.duplicates import distinct_indices
 from opinio_agents.text.polarity import evidence_polarity
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
@@ -82,6 +83,7 @@ __all__ = [
     "QueryFreeResult",
     "summary_layout",
     "aspect_highlights",
+    "is_aside",
     "QueryFreeSettings",
     "QUERY_FREE_SETTINGS",
     "aspect_positions",
@@ -186,12 +188,46 @@ def _judged_by_point(aspect: DiscoveredAspect) -> bool:
     return aspect.target_share is not None and aspect.target_share < QUERY_FREE_SETTINGS.judge_below
 
 
-def _aside(point: str, forms: Sequence[str]) -> bool:
+def is_aside(point: str, forms: Sequence[str]) -> bool:
     """Whether ``point`` names its aspect only in passing (after a place preposition) while telling a
     first-person story or judging nothing (no opinion word): "we spent more time in the room", "there is a
     bit of walking from the entrance to the rooms"; see
     :func:`~opinio_agents.synthesis.selection.names_only_in_passing`."""
     return (is_first_person(point) or not opinion_words(point)) and names_only_in_passing(point, forms)
+
+
+def _quotes(
+    order: Sequence[int],
+    n_points: int,
+    texts: Sequence[str],
+    forms: Sequence[str],
+    stances: Sequence[float],
+    *,
+    limit: int,
+) -> list[int]:
+    """The quotes of a highlight, best first: its key points' own sentences, then those of the side that name
+    the aspect other than in passing (the rule its key points follow: :func:`mentions_any`, not :func:`is_aside`)
+    and state the side clearly (``stances``: the sentences' sentiment times the side's sign, at least
+    ``KEY_POINT_SETTINGS.quote_sentiment``, the query path's rule), each said once
+    (:func:`~opinio_agents.text.duplicates.distinct_indices`).
+
+    A quote is what the reader checks the highlight against, so "Keep in mind it is a big place, so there is a bit
+    of walking from the entrance to the rooms" does not back a PRO about the rooms, "Our room was on the fourth
+    floor." backs no side, and one guest's sentence copied into three reviews takes one place, not three.
+
+    Example:
+        >>> _quotes([0, 1, 2, 3, 4], 1, ["Lovely room.", "Lovely room!", "We slept in the room.", "Big room.",
+        ...         "Our room was on the fourth floor."], ["room"], [0.8, 0.8, 0.5, 0.6, 0.1], limit=5)
+        [0, 3]
+    """
+    floor = KEY_POINT_SETTINGS.quote_sentiment
+    keep = [
+        j
+        for k, j in enumerate(order)
+        if k < n_points or (stances[j] >= floor and mentions_any(texts[j], forms) and not is_aside(texts[j], forms))
+    ]
+    firsts = range(min(n_points, len(keep)))
+    return [keep[k] for k in distinct_indices([texts[j] for j in keep], limit=limit, keep=firsts)]
 
 
 def _topic_repeats(
@@ -224,7 +260,7 @@ def aspect_highlights(
     key points are scored as they are shown (the trimmed, impersonal clause of :func:`to_key_point`, not the
     whole review sentence). Only key points that name the aspect (one of :func:`aspect_forms`) are shown, and
     not one that names it only in passing while telling a first-person story or judging nothing ("we spent more
-    time in the room", "a bit of walking from the entrance to the rooms": :func:`_aside`); the others stay
+    time in the room", "a bit of walking from the entrance to the rooms": :func:`is_aside`); the others stay
     evidence, and a side without one gets no highlight. With ``distinct_topics`` a further point must talk about
     something the earlier ones do not (a noun or attribute of its own,
     :func:`~opinio_agents.hiro.labels.topic_heads`, besides the aspect's words) or say something they do not (an
@@ -274,7 +310,7 @@ def aspect_highlights(
         # or the sentence sits in the cluster for another reason): it stays evidence only.
         about = [
             j for j, point in enumerate(points)
-            if mentions_any(point, forms) and not _aside(point, forms)
+            if mentions_any(point, forms) and not is_aside(point, forms)
         ]
         if not about:
             continue
@@ -311,9 +347,12 @@ def aspect_highlights(
         else:
             central = central_order(texts)
             first = next(j for j in central if j in set(about))
+            chosen = [first]
             order = [first, *(j for j in central if j != first)]
             text = points[first]
-        cited = [indices[j] for j in order[: max(max_cited, max_points)]]
+        stances = [sign * stored[i].sentiment for i in indices]
+        quoted = _quotes(order, len(chosen), texts, forms, stances, limit=max(max_cited, max_points))
+        cited = [indices[j] for j in quoted]
         evidence = _ranked_evidence(stored, cited)
         notes = [f"HIRO clusters {[list(p) for c in aspect.clusters for p in c.subpaths]}, score {aspect.score}"]
         out.append(

@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from opinio_agents.text.compounds import names_word
 from opinio_agents.text.preprocess import tokenize_for_bm25
 from opinio_agents.text.wordlists import word_set
 
@@ -157,14 +158,18 @@ def clean_sentence(text: str) -> str:
 def mentions_any(text: str, forms: Sequence[str]) -> bool:
     """Whether ``text`` uses one of ``forms`` (all App. D tokens of a form, so plurals and case aside).
 
+    A word used only as the first word of a compound about another aspect does not count
+    (:func:`~opinio_agents.text.compounds.names_word`: "room service" is not the room).
+
     Example:
         >>> mentions_any("Quiet rooms at night.", ["noise", "quiet"]), mentions_any("Glass doors.", ["noise"])
         (True, False)
     """
-    tokens = set(tokenize_for_bm25(text))
+    ordered = tokenize_for_bm25(text)
+    tokens = set(ordered)
     for form in forms:
         wanted = tokenize_for_bm25(form)
-        if wanted and tokens.issuperset(wanted):
+        if wanted and tokens.issuperset(wanted) and all(names_word(ordered, w, wanted) for w in wanted):
             return True
     return False
 

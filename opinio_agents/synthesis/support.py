@@ -45,6 +45,7 @@ import numpy as np
 from opinio_agents.embeddings import Encoder
 from opinio_agents.models import SENTIMENT_THRESHOLD, Polarity, Support
 from opinio_agents.stores.catalog import StoredSentence
+from opinio_agents.text.compounds import names_word
 from opinio_agents.text.preprocess import tokenize_for_bm25
 from opinio_agents.text.wordlists import word_set
 from opinio_agents.trends import Weighting, review_weights
@@ -199,6 +200,8 @@ def _query_idf(query: str, sentences: Sequence[StoredSentence]) -> tuple[dict[st
     token_sets: list[set[str]] = []
     for stored in sentences:
         present = term_set.intersection(stored.tokens)
+        if present:  # "room service" does not mention the room (text/compounds.py)
+            present = {t for t in present if names_word(stored.tokens, t, term_set)}
         token_sets.append(present)
         for term in present:  # most sentences share no term: no Counter.update call for them
             doc_freq[term] += 1

@@ -1,0 +1,51 @@
+"""Compound nouns whose first word names another aspect: "room service" is not a mention of the room.
+
+The list is data (``resources/words/support.json``, ``other_aspect_compounds``, with its reason). A word
+used only as the first word of such a compound, where the query does not name the compound itself, is not
+a mention of it: "We did not use room service." does not mention the room, "Room service was slow and the
+room was tiny." does, and for the query "room service" both do. One rule for the mention counts
+(:func:`~opinio_agents.synthesis.support.mention_mask`) and the query-free key points and quotes
+(:func:`~opinio_agents.synthesis.keypoint.mentions_any`).
+
+Example:
+    >>> names_word(("we", "use", "room", "service"), "room", {"room"})
+    False
+    >>> names_word(("room", "service", "slow", "room", "tiny"), "room", {"room"})
+    True
+    >>> names_word(("we", "use", "room", "service"), "room", {"room", "service"})
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from functools import cache
+
+from opinio_agents.text.preprocess import tokenize_for_bm25
+from opinio_agents.text.wordlists import word_set
+
+__all__ = ["names_word"]
+
+
+@cache
+def _compounds() -> dict[str, frozenset[str]]:
+    """First word -> the second words that make it a compound about another aspect (App. D tokens)."""
+    out: dict[str, set[str]] = {}
+    for phrase in word_set("support", "other_aspect_compounds"):
+        tokens = tokenize_for_bm25(phrase)
+        if len(tokens) == 2:
+            out.setdefault(tokens[0], set()).add(tokens[1])
+    return {first: frozenset(seconds) for first, seconds in out.items()}
+
+
+def names_word(tokens: Sequence[str], word: str, query: Collection[str]) -> bool:
+    """Whether ``tokens`` (App. D tokens, in order) use ``word`` other than as the first word of a listed
+    compound whose second word ``query`` (the query's or form's tokens) does not hold."""
+    seconds = _compounds().get(word)
+    if not seconds:
+        return word in tokens
+    last = len(tokens) - 1
+    return any(
+        token == word and not (i < last and tokens[i + 1] in seconds and tokens[i + 1] not in query)
+        for i, token in enumerate(tokens)
+    )
