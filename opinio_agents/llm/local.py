@@ -23,6 +23,13 @@ adds over a plain text-generation pipeline, for the small models users run local
 * **No copy per generated token.** The key/value cache writes into buffers with room to
   spare instead of concatenating (transformers' default copies the whole cache of every
   layer for every token), and the stored prefix is cut and reused in place, not copied.
+* **Fewer forward passes, the same answer.** Greedy answers are decoded by this module's own
+  loop (:meth:`LocalChatModel._greedy`), which writes the tokens of transformers' greedy
+  ``generate`` with the same penalty and grammar: a token the grammar forces (the stop token
+  after the closing brace...) is taken without a forward pass, and up to :attr:`draft_tokens`
+  tokens guessed from the text so far (:mod:`opinio_agents.llm.drafting`: an excerpt being
+  quoted, JSON keys seen before) are checked in one pass with the token before them. Sampling
+  (``temperature > 0``) runs ``generate``.
 * **Threads that do not wait for each other**: torch runs generation on :attr:`threads`
   threads (default: half the cores, as llama.cpp), set while generating and restored after.
 * **Exact token usage** on every message (``usage_metadata``), and streaming.
