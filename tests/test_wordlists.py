@@ -26,6 +26,7 @@ USERS = (
     "opinio_agents.hiro.aspects",
     "opinio_agents.synthesis.selection",
     "opinio_agents.synthesis.keypoint",
+    "opinio_agents.synthesis.verification",
     "opinio_agents.synthesis.support",
 )
 

@@ -12,19 +12,25 @@ pipelines, the long-context baseline and HIRO's query-free highlights all get it
 The verdict (:func:`judge`) reads, besides AR/SF/OF, the *stance* of each cited
 sentence towards the highlight's subject: the sum of the sentiments of its
 triplets about the focus aspect (see :func:`~opinio_agents.triplets.aos.focus_triplet`),
-else the sentence's stored sentiment score.
+else the sentence's stored sentiment score. Only the writer's own opinions are read
+(:func:`own_opinions`): "the so-called free wi-fi", "they advertise a free shuttle" and a
+"free" offer that its sentence limits ("only on the ground floor") are not praise.
 
 * ``contradicted`` - the highlight's side disagrees with its evidence (a PRO none
   of whose cited sentences is positive about the subject while some are
   negative, or the reverse for a CON), or its text says the opposite of the
-  evidence (SF = 0 and no cited sentence leans the text's way), or it names an aspect that no
+  evidence (SF = 0, no cited sentence leans the text's way, none states the text's
+  opinion itself, and a second, sentence-level signal - the index's sentiment model - reads
+  the text that way too), or it names an aspect that no
   cited sentence discusses (no triplet aspect matches, the words do not occur,
   and no evidence aspect is similar enough).
 * ``weak`` - partly backed: more cited sentences disagree with its side than
   agree, or two or more and at least ``VerificationSettings.mixed_share`` of them do (each read a second time,
-  :func:`second_reading`), part of its own text reads the other way about its subject, it does
-  not mention the evidence's main aspect (AR = 0 and the words are absent; when its
-  text spells that aspect out, the reported AR is 1.0, so a score never contradicts the
+  :func:`second_reading`), part of its own text reads the other way about its subject (an
+  opinion whose sentence the second signal reads on the highlight's side does not count:
+  "a bit pricey but very good" in a PRO), it does not mention the evidence's main aspect
+  (AR = 0 and the words are absent; when its text spells that aspect out, or names the query
+  that half its cited sentences name, the reported AR is 1.0, so a score never contradicts the
   verdict), the evidence holds no polar opinion about it (SF undefined), no reviewer's
   opinion is close to its wording (best similarity below ``VerificationSettings.weak_of``, unless a cited
   sentence uses the very words; the reported OF is the paper's mean), the extractor
@@ -55,7 +61,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -80,12 +86,17 @@ from opinio_agents.triplets.base import Triplet, TripletExtractor
 
 if TYPE_CHECKING:
     from opinio_agents.embeddings import Encoder
+    from opinio_agents.text.sentiment import SentimentScorer
+
+#: ``reading(text)`` -> the sentence-level sentiment of one highlight sentence, in [-1, 1].
+SentenceReading = Callable[[str], float]
 
 __all__ = [
     "HighlightVerifier",
     "judge",
     "sentence_stance",
     "second_reading",
+    "own_opinions",
     "checked_texts",
     "verify_outcome",
     "VerificationSettings",
@@ -202,6 +213,80 @@ def second_reading(evidence: Sequence[Evidence]) -> list[float | None]:
     return out
 
 
+_TOKEN = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
+#: Words allowed between a quote cue and the opinion it marks ("they advertise *a* free shuttle").
+_CUE_GAP = 1
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text.lower())
+
+
+def _positions(words: Sequence[str], tokens: Sequence[str]) -> list[int]:
+    """Where ``words`` occur, in a row, in ``tokens``."""
+    n = len(words)
+    return [i for i in range(len(tokens) - n + 1) if list(tokens[i : i + n]) == list(words)] if n else []
+
+
+def _quote_cued(tokens: Sequence[str], at: int) -> bool:
+    """Whether a quote cue ("so-called", "supposedly", "advertised") stands just before ``tokens[at]``."""
+    from opinio_agents.text.wordlists import word_set
+
+    before = tokens[:at]
+    for cue in word_set("verification", "quote_cues"):
+        words = _tokens(cue)
+        if any(at - (p + len(words)) <= _CUE_GAP for p in _positions(words, before)):
+            return True
+    return False
+
+
+def _limited(tokens: Sequence[str]) -> bool:
+    """Whether a sentence limits an offer ("only on the ground floor", "you have to buy", "isn't")."""
+    from opinio_agents.text.wordlists import word_set
+
+    cues = word_set("verification", "limit_cues")
+    return any(t in cues or t.endswith("n't") for t in tokens)
+
+
+def own_opinions(triplets: Sequence[Triplet], text: str) -> list[Triplet]:
+    """The triplets of ``text`` that state its writer's own opinion (the verifier reads only these).
+
+    The extractor reads the words of an opinion, not who holds it: "the so-called free wi-fi
+    was limited to one device" gives (wi-fi, free, positive). A triplet is left out when, in
+    every sentence of ``text`` that uses its opinion words, a quote cue stands just before them
+    ("so-called", "supposedly", "they advertise": word list ``verification/quote_cues``), or
+    the opinion only names an offer ("free", "complimentary") in a sentence that limits it
+    ("only on the ground floor", "you have to buy": ``offer_words``, ``limit_cues``). Without
+    such triplets a sentence's stance falls back to its stored sentiment (:func:`sentence_stance`),
+    and a highlight with none states no opinion of its own.
+
+    Example:
+        >>> from opinio_agents.triplets.base import Triplet as T
+        >>> own_opinions([T(aspect="wi-fi", opinion="free", sentiment=1)],
+        ...              "The so-called free wi-fi was limited to one device per room.")
+        []
+        >>> own_opinions([T(aspect="wi-fi", opinion="free", sentiment=1)], "Free wi-fi, fast and reliable.")
+        [Triplet(aspect='wi-fi', opinion='free', sentiment=1)]
+    """
+    if not triplets:
+        return []
+    from opinio_agents.text.segment import split_sentences
+    from opinio_agents.text.wordlists import word_set
+
+    sentences = [_tokens(text[a:b]) for a, b in split_sentences(text)] or [_tokens(text)]
+    offers = word_set("verification", "offer_words")
+
+    def hedged(t: Triplet) -> bool:
+        words = _tokens(t.opinion)
+        uses = [(toks, at) for toks in sentences for at in _positions(words, toks)]
+        if not uses:
+            return False
+        offer = bool(words) and set(words) <= offers
+        return all(_quote_cued(toks, at) or (offer and _limited(toks)) for toks, at in uses)
+
+    return [t for t in triplets if not hedged(t)]
+
+
 def sentence_stance(triplets: Sequence[Triplet], subject: Sequence[str], sentiment: float | None) -> int:
     """+1 / -1 / 0: how one cited sentence leans about the highlight's subject.
 
@@ -253,6 +338,64 @@ def _quoted(opinion: str, texts: Sequence[str]) -> bool:
     return bool(words) and any(words <= set(_WORD.findall(text.lower())) for text in texts)
 
 
+def _stated(focus: Triplet, evidence: Sequence[Sequence[Triplet]]) -> bool:
+    """Whether a cited sentence itself states ``focus``: its opinion words, same sentiment, same aspect.
+
+    "The rooms are quite small." as a rooms PRO quotes the reservation of "The rooms are quite
+    small, but beautifully decorated": a reviewer's words, not the opposite of what they say.
+    """
+    for found in evidence:
+        for t in found:
+            if t.sentiment != focus.sentiment:
+                continue
+            if not focus.is_implicit and not aspects_match(t.aspect, focus.aspect):
+                continue
+            if same_opinion(focus.opinion, t.opinion) or _quoted(focus.opinion, [t.opinion]):
+                return True
+    return False
+
+
+def _about_query(query: str, own_words: set[str], evidence_texts: Sequence[str]) -> bool:
+    """Whether the highlight names ``query`` and at least half of its cited sentences do too.
+
+    "Big thumbs up: loved the swimming pool area." as a pool PRO over quotes that all name the
+    pool is about its evidence, whatever aspect the extractor found most often in it ('towels').
+    """
+    wanted = set(aspect_words(query)) if query else set()
+    if not wanted or not wanted <= own_words or not evidence_texts:
+        return False
+    naming = sum(1 for text in evidence_texts if wanted <= set(aspect_words(text)))
+    return 2 * naming >= len(evidence_texts)
+
+
+def _sentences_with(text: str, opinion: str) -> list[str]:
+    """The sentences of ``text`` that use every word of ``opinion``."""
+    from opinio_agents.text.segment import split_sentences
+
+    words = set(_WORD.findall(opinion.lower()))
+    sentences = [text[a:b] for a, b in split_sentences(text)] or [text]
+    return [s for s in sentences if words and words <= set(_WORD.findall(s.lower()))]
+
+
+def _reads(reading: SentenceReading | None, text: str, sign: int) -> bool:
+    """Whether the second signal reads ``text`` (as a whole) on the ``sign`` side; True without one."""
+    if reading is None or not text:
+        return True
+    return _sign(reading(text), SENTIMENT_THRESHOLD) == sign
+
+
+def _overruled(reading: SentenceReading | None, text: str, opinion: str, sign: int) -> bool:
+    """Whether every sentence of ``text`` that holds ``opinion`` reads on the ``sign`` side (second signal).
+
+    "The breakfast is a bit pricey but very good." holds a negative triplet ('pricey') in a PRO's
+    text, but the sentence reads positive: the reservation is the reviewer's, the sentence praises.
+    """
+    if reading is None or not text:
+        return False
+    holding = _sentences_with(text, opinion)
+    return bool(holding) and all(_sign(reading(s), SENTIMENT_THRESHOLD) == sign for s in holding)
+
+
 def _closest_opinion(
     evidence: Sequence[Triplet], focus: Triplet, dominant: Sequence[str], similarity: OpinionSimilarity
 ) -> tuple[str, float] | None:
@@ -282,6 +425,7 @@ def judge(
     evidence_texts: Sequence[str] = (),
     query: str = "",
     highlight_text: str = "",
+    reading: SentenceReading | None = None,
 ) -> Verification:
     """The :class:`~opinio_agents.models.Verification` of one highlight (verdict rules in the module doc).
 
@@ -295,6 +439,14 @@ def judge(
         query: The query, named in reasons when the highlight has no explicit aspect.
         highlight_text: The highlight's text (an evidence aspect it spells out counts as named,
             even when the extractor missed it).
+        reading: The second, sentence-level signal: ``reading(sentence)`` -> the sentiment of one
+            sentence of ``highlight_text`` in [-1, 1] (the index's sentiment model,
+            :class:`~opinio_agents.text.sentiment_head.BlendedSentimentScorer`, in
+            :class:`HighlightVerifier`). With it, the text says the opposite of its evidence only
+            when its sentences read that way too and no cited sentence states the same opinion
+            (then it only quotes a reservation: ``weak``), and an opinion of the text against its
+            side counts only when its sentence does not read the side's way ("a bit pricey but very
+            good"). Without it (None), the triplets alone decide.
 
     Raises:
         ConfigError: When ``evidence`` and ``sentiments`` differ in length.
@@ -339,7 +491,8 @@ def judge(
         stars = dominant_sentiments(
             [t for t in flat if aspects_match(t.aspect, focus.aspect)] if not focus.is_implicit else flat
         )
-        if stars == [-focus.sentiment]:
+        opposite = stars == [-focus.sentiment] and not _stated(focus, evidence)
+        if opposite and _reads(reading, highlight_text, focus.sentiment):
             return verdict(
                 "contradicted",
                 f"says {focus.opinion!r} ({_SIGN_WORD[focus.sentiment]}) about {name}, "
@@ -361,7 +514,11 @@ def judge(
             f"about {name}, {disagree} {_SIGN_WORD[-sign]}",
         )
     against = [
-        t for t in highlight if t.sentiment == -sign and any(aspects_match(t.aspect, a) for a in subject)
+        t
+        for t in highlight
+        if t.sentiment == -sign
+        and any(aspects_match(t.aspect, a) for a in subject)
+        and not _overruled(reading, highlight_text, t.opinion, sign)
     ]
     if against:
         return verdict(
@@ -370,9 +527,11 @@ def judge(
         )
     own_words = set(aspect_words(highlight_text)) if highlight_text else set()
     if ar == 0.0:
-        if not any(set(aspect_words(a)) <= own_words for a in dominant):
+        spelled = any(set(aspect_words(a)) <= own_words for a in dominant)
+        if not spelled and not _about_query(query, own_words, evidence_texts):
             return verdict("weak", f"its evidence is mostly about {' / '.join(dominant)}, which it does not mention")
-        # It spells out the evidence's main aspect (the extractor read another one in it): relevant.
+        # It spells out the evidence's main aspect, or the query that half its quotes name (the
+        # extractor read another aspect as the main one): relevant.
         scores["aspect_relevance"] = 1.0
     if sf is None:
         return verdict("weak", f"its {cited} hold no clear positive or negative opinion about {name}")
@@ -398,6 +557,10 @@ class HighlightVerifier:
         cache_size: Sentences whose triplets are remembered (repeated evidence is extracted once).
         prefetch: Let :meth:`prefetch` extract in the background (``VerificationSettings.prefetch``
             when ``None``); off, it does nothing and each query is verified as soon as it is written.
+        sentiment: The second, sentence-level signal :func:`judge` reads beside the triplets (one
+            score per sentence of a highlight's text, asked only when a verdict depends on it); the
+            index's sentiment model (MiniLM head blended with VADER, on ``encoder`` when that is MiniLM)
+            when ``None``.
 
     Thread-safe: one verifier may serve the threads of a server.
 
@@ -422,6 +585,7 @@ class HighlightVerifier:
         encoder: Encoder | None = None,
         cache_size: int = 50_000,
         prefetch: bool | None = None,
+        sentiment: SentimentScorer | None = None,
     ) -> None:
         if cache_size < 0:
             raise ConfigError(f"cache_size={cache_size} must be >= 0")
@@ -431,6 +595,8 @@ class HighlightVerifier:
         self._encoder = encoder
         self.cache_size = cache_size
         self._cache: OrderedDict[str, list[Triplet]] = OrderedDict()
+        self._sentiment = sentiment
+        self._scores: OrderedDict[str, float] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
@@ -452,6 +618,31 @@ class HighlightVerifier:
 
                 self._similarity = EmbeddingOpinionSimilarity(self._encoder)  # type: ignore[arg-type]
             return self._similarity
+
+    def sentence_sentiment(self, text: str) -> float:
+        """The second signal's sentiment of ``text`` (one highlight sentence), remembered like triplets."""
+        with self._lock:
+            if text in self._scores:
+                self._scores.move_to_end(text)
+                return self._scores[text]
+            if self._sentiment is None:
+                from opinio_agents.embeddings import DEFAULT_MODEL_NAME
+                from opinio_agents.text.sentiment_head import BlendedSentimentScorer
+
+                # The head fits MiniLM vectors: reuse the verifier's encoder when it is that model.
+                mine = self._encoder if getattr(self._encoder, "name", None) == DEFAULT_MODEL_NAME else None
+                self._sentiment = BlendedSentimentScorer(mine)
+            scorer = self._sentiment
+        score = float(scorer.score([text])[0])
+        with self._lock:
+            self._scores[text] = score
+            while len(self._scores) > self.cache_size:
+                self._scores.popitem(last=False)
+        return score
+
+    def readings(self, texts: Sequence[str]) -> list[list[Triplet]]:
+        """The triplets of each text that state its writer's own opinion (:func:`own_opinions`)."""
+        return [own_opinions(found, text) for found, text in zip(self.triplets(texts), texts, strict=True)]
 
     def triplets(self, texts: Sequence[str]) -> list[list[Triplet]]:
         """Triplets of each text; one extractor call for the texts not seen before."""
@@ -495,7 +686,7 @@ class HighlightVerifier:
         self.triplets(checked_texts(highlights))
         out = []
         for h in highlights:
-            mine, *cited = self.triplets([h.text, *(e.text for e in h.evidence)])
+            mine, *cited = self.readings([h.text, *(e.text for e in h.evidence)])
             out.append(
                 judge(
                     h.polarity,
@@ -506,14 +697,15 @@ class HighlightVerifier:
                     evidence_texts=[e.text for e in h.evidence],
                     query=h.query,
                     highlight_text=h.text,
+                    reading=self.sentence_sentiment,
                 )
             )
         return out
 
     def _rewrite(self, h: Highlight, why: Verification) -> Highlight | None:
         """``h`` written again from its evidence, on the side its evidence takes; None when none does."""
-        mine = self.triplets([h.text])[0]
-        cited = self.triplets([e.text for e in h.evidence])
+        mine = self.readings([h.text])[0]
+        cited = self.readings([e.text for e in h.evidence])
         flat = [t for found in cited for t in found]
         focus = focus_triplet(mine, dominant_aspects(flat))
         subject = [focus.aspect] if focus is not None and not focus.is_implicit else dominant_aspects(flat)
@@ -607,8 +799,9 @@ def verify_outcome(
     by a PRO; a CON the guard adds then is verified too (and never dropped). A query whose
     every highlight would be dropped keeps those that are the reviews' own sentences (not
     written by a model), with their verdict, action ``kept`` and :data:`KEPT_NOTE`: the
-    verifier reads a side wrong now and then (SPACE hotel 188745's "The rooms are quite small."
-    as praise), and a query the reviews discuss must not end empty.
+    verifier can read a side wrong (SPACE hotel 188745's "The rooms are quite small." was
+    called contradicted before that verdict needed two signals), and a query the reviews
+    discuss must not end empty.
 
     Example:
         >>> from opinio_agents.triplets.base import TripletExtractor
