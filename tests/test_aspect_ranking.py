@@ -168,3 +168,48 @@ def test_target_share_reads_the_extractor_and_attribute_nouns_always_count():
     assert namer.target_share(["cleanliness", "clean"], ["Clean rooms."]) == 1.0  # judged through "clean"
     assert namer.target_share(["pool"], []) is None
     assert PhraseNamer(extractor=None, encoder=None).target_share(["pool"], ["The pool was cold."]) is None
+
+
+def test_an_aspect_whose_sentences_use_another_aspects_name_joins_it():
+    # "pods" took a top-10 place of a seed entity whose "coffee machine pods" sentences are about the
+    # coffee maker (issue 21); "kettle" names the coffee maker through the synonym list.
+    rows = [stored(r, "Kettle was fine.") for r in range(6)]
+    rows += [stored(r, "Pods for the coffee machine ran out.") for r in range(6, 9)]
+    rows += [stored(r, "Room service was slow.") for r in range(9, 13)]
+    rows += [stored(r, "Room was big.") for r in range(13, 20)]
+    clusters = [
+        HiroCluster([(1,)], list(range(6)), score=1.0),
+        HiroCluster([(2,)], list(range(6, 9)), score=1.0),
+        HiroCluster([(3,)], list(range(13, 20)), score=1.0),
+        HiroCluster([(4,)], list(range(9, 13)), score=1.0),
+    ]
+
+    class Namer(FirstWordNamer):
+        def name(self, clusters, tokens, texts):
+            labels = super().name(clusters, tokens, texts)
+            service = AspectLabel(("room", "servic"), "room service", 1.0, 1.0)
+            return [
+                service if label.text == "room" and "service" in texts[cluster[0]] else label
+                for label, cluster in zip(labels, clusters)
+            ]
+
+    found = aspects_from_clusters(clusters, rows, namer=Namer())
+    names = [a.aspect for a in found]
+    assert "pods" not in names and "kettle" in names
+    kettle = next(a for a in found if a.aspect == "kettle")
+    assert "pods" in kettle.forms and set(range(6, 9)) <= set(kettle.sentence_indices)
+    # "room" inside "room service" is no use of the room: room service stays an aspect
+    assert "room service" in names and "room" in names
+
+
+def test_an_attribute_word_of_another_aspect_does_not_join_an_aspect_to_it():
+    # "The lobby is modern": "modern" says the decor, but the sentence is about the lobby (a planted aspect).
+    rows = [stored(r, "Decor is dated.") for r in range(6)] + [stored(r, "Lobby is modern.") for r in range(6, 9)]
+    clusters = [HiroCluster([(1,)], list(range(6)), score=1.0), HiroCluster([(2,)], list(range(6, 9)), score=1.0)]
+
+    class Namer(FirstWordNamer):
+        def mention_forms(self, label):
+            return PhraseNamer(extractor=None, encoder=None).mention_forms(label)
+
+    found = aspects_from_clusters(clusters, rows, namer=Namer())
+    assert [a.aspect for a in found] == ["decor", "lobby"]

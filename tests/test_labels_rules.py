@@ -193,3 +193,77 @@ def test_a_lone_incidental_noun_names_nothing_but_a_longer_name_keeps_it():
     ]
     labels = _namer().name([[0, 1, 2, 3], [4, 5]], _tokens(texts), texts)
     assert all(label is None or "card" not in label.text.split() for label in labels)
+
+
+def test_word_use_reads_part_of_speech_evidence_from_the_context():
+    from opinio_agents.hiro.labels import word_use
+
+    assert word_use("walked") == "verb"  # a verb-only inflection
+    assert word_use("sleep", "to") == "verb"  # an infinitive
+    assert word_use("sleep", "we") == "verb"  # after a subject
+    assert word_use("walk", "the") == "noun"  # after a determiner
+    assert word_use("walk", "short") == "noun"  # after an adjective
+    assert word_use("walk", "just") is None  # "just" is also an adverb: no evidence
+    assert word_use("pool", "the") == "noun"
+    assert word_use("area", "the") is None  # no verb reading: never a verb
+    assert word_use("parking", "and") is None  # a gerund outside a determiner's phrase
+
+
+def test_a_word_reviewers_use_mostly_as_a_verb_names_no_cluster():
+    # "walk" and "sleep" topped SPACE dev clusters whose sentences say "we walked", "to sleep" (issue 21).
+    verbs = [
+        "We walked to the beach every day.", "You can walk to the beach.", "We walked along the beach.",
+        "Easy to walk to the beach.", "The kids walked to the beach alone.", "The walk to the beach was nice.",
+    ]
+    nouns = [
+        "The walk to the beach was short.", "A short walk to the beach.", "The walk to the beach is lovely.",
+        "Our walk to the beach took a minute.", "A nice walk to the beach.", "The beach walk was lovely.",
+    ]
+    for texts, expected in ((verbs, "beach"), (nouns, "walk")):
+        table = _namer()._phrases(texts)
+        assert table.not_a_name("walk") is (expected != "walk")
+        label = _namer().name([list(range(len(texts)))], _tokens(texts), texts)[0]
+        assert label is not None and label.text == expected
+
+
+def test_a_word_used_mostly_as_a_modifier_names_no_cluster_on_its_own():
+    # "air" of "air conditioning" named a cluster of "Strong air con" sentences (issue 21 seeds).
+    texts = [f"The air conditioning was {w}." for w in ("great", "quiet", "strong", "weak", "new")] + [
+        "Strong air con.", "Air con was good.", "Good air con, easy to control.",
+    ]
+    table = _namer()._phrases(texts)
+    assert table.modifier_share("air") >= 0.6 and table.not_a_name("air")
+    assert not table.not_a_name("conditioning")
+    labels = _namer().name([[5, 6, 7], [0, 1, 2, 3, 4]], _tokens(texts), texts)
+    assert labels[0] is None or "air" != labels[0].text
+    assert labels[1] is not None and labels[1].text == "air conditioning"
+    # without the longer phrase, "air" is the head of its phrases and names the cluster
+    alone = texts[5:] + ["The air was fresh.", "Fresh air."]
+    assert not _namer()._phrases(alone).not_a_name("air")
+
+
+def test_an_adjective_does_not_change_the_aspect_a_name_names():
+    # "modern elevators" and "lift", "little gym" and "gym" took two top-15 places each (issue 21 seeds).
+    from opinio_agents.hiro.labels import AspectLabel, label_core
+
+    def label(text):
+        return AspectLabel(tuple(text.split()), text, 1.0, 1.0)
+
+    assert label_core("single beds") == "beds" and label_core("front room") == "room"
+    assert label_core("sea views") == "sea views" and label_core("room service") == "room service"
+    namer = _namer()
+    assert namer.same_aspect(label("modern elevators"), label("lift"))  # a synonym once the adjective goes
+    assert namer.same_aspect(label("little gym"), label("gym"))
+    assert namer.same_aspect(label("single beds"), label("bed"))  # plural-insensitive
+    assert not namer.same_aspect(label("room service"), label("room"))  # a noun modifier stays
+    assert not namer.same_aspect(label("sea views"), label("beach"))
+
+
+def test_a_region_noun_names_nothing_and_its_modifier_keeps_the_name():
+    # hiro_labels.json "region_nouns": "the area" named SPACE dev aspects whose sentences were about the pool
+    # area, the dining area and the neighbourhood at once (issue 21).
+    from opinio_agents.hiro.labels import noun_phrases
+
+    found = [s for _, s in noun_phrases("The pool area was nice and the area around the hotel is safe.")]
+    assert found == ["pool"]
+    assert [s for _, s in noun_phrases("Part of the room was dirty.")] == ["room"]

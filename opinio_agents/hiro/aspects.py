@@ -43,13 +43,22 @@ import numpy as np
 
 from opinio_agents.embeddings import ENCODER_ENV, Encoder
 from opinio_agents.errors import ConfigError
-from opinio_agents.hiro.labels import NAMING_SETTINGS, AspectLabel, ClusterNamer, PhraseNamer
+from opinio_agents.hiro.labels import (
+    NAMING_SETTINGS,
+    AspectLabel,
+    ClusterNamer,
+    PhraseNamer,
+    aspect_parts,
+    attribute_nouns,
+    synonyms,
+)
 from opinio_agents.hiro.lexical import mean_pairwise_rouge2, rouge_tokens
 from opinio_agents.hiro.retriever import DEFAULT_ALPHA, HiroCluster, retrieve_clusters
 from opinio_agents.hiro.store import HiroIndex, as_hiro_index
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.synthesis.support import aspect_mentions, mention_mask, support_of
+from opinio_agents.text.preprocess import tokenize_for_bm25
 
 __all__ = [
     "DiscoveredAspect",
@@ -301,7 +310,9 @@ def aspects_from_clusters(
     """Name, join and count clusters (clusters with no aspect-like name are left out), best first.
 
     Aspects are ranked by :func:`aspect_rank`: mostly by the share of the entity's reviews
-    that mention them, partly by how specific to the entity HIRO found them.
+    that mention them, partly by how specific to the entity HIRO found them. An aspect most of
+    whose sentences also use the name of a more used aspect is a detail of it and joins it
+    (``_join_parts``: "the coffee machine pods" join the coffee maker).
 
     Args:
         clusters: HIRO clusters of one entity, best first.
@@ -356,14 +367,25 @@ def aspects_from_clusters(
             grouped.append((label, [(cluster, label)]))
     if total_reviews is None:
         total_reviews = len({s.sentence.review_id for s in stored})
+    masks: dict[str, np.ndarray] = {}
+
+    def form_mask(form: str) -> np.ndarray:
+        if form not in masks:
+            masks[form] = mention_mask(form, stored)
+        return masks[form]
+
+    groups = [
+        (first, members, dict.fromkeys(form for _, label in members for form in namer.mention_forms(label)))
+        for first, members in grouped
+    ]
+    groups = _join_parts(groups, form_mask, len(stored))
     out: list[DiscoveredAspect] = []
-    for first, members in grouped:
+    for first, members, names in groups:
         name = first.text
         indices = sorted({i for cluster, _ in members for i in cluster.indices})
-        names = dict.fromkeys(form for _, label in members for form in namer.mention_forms(label))
         lexical_mask = np.zeros(len(stored), dtype=bool)
         for alias in names:
-            lexical_mask |= mention_mask(alias, stored)
+            lexical_mask |= form_mask(alias)
         lexical = np.flatnonzero(lexical_mask).tolist()
         # The count every surface shows for this name (synthesis/support.py), not the cluster sizes.
         mentioned = [int(i) for i in (mentions(name) if mentions else aspect_mentions(name, stored))]
@@ -392,6 +414,76 @@ def aspects_from_clusters(
     out = [replace(a, target_share=_target_share(a, texts, namer)) for a in out]
     out.sort(key=lambda a: (not a.evaluated, -aspect_rank(a, popularity), -a.mentions, a.aspect))
     return out
+
+
+_Group = tuple[AspectLabel, list[tuple[HiroCluster, AspectLabel]], dict[str, None]]
+
+
+def _contains_words(outer: str, inner: str) -> bool:
+    """Whether ``inner``'s tokens are a run of ``outer``'s ("lobbies" in "the lobby", "room" in "room service")."""
+    a, b = tokenize_for_bm25(outer), tokenize_for_bm25(inner)
+    return bool(b) and any(a[i : i + len(b)] == b for i in range(len(a) - len(b) + 1))
+
+
+def _join_parts(groups: list[_Group], form_mask: Callable[[str], np.ndarray], n: int) -> list[_Group]:
+    """Join an aspect into another whose name most of its sentences also use ("pods" into "coffee maker").
+
+    An aspect ``a`` is a detail of ``b`` when at least ``NamingSettings.part_share`` of the
+    sentences using ``a``'s forms also use one of ``b``'s forms or synonyms, ``b``'s forms are used by
+    more sentences than ``a``'s, ``a`` is no attribute aspect (reviewers write "the room was clean":
+    cleanliness stays an aspect) and not one of ``b``'s parts
+    (:func:`~opinio_agents.hiro.labels.aspect_parts`: "the lobby is modern" uses a decor word, but the
+    lobby keeps its name), and the form of ``b`` is no part of a form of ``a`` ("room" of "room
+    service" says nothing). ``a``'s clusters and forms then join ``b``, which keeps its name and place.
+    """
+    share = NAMING_SETTINGS.part_share
+    if share > 1.0 or len(groups) < 2:
+        return groups
+    attributes = set(attribute_nouns().values())
+
+    def widened(names: dict[str, None]) -> list[str]:
+        """The names with their synonyms ("kettle" is the coffee maker)."""
+        extra = [form for group in synonyms() if any(name.lower() in group for name in names) for form in group]
+        return list(dict.fromkeys([*names, *sorted(extra)]))
+
+    def part_of(a: AspectLabel, b: AspectLabel) -> bool:
+        """Whether the lexicon lists ``a`` as a part of ``b`` (the lobby of the decor): parts keep their names."""
+        words = b.text.split()
+        parts = aspect_parts().get(b.text) or (aspect_parts().get(words[-1]) if words else None) or frozenset()
+        return a.text in parts
+
+    forms = [widened(names) for _, _, names in groups]
+    uses = []
+    for group_forms in forms:
+        mask = np.zeros(n, dtype=bool)
+        for form in group_forms:
+            mask |= form_mask(form)
+        uses.append(mask)
+    out = [(first, list(members), dict(names)) for first, members, names in groups]
+    alive = [True] * len(out)
+    for i in range(len(out) - 1, -1, -1):
+        first, members, names = out[i]
+        count = int(uses[i].sum())
+        if not count or first.text in attributes:
+            continue
+        best, best_share = -1, 0.0
+        for j in range(len(out)):
+            if j == i or not alive[j] or int(uses[j].sum()) <= count or part_of(first, out[j][0]):
+                continue
+            other = np.zeros(n, dtype=bool)
+            for form in forms[j]:
+                if not any(_contains_words(mine, form) for mine in forms[i]):
+                    other |= form_mask(form)
+            both = float((uses[i] & other).sum()) / count
+            if both >= share and both > best_share:
+                best, best_share = j, both
+        if best >= 0:
+            out[best][1].extend(members)
+            out[best][2].update(names)
+            forms[best] = list(dict.fromkeys([*forms[best], *forms[i]]))
+            uses[best] = uses[best] | uses[i]
+            alive[i] = False
+    return [group for group, keep in zip(out, alive, strict=True) if keep]
 
 
 def _target_share(aspect: DiscoveredAspect, texts: Sequence[str], namer: ClusterNamer) -> float | None:

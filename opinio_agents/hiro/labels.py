@@ -28,6 +28,10 @@ Namers share one interface (:class:`ClusterNamer`); :class:`PhraseNamer` is the 
   becomes "cleanliness" rather than joining the first). Opinion targets are extracted
   only for the clusters whose name they can change (the runner-up is within the boost of
   the best name), in one batch per call, and cached per sentence text.
+  A word the entity's reviewers use mostly as a verb ("we walked", "to sleep": part-of-speech
+  evidence from its contexts, :func:`word_use`) or mostly as the modifier of a longer phrase
+  ("air" of "air conditioning") names no cluster (``NamingSettings.max_verb_share`` and
+  ``max_modifier_share``).
   A use of a part of a broader aspect (:data:`ASPECT_PARTS`: the lobby, the furniture, the building
   are part of the decor) also mentions that aspect (:meth:`PhraseNamer.mention_forms`).
   :meth:`PhraseNamer.name_aspects` also returns a cluster's
@@ -74,6 +78,8 @@ __all__ = [
     "NamingSettings",
     "NAMING_SETTINGS",
     "opinion_words",
+    "word_use",
+    "label_core",
 ]
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
@@ -226,6 +232,16 @@ class NamingSettings:
         min_target_share: An aspect whose name is an opinion target in fewer than this share of the
             sentences using it is only mentioned in passing ("a deposit on your card"): it ranks after
             every judged aspect.
+        max_verb_share: A word the entity's reviewers use as a verb in more than this share of its
+            uses with part-of-speech evidence ("we walked", "to sleep", "booked" against "a short
+            walk", "a good night's sleep") names no aspect (:meth:`_Phrases.verb_share`).
+        max_modifier_share: A word used in at least this share of its noun-phrase uses as the modifier
+            of a longer phrase ("air" of "air conditioning") names no aspect on its own
+            (:meth:`_Phrases.modifier_share`); the longer phrase names it.
+        min_pos_evidence: Uses with evidence a word needs before either share can rule it out.
+        part_share: An aspect at least this share of whose sentences also use the name of a more used
+            aspect is a detail of it ("the coffee machine pods"): aspect discovery joins it there
+            (``hiro/aspects.py`` ``_join_parts``; above 1: never).
     """
 
     min_coverage: float = 0.2
@@ -240,6 +256,10 @@ class NamingSettings:
     popularity_weight: float = 0.75
     second_aspects: bool = True
     min_target_share: float = 0.25
+    max_verb_share: float = 0.5
+    max_modifier_share: float = 0.6
+    min_pos_evidence: int = 5
+    part_share: float = 0.8
 
 
 #: The settings every namer and aspect ranking uses unless a caller passes others.
@@ -296,13 +316,57 @@ def _chunk_word(word: str) -> str | None:
     if len(tokens) != 1:
         return None
     token = tokens[0]
-    if token in word_set("hiro_labels", "name_stopwords"):
+    if token in word_set("hiro_labels", "name_stopwords") or token in word_set("hiro_labels", "region_nouns"):
         return None
     if is_aspect_token(token):
         return token
     gerund = word.endswith("ing") and token.isalpha() and len(token) > 4
     if gerund and token not in generic_tokens() and token not in function_words() and token not in _sentiment_words():
         return token  # parking, shopping: nouns lemminflect knows only as verbs
+    return None
+
+
+@lru_cache(maxsize=100_000)
+def _lemmas(word: str) -> dict[str, tuple[str, ...]]:
+    from lemminflect import getAllLemmas
+
+    return dict(getAllLemmas(word))
+
+
+def word_use(word: str, previous: str = "", following: str = "") -> str | None:
+    """Part-of-speech evidence of one use of a word with a verb reading: ``"verb"``, ``"noun"`` or None.
+
+    Only words lemminflect reads as verbs get a verdict (the others are never verbs). A verb-only
+    inflection ("walked", "slept", "booked") is a verb; a base or plural form is a verb after a subject
+    pronoun, a modal or negation, or "to", or before "not" (the contexts :func:`noun_phrases` uses),
+    and a noun after a determiner, a possessive, a number, or a word with an adjective or noun
+    reading and no adverb reading ("a short walk", "our sleep", "five minutes walk"; not "just walk").
+    A gerund is a noun only after a determiner ("the parking"); any other context gives no evidence.
+
+    Example:
+        >>> word_use("walked"), word_use("walk", "short"), word_use("sleep", "to"), word_use("walk", "and")
+        ('verb', 'noun', 'verb', None)
+    """
+    lemmas = _lemmas(word)
+    if "VERB" not in lemmas:
+        return None
+    determiners = word_set("hiro_labels", "determiners")
+    if word.endswith("ing"):
+        return "noun" if previous in determiners else None
+    if "NOUN" not in lemmas and "ADJ" not in lemmas:
+        return "verb"
+    if (
+        previous in word_set("hiro_labels", "subjects")
+        or previous in word_set("hiro_labels", "verb_context")
+        or previous == "to"
+        or following == "not"
+    ):
+        return "verb"
+    if previous in determiners or previous.endswith(("'s", "\u2019s", "s'")) or previous.isdigit():
+        return "noun"
+    before = _lemmas(previous) if previous else {}
+    if ("ADJ" in before or "NOUN" in before) and "ADV" not in before:
+        return "noun"  # "short walk", "good sleep"; not "just walk"
     return None
 
 
@@ -367,6 +431,23 @@ def noun_phrases(text: str, *, max_words: int = 3) -> list[tuple[tuple[str, ...]
         before, previous = previous, lower
     flush()
     return out
+
+
+def label_core(name: str) -> str:
+    """``name`` without its leading words that have an adjective reading (lemminflect), keeping the head.
+
+    An adjective describes the aspect without changing which one it is: "modern elevators" are the
+    elevators, "single beds" the beds, "front room" a room (aspect discovery joins such names,
+    :meth:`PhraseNamer.same_aspect`). A noun modifier stays ("sea views", "room service").
+
+    Example:
+        >>> label_core("modern elevators"), label_core("little gym"), label_core("room service"), label_core("new")
+        ('elevators', 'gym', 'room service', 'new')
+    """
+    words = name.split()
+    while len(words) > 1 and "ADJ" in _lemmas(words[0].lower()):
+        words = words[1:]
+    return " ".join(words)
 
 
 def topic_heads(text: str) -> frozenset[str]:
@@ -484,6 +565,33 @@ class _Phrases:
     #: Mid-sentence uses of each lower-case word: capitalized, and in all.
     capitalized: Counter[str]
     mid_uses: Counter[str]
+    #: Uses of each App. D token with part-of-speech evidence (:func:`word_use`): as a verb, as a noun.
+    verb_uses: Counter[str]
+    noun_uses: Counter[str]
+    #: Noun-phrase uses of each token: as the modifier of a longer phrase, as the phrase's head.
+    modifier_uses: Counter[str]
+    head_uses: Counter[str]
+
+    def verb_share(self, token: str) -> float:
+        """Share of the token's uses with evidence that are verbs (0 with under ``min_pos_evidence``)."""
+        verbs, nouns = self.verb_uses.get(token, 0), self.noun_uses.get(token, 0)
+        if verbs + nouns < NAMING_SETTINGS.min_pos_evidence:
+            return 0.0
+        return verbs / (verbs + nouns)
+
+    def modifier_share(self, token: str) -> float:
+        """Share of the token's noun-phrase uses that modify a longer phrase (0 with under ``min_pos_evidence``)."""
+        modifier, head = self.modifier_uses.get(token, 0), self.head_uses.get(token, 0)
+        if modifier + head < NAMING_SETTINGS.min_pos_evidence:
+            return 0.0
+        return modifier / (modifier + head)
+
+    def not_a_name(self, token: str) -> bool:
+        """Whether the entity's reviewers use ``token`` mostly as a verb or as a modifier (see NamingSettings)."""
+        return (
+            self.verb_share(token) > NAMING_SETTINGS.max_verb_share
+            or self.modifier_share(token) >= NAMING_SETTINGS.max_modifier_share
+        )
 
     def proper(self, phrase: str) -> bool:
         """Whether a word of ``phrase`` is mostly capitalized mid-sentence (a proper noun)."""
@@ -586,13 +694,34 @@ class PhraseNamer(ClusterNamer):
         surfaces: dict[tuple[str, ...], Counter[str]] = {}
         capitalized: Counter[str] = Counter()
         mid_uses: Counter[str] = Counter()
+        verb_uses: Counter[str] = Counter()
+        noun_uses: Counter[str] = Counter()
+        modifier_uses: Counter[str] = Counter()
+        head_uses: Counter[str] = Counter()
         for text in texts:
-            found = noun_phrases(text) + _attributes(text)
+            chunks = noun_phrases(text)
+            found = chunks + _attributes(text)
             mine = {k for k, _ in found}
             for key, surface in found:
                 surfaces.setdefault(key, Counter())[surface] += 1
             keys.append(mine)
             freq.update(mine)
+            for key, _ in chunks:  # the longest phrase of each run (its tails follow it)
+                if any(len(other) > len(key) and other[-len(key) :] == key for other, _ in chunks):
+                    continue
+                head_uses[key[-1]] += 1
+                modifier_uses.update(key[:-1])
+            words = [w.lower() for w in _WORD.findall(text)]
+            for position, word in enumerate(words):
+                kind = word_use(
+                    word,
+                    words[position - 1] if position else "",
+                    words[position + 1] if position + 1 < len(words) else "",
+                )
+                if kind is not None:
+                    tokens = _word_tokens(word)
+                    if len(tokens) == 1:
+                        (verb_uses if kind == "verb" else noun_uses)[tokens[0]] += 1
             for match in _WORD.finditer(text):
                 before = text[: match.start()].rstrip()
                 word = match.group()
@@ -600,7 +729,9 @@ class PhraseNamer(ClusterNamer):
                     continue  # sentence-initial, quoted or shouted: case says nothing
                 mid_uses[word.lower()] += 1
                 capitalized[word.lower()] += word[0].isupper()
-        return _Phrases(keys, freq, surfaces, capitalized, mid_uses)
+        return _Phrases(
+            keys, freq, surfaces, capitalized, mid_uses, verb_uses, noun_uses, modifier_uses, head_uses
+        )
 
     def _opinion_targets(self, texts: Sequence[str]) -> list[set[tuple[str, ...]]]:
         """Opinion-target keys of each text (cached per text; the cache is bounded)."""
@@ -723,6 +854,7 @@ class PhraseNamer(ClusterNamer):
         for i in indices:
             for key in table.keys[i]:
                 heads.setdefault(key[-1], set()).add(i)
+        heads = {h: covered for h, covered in heads.items() if not table.not_a_name(h)}
         if not heads:
             return []
         sample = self._sample(list(indices), self.max_target_sentences) if targets else []
@@ -871,12 +1003,21 @@ class PhraseNamer(ClusterNamer):
         return tuple(dict.fromkeys((*names, *words)))
 
     def same_aspect(self, a: AspectLabel, b: AspectLabel) -> bool:
-        """Same terms, a shared alias or synonym, or display phrases at cosine >= ``join_threshold``."""
+        """Same terms, a shared alias or synonym, or display phrases at cosine >= ``join_threshold``;
+        the same holds for the names without their leading adjectives (:func:`label_core`: "modern
+        elevators" is the "lift", "single beds" the "bed")."""
         if a.terms == b.terms:
             return True
         names_a, names_b = {a.text, *a.aliases}, {b.text, *b.aliases}
         if names_a & names_b:
             return True
         sim = self._similarity([a.text, b.text])
-        return bool(sim[0, 1] >= self.join_threshold)
+        if sim[0, 1] >= self.join_threshold:
+            return True
+        core_a, core_b = label_core(a.text), label_core(b.text)
+        if (core_a, core_b) == (a.text, b.text):
+            return False
+        if tuple(tokenize_for_bm25(core_a)) == tuple(tokenize_for_bm25(core_b)):
+            return True
+        return bool(self._similarity([core_a, core_b])[0, 1] >= self.join_threshold)
 
