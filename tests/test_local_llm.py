@@ -201,3 +201,41 @@ def test_prefix_cache_reused_in_place_gives_the_tokens_of_a_cold_prompt(local_ll
         fresh = cold.invoke([system, ("human", question)])
         assert fresh.response_metadata["reused_prefix_tokens"] == 0
         assert answer.content == fresh.content and answer.content
+
+
+def test_greedy_decoder_with_forced_tokens_and_drafts_gives_the_tokens_of_generate(local_llm: LocalChatModel) -> None:
+    """The decoder's own loop (grammar-forced tokens without logits, drafts checked in one forward pass)
+    writes the tokens of transformers' greedy ``generate`` with the same penalty and grammar, in fewer passes."""
+    import torch
+    import xgrammar as xgr
+
+    schema = json.dumps({
+        "type": "object",
+        "properties": {
+            "quotes": {"type": "array", "minItems": 1, "maxItems": 2, "items": {"type": "string", "maxLength": 60}}
+        },
+        "required": ["quotes"],
+    })
+    messages = [
+        ("system", 'Copy the guests\' sentences about the wifi, as JSON: {"quotes":["..."]}.'),
+        ("human", "S1: The wifi was slow in the rooms. S2: Breakfast was fine. S3: The wifi costs extra."),
+    ]
+    model = local_llm.model_copy(update={"threads": 1})
+    before = dict(model.stats)
+    answer = model.invoke(messages, json_schema=schema, max_new_tokens=48)
+    steps = {k: model.stats.get(k, 0) - before.get(k, 0) for k in ("forward_calls", "forced_tokens", "drafted_tokens")}
+    plain = model.model_copy(update={"draft_tokens": 0}).invoke(messages, json_schema=schema, max_new_tokens=48)
+    ids = model.prompt_ids(messages)
+    with torch.inference_mode():
+        out = model.hf_model.generate(
+            input_ids=torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+            max_new_tokens=48, do_sample=False, temperature=None, top_p=None, top_k=None,
+            repetition_penalty=model.repetition_penalty,
+            logits_processor=[xgr.contrib.hf.LogitsProcessor(model._grammar(schema))],
+            pad_token_id=model.tokenizer.eos_token_id,
+        )
+    reference = model.tokenizer.decode(out[0][len(ids):], skip_special_tokens=True)
+    assert answer.content == plain.content == reference and json.loads(reference)["quotes"]
+    tokens = answer.usage_metadata["output_tokens"] + 1  # and the stop token
+    assert steps["forced_tokens"] > 0 and steps["drafted_tokens"] > 0
+    assert steps["forward_calls"] + steps["forced_tokens"] + steps["drafted_tokens"] == tokens

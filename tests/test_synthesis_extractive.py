@@ -189,6 +189,31 @@ def test_mention_needs_the_rare_query_term() -> None:
     assert mask.tolist() == [False] * 8 + [True]
 
 
+def test_copies_of_one_sentence_count_once_when_choosing_among_mentions(synth) -> None:
+    # The sample's breakfast PRO opened with "There is a supermarket around the corner ...", which stands in
+    # 20 reviews: the mentions were a minority of the candidates but most of what they say.
+    copies = [ev(i, "There is a supermarket around the corner for snacks and water.", 0.3) for i in range(6)]
+    said = [
+        ev(10, "The breakfast buffet was amazing.", 0.9),
+        ev(11, "Great breakfast with local specialities.", 0.8),
+        ev(12, "Loved the buffet in the morning.", 0.7),
+    ]
+    other = ev(13, "Dinner at the hotel restaurant was superb.", 0.8)
+    candidates = [*copies, *said, other]
+    item = QueryEvidence(
+        query="breakfast buffet", evidence=candidates, support=Support(reviews=9, positive=9),
+        mentions=frozenset(e.sentence_id for e in said),
+    )
+    kept, vectors = synth._mentions_only(item, candidates, np.eye(len(candidates)))
+    assert [e.sentence_id for e in kept] == [e.sentence_id for e in said]
+    assert vectors.shape == (3, len(candidates))
+    # distinct non-mentions outnumbering the mentions still widen the choice
+    city = ["The old town is charming.", "Museums are a short walk away.", "Great shopping.", "Trams stop outside."]
+    wide = [*said[:2], *(ev(20 + i, text, 0.5) for i, text in enumerate(city))]
+    kept, _ = synth._mentions_only(item, wide, np.eye(len(wide)))
+    assert len(kept) == len(wide)
+
+
 def test_a_compound_about_another_aspect_is_not_a_mention_of_its_first_word() -> None:
     # The sample's query-free room CON quoted "We did not use room service." as a complaint about the room.
     sentences = [

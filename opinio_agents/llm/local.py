@@ -23,6 +23,13 @@ adds over a plain text-generation pipeline, for the small models users run local
 * **No copy per generated token.** The key/value cache writes into buffers with room to
   spare instead of concatenating (transformers' default copies the whole cache of every
   layer for every token), and the stored prefix is cut and reused in place, not copied.
+* **Fewer forward passes, the same answer.** Greedy answers are decoded by this module's own
+  loop (:meth:`LocalChatModel._greedy`), which writes the tokens of transformers' greedy
+  ``generate`` with the same penalty and grammar: a token the grammar forces (the stop token
+  after the closing brace...) is taken without a forward pass, and up to :attr:`draft_tokens`
+  tokens guessed from the text so far (:mod:`opinio_agents.llm.drafting`: an excerpt being
+  quoted, JSON keys seen before) are checked in one pass with the token before them. Sampling
+  (``temperature > 0``) runs ``generate``.
 * **Threads that do not wait for each other**: torch runs generation on :attr:`threads`
   threads (default: half the cores, as llama.cpp), set while generating and restored after.
 * **Exact token usage** on every message (``usage_metadata``), and streaming.
@@ -55,6 +62,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from pydantic import PrivateAttr
 
 from opinio_agents.errors import ConfigError, MissingDependencyError
+from opinio_agents.llm.drafting import DRAFT_TOKENS
 from opinio_agents.llm.local_common import (
     DEFAULT_REPETITION_PENALTY,
     InProcessChatModel,
@@ -253,11 +261,14 @@ class LocalChatModel(InProcessChatModel):
             half the cores; spinning threads collapse on shared cores).
         compact_json: Constrained JSON without spaces after ``,`` and ``:`` (:data:`JSON_SEPARATORS`);
             False writes xgrammar's ``", "`` and ``": "`` (for a model trained on spaced JSON).
+        draft_tokens: Most tokens guessed ahead from the text so far and checked in one forward pass
+            (greedy decoding; 0: one forward pass per token). The answer is the same either way.
     """
 
     device: str = "cpu"
     threads: int | None = None
     compact_json: bool = True
+    draft_tokens: int = DRAFT_TOKENS
 
     _weights: _Weights | None = PrivateAttr(default=None)
 
@@ -489,20 +500,19 @@ class LocalChatModel(InProcessChatModel):
             kwargs["stopping_criteria"] = StoppingCriteriaList([Cancelled()])
         start = time.perf_counter()
         threads = self.threads or default_threads()
+        steps: dict[str, int] = {}
         with self._loaded().lock:
             reused, cache = self._reusable(ids)
-            if cache is not None:
-                kwargs[_cache_names()[0]] = cache
-            input_ids = torch.tensor([ids], device=self._model.device)
             before = torch.get_num_threads()
             try:
                 if threads != before:
                     torch.set_num_threads(threads)
                 with torch.inference_mode():
-                    out = self._model.generate(
-                        input_ids=input_ids, attention_mask=torch.ones_like(input_ids), **kwargs
-                    )
-            except AssertionError as exc:  # xgrammar's processor: no token of the vocabulary fits the grammar
+                    if self.temperature == 0 and cache is not None:
+                        answer = self._greedy(ids, reused, cache, schema, budget, streamer, cancel, steps)
+                    else:
+                        answer = self._sampled(ids, cache, kwargs)
+            except AssertionError as exc:  # xgrammar: no token of the vocabulary fits the grammar
                 if schema is None:
                     raise
                 raise NotImplementedError(
@@ -512,8 +522,7 @@ class LocalChatModel(InProcessChatModel):
             finally:
                 if torch.get_num_threads() != before:
                     torch.set_num_threads(before)
-            self._keep_prefix(ids, getattr(out, _cache_names()[1], None))
-        answer = out.sequences[0][len(ids) :].tolist()
+            self._keep_prefix(ids, cache)
         eos = self._eos_ids()
         finish = "length"
         if answer and answer[-1] in eos:
@@ -521,8 +530,140 @@ class LocalChatModel(InProcessChatModel):
         elif len(answer) < budget:
             finish = "stop"
         count_call(self._stats, prompt=len(ids), reused=reused, completion=len(answer),
-                   constrained=schema is not None, seconds=time.perf_counter() - start)
+                   constrained=schema is not None, seconds=time.perf_counter() - start, **steps)
         return answer, reused, finish
+
+    def _sampled(self, ids: list[int], cache: Any, kwargs: dict[str, Any]) -> list[int]:
+        """The answer of transformers' ``generate`` (sampling, or a cache :func:`_new_cache` cannot make)."""
+        import torch
+
+        if cache is not None:
+            kwargs[_cache_names()[0]] = cache
+        input_ids = torch.tensor([ids], device=self._model.device)
+        out = self._model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids), **kwargs)
+        returned = getattr(out, _cache_names()[1], None)
+        if returned is not None and returned is not cache:
+            self._keep_prefix(ids, returned)
+        answer: list[int] = out.sequences[0][len(ids) :].tolist()
+        return answer
+
+    def _greedy(
+        self,
+        ids: list[int],
+        reused: int,
+        cache: Any,
+        schema: str | None,
+        budget: int,
+        streamer: Any,
+        cancel: threading.Event | None,
+        steps: dict[str, int],
+    ) -> list[int]:
+        """Greedy decoding with forced tokens and verified drafts (:mod:`opinio_agents.llm.drafting`).
+
+        The tokens are those of ``generate`` with greedy search, the repetition penalty and the grammar's
+        logits processor: at every position the allowed token of highest penalised logit. A token the
+        grammar forces is taken without logits; a draft of :attr:`draft_tokens` guessed tokens is run with
+        the token before it in one forward pass and kept up to the first guess greedy search would not make.
+        ``steps`` receives ``forward_calls``, ``forced_tokens`` and ``drafted_tokens`` (guesses kept).
+        """
+        import torch
+
+        from opinio_agents.llm.drafting import NgramDraft, single_allowed_token
+
+        model = self._model
+        device = model.device
+        eos = self._eos_ids()
+        matcher: Any = None
+        bitmask: Any = None
+        if schema is not None:
+            import xgrammar as xgr
+
+            grammar = self._grammar(schema)
+            matcher = xgr.GrammarMatcher(grammar)
+            bitmask = xgr.allocate_token_bitmask(1, grammar.tokenizer_info.vocab_size)
+        if streamer is not None:
+            streamer.put(torch.tensor([ids]))
+        seen: Any = None  # tokens of the prompt and answer so far, as a vocabulary mask (the repetition penalty)
+        penalty = float(self.repetition_penalty)
+        draft = NgramDraft(ids) if self.draft_tokens > 0 else None
+        answer: list[int] = []
+        forward = forced = kept = 0
+        cache_kw = _cache_names()[0]
+        feed = list(ids[reused:])  # tokens not in the cache yet
+        guess: list[int] = []
+        mask_ready = False  # the bitmask already holds the next position's allowed tokens
+
+        def emit(token: int) -> bool:
+            """Append ``token`` to the answer; True when the answer ends there."""
+            answer.append(token)
+            if seen is not None:
+                seen[token] = True
+            if draft is not None:
+                draft.add(token)
+            if streamer is not None:
+                streamer.put(torch.tensor([token]))
+            if matcher is not None and not matcher.accept_token(token):
+                raise AssertionError(f"the grammar refused token {token}")
+            return (
+                token in eos
+                or len(answer) >= budget
+                or (matcher is not None and matcher.is_terminated())
+                or (cancel is not None and cancel.is_set())
+            )
+
+        done = False
+        while not done:
+            inputs = feed + guess
+            out = model(
+                input_ids=torch.tensor([inputs], device=device),
+                use_cache=True,
+                logits_to_keep=len(guess) + 1,
+                **{cache_kw: cache},
+            )
+            forward += 1
+            rows = out.logits[0].to(dtype=torch.float32)
+            if seen is None:
+                seen = torch.zeros(rows.shape[-1], dtype=torch.bool)
+                seen[torch.tensor(ids, dtype=torch.long)] = True
+                for token in answer:
+                    seen[token] = True
+            for j in range(len(guess) + 1):
+                scores = rows[j : j + 1].clone()
+                if penalty != 1.0:
+                    row = scores[0]
+                    hit = seen.to(row.device)[: row.shape[0]]
+                    row[hit] = torch.where(row[hit] < 0, row[hit] * penalty, row[hit] / penalty)
+                if matcher is not None:
+                    import xgrammar as xgr
+
+                    if not mask_ready:
+                        matcher.fill_next_token_bitmask(bitmask)
+                    xgr.apply_token_bitmask_inplace(scores, bitmask.to(scores.device))
+                mask_ready = False
+                token = int(torch.argmax(scores[0]).item())
+                done = emit(token)
+                if j < len(guess) and token == guess[j]:
+                    kept += 1
+                if done or j == len(guess) or token != guess[j]:
+                    break
+            # the cache holds the prompt and the answer but its last token (and maybe guesses after it)
+            _crop_to(cache, len(ids) + len(answer) - 1)
+            feed, guess = [answer[-1]], []
+            while not done and matcher is not None:  # tokens the grammar forces need no logits
+                matcher.fill_next_token_bitmask(bitmask)
+                only = single_allowed_token(bitmask[0].tolist())
+                if only is None:
+                    mask_ready = True
+                    break
+                forced += 1
+                done = emit(only)
+                feed.append(only)
+            if not done and draft is not None:
+                guess = draft.propose(min(self.draft_tokens, budget - len(answer) - 1))
+        steps.update(forward_calls=forward, forced_tokens=forced, drafted_tokens=kept)
+        if streamer is not None:
+            streamer.end()
+        return answer
 
     def _eos_ids(self) -> set[int]:
         eos = getattr(self._model.generation_config, "eos_token_id", None)

@@ -96,7 +96,8 @@ class InProcessChatModel(BaseChatModel):
     @property
     def stats(self) -> dict[str, float]:
         """Counters since loading: ``calls``, ``prompt_tokens``, ``reused_prefix_tokens``,
-        ``completion_tokens``, ``constrained_calls``, ``seconds``."""
+        ``completion_tokens``, ``constrained_calls``, ``seconds``; ``hf:`` models add ``forward_calls``,
+        ``forced_tokens`` (taken from the grammar without logits) and ``drafted_tokens`` (guesses kept)."""
         return dict(self._stats)
 
     @property
@@ -193,11 +194,19 @@ def structured_chain(model: BaseChatModel, schema: str, *, include_raw: bool) ->
 
 
 def count_call(
-    stats: dict[str, float], *, prompt: int, reused: int, completion: int, constrained: bool, seconds: float
+    stats: dict[str, float],
+    *,
+    prompt: int,
+    reused: int,
+    completion: int,
+    constrained: bool,
+    seconds: float,
+    **steps: int,
 ) -> None:
     """Add one call to a model's counters (``calls``, ``prompt_tokens``, ``reused_prefix_tokens``,
-    ``completion_tokens``, ``constrained_calls``, ``seconds``)."""
+    ``completion_tokens``, ``constrained_calls``, ``seconds``, and the backend's own ``steps``, such as
+    ``forward_calls``)."""
     for key, value in (("calls", 1), ("prompt_tokens", prompt), ("reused_prefix_tokens", reused),
                        ("completion_tokens", completion), ("constrained_calls", int(constrained)),
-                       ("seconds", seconds)):
+                       ("seconds", seconds), *steps.items()):
         stats[key] = stats.get(key, 0) + value
