@@ -135,9 +135,14 @@ def test_judged_point_rejection_needs_a_second_signal() -> None:
     ]
     embeddings = unit([[1.0, 0.0], [0.6, 0.8]])
     aspect = aspect_of("noise", 2, ["noise", "quiet"])
-    unchecked = aspect_highlights(aspect, rows, embeddings=embeddings, max_points=2, budget_words=40)
+    unchecked = aspect_highlights(
+        aspect, rows, embeddings=embeddings, max_points=2, budget_words=40, drop_narrative=False
+    )
     assert "another room" in unchecked[0].text  # the account is central without the check
     (pro,) = aspect_highlights(
-        aspect, rows, embeddings=embeddings, max_points=2, budget_words=40, judged=lambda f, t: [False] * len(t)
+        aspect, rows, embeddings=embeddings, max_points=2, budget_words=40, judged=lambda f, t: [False] * len(t),
+        drop_narrative=False,
     )
     assert pro.text == "Quiet and relaxing.", pro.text
+    (told,) = aspect_highlights(aspect, rows, embeddings=embeddings, max_points=2, budget_words=40)
+    assert told.text == "Quiet and relaxing."  # the account is narrative (is_narrative): never a key point

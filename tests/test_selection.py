@@ -587,3 +587,148 @@ def test_query_free_key_points_must_be_opinions_about_their_aspect_when_judged()
     (kept,) = aspect_highlights(aspect, rows, embeddings=embeddings, judged=lambda f, t: [False] * len(t))
     assert kept.text == "The road outside was quiet and well lit."
     assert aspect_highlights(aspect, rows, embeddings=embeddings, judged=lambda f, t: None)  # no extractor
+
+
+def test_same_opinion_is_one_claim_on_one_side() -> None:
+    from opinio_agents.synthesis.selection import same_opinion
+
+    assert same_opinion("The location of this hotel was awesome.", "This hotel was in a great location in Rome.")
+    assert same_opinion("The staff was friendly and helpful.", "All the staff very helpful and efficient.")
+    assert not same_opinion("The room was clean and comfortable.", "The bed was comfortable.")  # other topic
+    assert not same_opinion(  # each says where
+        "The location is excellent, right on top of the subway.", "The location is excellent for shopping and dining."
+    )
+    assert not same_opinion("The room was clean.", "The room was not clean.")  # the negation is part of the claim
+    assert not same_opinion("Great pool.", "Great staff.")  # praise alone is no shared topic
+    assert not same_opinion("The location of this hotel was awesome.", "The hotel has a lovely rooftop bar.")
+    assert same_opinion("Great staff.", "Great staff.")
+
+
+def test_narrative_key_points_tell_what_the_reviewer_did() -> None:
+    from opinio_agents.synthesis.selection import is_narrative
+
+    for story in (
+        "When we returned, the room was ready and we hung out at the pool for a while.",
+        "As some of the other reviews had mentioned some of the bathrooms do have glass doors but we asked to be "
+        "in another room before we got there.",
+        "We had their breakfast each morning, which was convenient.",
+        "We needed a special hotel key for the parking lot elevator.",
+    ):
+        assert is_narrative(story), story
+    for opinion in (
+        "We loved the rooftop pool and the friendly staff.",
+        "The room was clean.",
+        "I would recommend this hotel.",
+        "We had a superior room that was beautifully decorated.",
+        "When the weather is good, the terrace is lovely.",  # an opener without the reviewer as its subject
+    ):
+        assert not is_narrative(opinion), opinion
+
+
+def test_compose_summary_states_an_opinion_once_per_side() -> None:
+    items = [
+        SummaryItem("This hotel was in a great location in Rome.", "location", 50, side="pros"),
+        SummaryItem("The location of this hotel was awesome.", "hotel", 40, side="pros"),
+        SummaryItem("Friendly staff.", "staff", 30, side="pros"),
+        SummaryItem("The location was not great.", "area", 20, side="cons"),
+    ]
+    texts = [i.text for i in compose_summary(items, budget_words=40, one_opinion=True)]
+    assert texts == [
+        "This hotel was in a great location in Rome.", "Friendly staff.", "The location was not great."
+    ]
+    assert len(compose_summary(items, budget_words=40, one_opinion=False)) == 4
+
+
+def test_query_free_highlights_one_opinion_across_aspects_and_no_narrative() -> None:
+    from opinio_agents.hiro.aspects import DiscoveredAspect
+    from opinio_agents.hiro.highlights import aspect_highlights
+
+    rows = [
+        stored(0, "This hotel was in a great location in Rome.", 0.7),
+        stored(1, "The location of this hotel was awesome.", 0.7),
+        stored(2, "The hotel has a lovely rooftop bar.", 0.6),
+        stored(3, "When we returned, the pool was open and we hung out there for a while.", 0.3),
+        stored(4, "After we checked in we swam in the pool.", 0.3),
+    ]
+    embeddings = np.tile(np.array([[1.0, 0.0]]), (len(rows), 1))
+    location = DiscoveredAspect("location", 2, 2, 0, 0, 5, 1.0, sentence_indices=[0, 1], term_indices=[0, 1])
+    hotel = DiscoveredAspect("hotel", 3, 3, 0, 0, 5, 1.0, sentence_indices=[0, 1, 2], term_indices=[0, 1, 2])
+    pool = DiscoveredAspect("pool", 2, 2, 0, 0, 5, 1.0, sentence_indices=[3, 4], term_indices=[3, 4])
+    shown: dict[Polarity, list[str]] = {}
+    (first,) = aspect_highlights(location, rows, embeddings=embeddings, max_points=1, shown=shown)
+    (second,) = aspect_highlights(hotel, rows, embeddings=embeddings, max_points=1, shown=shown)
+    assert "location" in first.text.lower()
+    assert second.text == "The hotel has a lovely rooftop bar."  # not the location again
+    assert shown[Polarity.PROS] == [first.text, second.text]
+    (alone,) = aspect_highlights(hotel, rows, embeddings=embeddings, max_points=1)
+    assert "location" in alone.text.lower()  # without the shown points, the central claim leads
+    assert aspect_highlights(pool, rows, embeddings=embeddings, drop_narrative=True) == []  # only stories
+    assert aspect_highlights(pool, rows, embeddings=embeddings, drop_narrative=False)
+
+
+def test_select_summary_skips_a_sentence_that_repeats_a_chosen_one() -> None:
+    from opinio_agents.synthesis.selection import select_summary
+
+    texts = [
+        "The staff was friendly and helpful.",
+        "All the staff very helpful and efficient.",
+        "The room was spotless.",
+        "Great breakfast buffet.",
+    ]
+    vectors = unit([[1, 0, 0, 0], [0.7, 0.7, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]])  # cosine 0.7: MMR alone keeps both
+    sentiments = [0.8, 0.7, 0.6, 0.7]
+    once = [texts[i] for i in select_summary(texts, vectors, sentiments, budget_words=30, one_opinion=True)]
+    assert once.count("All the staff very helpful and efficient.") + once.count(
+        "The staff was friendly and helpful."
+    ) == 1
+    twice = select_summary(texts, vectors, sentiments, budget_words=30, one_opinion=False, drop_narrative=False)
+    assert len(twice) > len(once)
+
+
+def test_a_con_key_point_must_complain() -> None:
+    from opinio_agents.hiro.aspects import DiscoveredAspect
+    from opinio_agents.hiro.highlights import aspect_highlights
+    from opinio_agents.synthesis.selection import states_complaint
+
+    for complaint in (
+        "The rooms are small.", "Parking is super expensive.", "Internet wasn't free.", "Valet parking was over $25.",
+        "The staff at the front desk were rude.",
+    ):
+        assert states_complaint(complaint), complaint
+    facts = ("The beach is a short walk away.", "The subway stop is only a few blocks away.", "The noise was muted.")
+    for fact in facts:
+        assert not states_complaint(fact), fact
+    rows = [
+        stored(0, "The beach is a short walk away.", -0.4),  # misread: stored negative
+        stored(1, "The beach is also two blocks away.", -0.3),
+        stored(2, "The beach was lovely.", 0.7),
+        stored(3, "The beach was dirty and crowded.", -0.6),
+    ]
+    embeddings = np.tile(np.array([[1.0, 0.0]]), (len(rows), 1))
+    misread = DiscoveredAspect("beach", 3, 1, 2, 0, 4, 1.0, sentence_indices=[0, 1, 2], term_indices=[0, 1, 2])
+    sides = {h.polarity: h.text for h in aspect_highlights(misread, rows, embeddings=embeddings)}
+    assert Polarity.CONS not in sides  # its sentences read negative, but no key point complains
+    kept = {h.polarity for h in aspect_highlights(misread, rows, embeddings=embeddings, cons_complain=False)}
+    assert Polarity.CONS in kept
+    real = DiscoveredAspect("beach", 4, 1, 3, 0, 4, 1.0, sentence_indices=[0, 1, 2, 3], term_indices=[0, 1, 2, 3])
+    cons = [h for h in aspect_highlights(real, rows, embeddings=embeddings) if h.polarity is Polarity.CONS]
+    assert [h.text for h in cons] == ["The beach was dirty and crowded."]
+
+
+def test_extractive_key_points_are_opinions_not_stories() -> None:
+    encoder = FakeEncoder()
+    texts = [
+        ("After we checked in we asked the staff for a late checkout.", 0.4),
+        ("When we arrived the staff were there and we asked them for a map.", 0.4),
+        ("The staff were friendly.", 0.6),
+    ]
+    evidence = [
+        Evidence(sentence_id=f"1:{i}:0", text=t, score=1.0, sentiment=s) for i, (t, s) in enumerate(texts)
+    ]
+    item = QueryEvidence(
+        query="staff", evidence=evidence, support=Support(reviews=3, positive=3), entity_name="x",
+    )
+    (told,) = ExtractiveSynthesizer(encoder, drop_narrative=True, max_points=1).synthesize(item)
+    assert told.text == "The staff were friendly."
+    (stories,) = ExtractiveSynthesizer(encoder, drop_narrative=False, max_points=1).synthesize(item)
+    assert "asked" in stories.text  # the two stories are central without the rule

@@ -65,10 +65,13 @@ from opinio_agents.synthesis.selection import (
     SelectionWeights,
     SummaryLayout,
     is_first_person,
+    is_narrative,
     names_only_in_passing,
+    same_opinion,
     score_candidates,
     select_points,
     select_summary,
+    states_complaint,
     summary_of,
     without_repeats,
 )
@@ -251,6 +254,9 @@ def aspect_highlights(
     distinct_topics: bool = QUERY_FREE_SETTINGS.distinct_topics,
     judged: Callable[[Sequence[str], Sequence[str]], list[bool] | None] | None = None,
     drop_repeats: bool = QUERY_FREE_SETTINGS.drop_repeats,
+    shown: dict[Polarity, list[str]] | None = None,
+    drop_narrative: bool = SELECTION_SETTINGS.drop_narrative,
+    cons_complain: bool = SELECTION_SETTINGS.cons_complain,
 ) -> list[Highlight]:
     """The PRO and/or CON highlights of one discovered aspect (none when it carries no opinion).
 
@@ -272,7 +278,17 @@ def aspect_highlights(
     out when a second signal agrees (it is in the first person, or names the aspect only after a place
     preposition, "a pharmacy just across the road"); the ``QueryFreeSettings.judged_candidates`` best-scored
     points are read. With ``drop_repeats`` a point whose claim another chosen point makes gives way to it
-    (:func:`~opinio_agents.synthesis.selection.without_repeats`).
+    (:func:`~opinio_agents.synthesis.selection.without_repeats`). With ``shown`` (side -> key points already
+    shown by earlier aspects; the points chosen here are added to it) one sentence states one opinion across
+    aspects: a candidate that states the opinion of a shown point of its side
+    (:func:`~opinio_agents.synthesis.selection.same_opinion`: "This hotel was in a great location in Rome."
+    under "hotel" after "The location of this hotel was awesome." under "location") is passed over while
+    others are left. With ``drop_narrative`` a candidate that tells what the reviewer did
+    (:func:`~opinio_agents.synthesis.selection.is_narrative`: "When we returned, the room was ready and we hung
+    out at the pool for a while.") is never a key point; a side with only such candidates gets no highlight.
+    With ``cons_complain`` a CON key point must complain
+    (:func:`~opinio_agents.synthesis.selection.states_complaint`), not merely come from a sentence stored as
+    negative ("The beach is a short walk away.").
     """
     support = Support(
         reviews=aspect.mentions,
@@ -314,6 +330,15 @@ def aspect_highlights(
         ]
         if not about:
             continue
+        if drop_narrative:
+            about = [j for j in about if not is_narrative(points[j])]
+        if side is Polarity.CONS and cons_complain:
+            about = [j for j in about if states_complaint(points[j])]
+        if not about:  # only accounts of what reviewers did, or CONS that complain of nothing: evidence only
+            continue
+        earlier = [] if shown is None else shown.setdefault(side, [])
+        if earlier:
+            about = [j for j in about if not any(same_opinion(points[j], p) for p in earlier)] or about
         if embeddings is not None and len(embeddings) == len(stored):
             vectors = embeddings[indices]
             scores = score_candidates(
@@ -343,13 +368,16 @@ def aspect_highlights(
             if drop_repeats:
                 chosen = without_repeats(points, chosen)
             order = chosen + [int(j) for j in np.argsort(-scores, kind="stable") if int(j) not in chosen]
-            text = " ".join(points[j] for j in chosen)
+            said = [points[j] for j in chosen]
         else:
             central = central_order(texts)
             first = next(j for j in central if j in set(about))
             chosen = [first]
             order = [first, *(j for j in central if j != first)]
-            text = points[first]
+            said = [points[first]]
+        text = " ".join(said)
+        if shown is not None:
+            shown.setdefault(side, []).extend(said)
         stances = [sign * stored[i].sentiment for i in indices]
         quoted = _quotes(order, len(chosen), texts, forms, stances, limit=max(max_cited, max_points))
         cited = [indices[j] for j in quoted]
@@ -753,11 +781,14 @@ def _compute_result(
             embeddings,
             [s.sentiment for s in stored],
             budget_words=summary_words,
+            one_opinion=SELECTION_SETTINGS.one_opinion,
+            drop_narrative=SELECTION_SETTINGS.drop_narrative,
         )
     picked = sentence_highlights(
         reading_order(chosen, stored), aspects, stored, embeddings, paths=hiro.paths(key), max_cited=max_cited
     ) if chosen else []
     taken = {(h.query, h.polarity) for h in picked}
+    shown: dict[Polarity, list[str]] | None = {} if SELECTION_SETTINGS.one_opinion else None
     for aspect in aspects:
         found = aspect_highlights(
             aspect,
@@ -768,6 +799,9 @@ def _compute_result(
             max_points=max_points,
             weights=weights,
             judged=namer.judged if _judged_by_point(aspect) else None,
+            shown=shown,
+            drop_narrative=SELECTION_SETTINGS.drop_narrative,
+            cons_complain=SELECTION_SETTINGS.cons_complain,
         )
         for highlight in found:
             if (highlight.query, highlight.polarity) not in taken:

@@ -38,6 +38,7 @@ from opinio_agents.synthesis.keypoint import KEY_POINT_SETTINGS, aspect_segments
 from opinio_agents.synthesis.selection import (
     SELECTION_SETTINGS,
     SelectionWeights,
+    is_narrative,
     score_candidates,
     select_points,
     supported_points,
@@ -80,6 +81,9 @@ class ExtractiveSynthesizer(Synthesizer):
             None keeps whole points.
         clause_ratio: A piece also needs at least this share of the best piece's cosine.
         focus_candidates: How many of a side's best-scored candidates are cut that way.
+        drop_narrative: Candidates that tell what the reviewer did
+            (:func:`~opinio_agents.synthesis.selection.is_narrative`) are no key points while the side has
+            another one (None: ``SelectionSettings.drop_narrative``); they can still be quoted.
     """
 
     name = "extractive"
@@ -103,6 +107,7 @@ class ExtractiveSynthesizer(Synthesizer):
         clause_margin: float | None = KEY_POINT_SETTINGS.clause_margin,
         clause_ratio: float = KEY_POINT_SETTINGS.clause_ratio,
         focus_candidates: int = KEY_POINT_SETTINGS.focus_candidates,
+        drop_narrative: bool | None = None,
     ) -> None:
         super().__init__()
         if not 0.0 < split_threshold <= 0.5:
@@ -137,6 +142,7 @@ class ExtractiveSynthesizer(Synthesizer):
         self.clause_margin = clause_margin
         self.clause_ratio = clause_ratio
         self.focus_candidates = focus_candidates
+        self.drop_narrative = SELECTION_SETTINGS.drop_narrative if drop_narrative is None else drop_narrative
 
     @property
     def encoder(self) -> Encoder:
@@ -206,14 +212,18 @@ class ExtractiveSynthesizer(Synthesizer):
                 scores = score_candidates(
                     points, vectors, sentiments=sentiments, query_vector=item.query_vector, weights=self.weights
                 )
+            # Opinions, not accounts of what a reviewer did (is_narrative), while the side has one.
+            told = [i for i, p in enumerate(points) if not (self.drop_narrative and is_narrative(p))]
+            told = told or list(range(len(points)))
             chosen = select_points(
-                points,
-                vectors,
-                scores,
+                [points[i] for i in told],
+                vectors[told],
+                scores[told],
                 max_points=max_points,
                 budget_words=budget,
                 mmr_lambda=self.mmr_lambda,
             )
+            chosen = [told[j] for j in chosen]
             if len(chosen) > 1 and self.min_point_support > 0:
                 chosen = supported_points(
                     vectors, chosen, min_share=self.min_point_support, min_count=self.agree_sentences

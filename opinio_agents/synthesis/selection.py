@@ -70,6 +70,10 @@ __all__ = [
     "is_first_person",
     "names_only_in_passing",
     "without_repeats",
+    "opinion_tokens",
+    "same_opinion",
+    "is_narrative",
+    "states_complaint",
     "select_summary",
     "SummaryItem",
     "compose_summary",
@@ -167,11 +171,71 @@ def names_only_in_passing(text: str, forms: Sequence[str]) -> bool:
     return True
 
 
+def opinion_tokens(text: str) -> frozenset[str]:
+    """The claim of a key point as a token set: its content words stemmed, every ``generic_praise`` word as
+    ``+`` and a negation ("not", "no", "n't") as ``not`` ("The room was not clean" is no repeat of "The room
+    was clean").
+
+    Example:
+        >>> sorted(opinion_tokens("The location was great.")), sorted(opinion_tokens("The room wasn't clean."))
+        (['+', 'location'], ['clean', 'not', 'room'])
+    """
+    praise = _praise_stems()
+    text = re.sub(r"n't\b", " not", text, flags=re.IGNORECASE)  # "wasn't": "was not", no "wasn" token
+    tokens = {"+" if stem in praise else stem for stem in tokenize_for_bm25(" ".join(content_tokens(text)))}
+    if _NEGATION.search(text):
+        tokens.add("not")
+    return frozenset(tokens)
+
+
+_NEGATION = re.compile(r"\b(?:not|no|never|nothing|none|nor|without)\b|n't\b", re.IGNORECASE)
+
+
+def _praise_stems() -> frozenset[str]:
+    return frozenset(stem for word in word_set("selection", "generic_praise") for stem in tokenize_for_bm25(word))
+
+
+def same_opinion(
+    a: str | frozenset[str],
+    b: str | frozenset[str],
+    *,
+    share: float | None = None,
+    min_shared: int | None = None,
+) -> bool:
+    """Whether two key points of one side state the same opinion (one sentence per opinion).
+
+    They do when the claim (:func:`opinion_tokens`) of one holds the other's, or when they share at
+    least ``min_shared`` claim tokens besides praise and negation, and their common tokens make up at
+    least ``share`` of the shorter claim (``SelectionSettings.duplicate_share`` and ``.duplicate_shared``):
+    "The location of this hotel was awesome" and "This hotel was in a great location in Rome"; "The
+    staff was friendly and helpful" and "All the staff very helpful and efficient". Not "The room was
+    clean and comfortable" and "The bed was comfortable" (one topic of two in common), nor "The
+    location is excellent, right on top of the subway" and "The location is excellent for shopping
+    and dining" (each says where). Callers compare points of the same side only.
+
+    Example:
+        >>> same_opinion("The location of this hotel was awesome.", "This hotel was in a great location in Rome.")
+        True
+        >>> same_opinion("The room was clean and comfortable.", "The bed was comfortable.")
+        False
+    """
+    share = SELECTION_SETTINGS.duplicate_share if share is None else share
+    min_shared = SELECTION_SETTINGS.duplicate_shared if min_shared is None else min_shared
+    ta = a if isinstance(a, frozenset) else opinion_tokens(a)
+    tb = b if isinstance(b, frozenset) else opinion_tokens(b)
+    if not ta or not tb or ("not" in ta) != ("not" in tb):
+        return False
+    if ta <= tb or tb <= ta:
+        return True
+    common = ta & tb
+    return len(common - {"+", "not"}) >= min_shared and len(common) / min(len(ta), len(tb)) >= share
+
+
 def without_repeats(texts: Sequence[str], chosen: Sequence[int]) -> list[int]:
     """The ``chosen`` key points less those whose claim another chosen one already makes (one sentence per opinion).
 
-    A point repeats another when its content words (:func:`content_tokens`, stemmed, every
-    ``generic_praise`` word counted as one) are all among the other's: "The staff was friendly and
+    A point repeats another when its claim (:func:`opinion_tokens`: content words stemmed, every
+    ``generic_praise`` word counted as one) is among the other's: "The staff was friendly and
     helpful" beside "The staff go out of their way to be friendly and helpful", "The location of this
     hotel was awesome" beside "This hotel was in a great location in Rome". The one that says more
     stays, in the place of the first of the two.
@@ -181,11 +245,7 @@ def without_repeats(texts: Sequence[str], chosen: Sequence[int]) -> list[int]:
         >>> without_repeats(texts, [0, 1, 2])
         [1, 2]
     """
-    praise = {stem for word in word_set("selection", "generic_praise") for stem in tokenize_for_bm25(word)}
-    words = {
-        i: frozenset("+" if stem in praise else stem for stem in tokenize_for_bm25(" ".join(content_tokens(texts[i]))))
-        for i in chosen
-    }
+    words = {i: opinion_tokens(texts[i]) for i in chosen}
     kept: list[int] = []
     for i in chosen:
         same = next((k for k, j in enumerate(kept) if words[i] <= words[j] or words[j] <= words[i]), None)
@@ -194,6 +254,75 @@ def without_repeats(texts: Sequence[str], chosen: Sequence[int]) -> list[int]:
         elif words[kept[same]] < words[i]:
             kept[same] = i
     return kept
+
+
+def is_narrative(text: str) -> bool:
+    """Whether a key point tells what the reviewer did rather than states an opinion.
+
+    Only a point with a first-person subject (I, we) can narrate. It does when it opens with an account
+    of events whose subject is the reviewer ("When we returned, ...": a ``story_openers`` word, then I or
+    we before the first comma), when it judges nothing (no opinion word of the sentiment lexicon:
+    "As some of the other reviews had mentioned some of the bathrooms do have glass doors but we asked
+    to be in another room"), or when the reviewer's own action (I or we, then a ``story_verbs`` word,
+    at most one word between) carries at most one opinion word ("We had their breakfast each morning,
+    which was convenient"). "We loved the pool" and "I would recommend this hotel" state opinions.
+
+    Example:
+        >>> is_narrative("When we returned, the room was ready and we hung out at the pool.")
+        True
+        >>> is_narrative("We loved the rooftop pool and the friendly staff."), is_narrative("The room was clean.")
+        (False, False)
+    """
+    from opinio_agents.text.sentiment import default_sentiment_scorer
+
+    words = _WORD_APOS.findall(text.lower())
+    subjects = ("i", "we")
+    if not any(w in subjects for w in words):
+        return False
+    head = _WORD_APOS.findall(text.split(",")[0].lower())
+    if head and head[0] in word_set("selection", "story_openers") and any(w in subjects for w in head[1:]):
+        return True
+    lexicon = default_sentiment_scorer().opinion_words()
+    opinions = sum(w in lexicon for w in words)
+    if opinions == 0:
+        return True
+    verbs = word_set("selection", "story_verbs")
+    acts = any(
+        w in subjects and any(v in verbs for v in words[k + 1 : k + 3]) for k, w in enumerate(words)
+    )
+    return acts and opinions <= 1
+
+
+_WORD_APOS = re.compile(r"[a-z0-9']+")
+_MONEY = re.compile(r"[$\u00a3\u20ac]\s?\d|\d\s?(?:euros?|dollars?|usd|eur|gbp)\b", re.IGNORECASE)
+
+
+def states_complaint(text: str) -> bool:
+    """Whether a key point complains: what a CON must do, whatever the stored sentiment of its sentence says.
+
+    It does with a word the sentiment lexicon reads clearly negative (at most
+    ``-SelectionSettings.complaint_valence`` alone: "rude", "disappointing"; not "stop" or "blocks"), a ``complaint``
+    word the lexicon misses or misreads ("small", "expensive", "noisy", "too"), a negation ("not free",
+    "no air conditioning", "wasn't included") or a price ("Valet parking was over $25"). "The beach is a
+    short walk away" and "The noise was muted", stored negative, do not.
+
+    Example:
+        >>> states_complaint("The rooms are small."), states_complaint("Internet wasn't free.")
+        (True, True)
+        >>> states_complaint("The beach is a short walk away."), states_complaint("The noise was muted.")
+        (False, False)
+    """
+    from opinio_agents.text.sentiment import default_sentiment_scorer
+
+    if _NEGATION.search(text) or _MONEY.search(text):
+        return True
+    words = _WORD_APOS.findall(text.lower())
+    complaint = word_set("selection", "complaint")
+    if any(w in complaint for w in words):
+        return True
+    scorer = default_sentiment_scorer()
+    lexicon = scorer.opinion_words()
+    return any(scorer.score_one(w) <= -SELECTION_SETTINGS.complaint_valence for w in words if w in lexicon)
 
 
 def lexical_centrality(token_lists: Sequence[Sequence[str]]) -> np.ndarray:
@@ -257,6 +386,25 @@ class SelectionSettings:
         small_entity_weights: Weights of :func:`select_summary` (entity-wide summaries of small entities):
             centrality and genericity first, first-person accounts penalised.
         summary_words: Word budget of ``HighlightSet.summary`` (human general summaries of hotels run 60-90 words).
+        duplicate_share: :func:`same_opinion`: share of the shorter claim two key points must have in common
+            to state the same opinion.
+        duplicate_shared: :func:`same_opinion`: claim tokens besides praise they must have in common at least
+            ("The location of this hotel was awesome" and "The hotel has a lovely rooftop bar" share only "hotel").
+        one_opinion: One sentence per opinion across a summary: a key point that states the opinion
+            (:func:`same_opinion`) of one an earlier aspect already shows on its side is not chosen while
+            another candidate is left (HIRO's aspect highlights), a sentence that repeats a chosen one is not
+            chosen (:func:`select_summary`), and a summary sentence that states the opinion of an earlier one
+            on its side is left out (:func:`compose_summary`): "The location of this hotel was awesome." after
+            "This hotel was in a great location in Rome.".
+        drop_narrative: Key points that tell what the reviewer did (:func:`is_narrative`: "When we returned,
+            the room was ready and we hung out at the pool") are never chosen (HIRO's aspect highlights; in
+            :func:`select_summary` while ``min_candidates`` others are left).
+        cons_complain: A CON key point of HIRO's aspect highlights must complain (:func:`states_complaint`):
+            a side whose candidates only read negative by their stored sentiment ("The beach is a short walk
+            away.") gets no CON.
+        complaint_valence: :func:`states_complaint`: how negative the lexicon must read a word alone for it
+            to complain ("rude" -0.51, "lack" -0.32; "stop" -0.30 and "blocks" -0.23, of "a few blocks away",
+            do not).
     """
 
     default_weights: SelectionWeights = SelectionWeights()
@@ -265,6 +413,12 @@ class SelectionSettings:
         centrality=1.0, lexical=0.4, relevance=0.0, sentiment=0.0, genericity=0.8, first_person=0.2
     )
     summary_words: int = 75
+    duplicate_share: float = 0.6
+    duplicate_shared: int = 2
+    one_opinion: bool = True
+    drop_narrative: bool = True
+    cons_complain: bool = True
+    complaint_valence: float = 0.3
 
 
 #: The settings selection uses unless a caller passes others.
@@ -402,6 +556,8 @@ def select_summary(
     budget_words: int = 75,
     weights: SelectionWeights = SELECTION_SETTINGS.small_entity_weights,
     min_candidates: int = 3,
+    one_opinion: bool | None = None,
+    drop_narrative: bool | None = None,
 ) -> list[int]:
     """A query-free summary chosen entity-wide: positions of its sentences, in selection order.
 
@@ -421,6 +577,10 @@ def select_summary(
         budget_words: Word budget of the summary.
         weights: Scoring weights.
         min_candidates: Fewer opinionated sentences than this: none is chosen.
+        one_opinion: A sentence that states the opinion of a chosen one of its side (:func:`same_opinion`)
+            is not chosen (None: ``SelectionSettings.one_opinion``).
+        drop_narrative: Sentences that tell what the reviewer did (:func:`is_narrative`) are no candidates
+            while at least ``min_candidates`` others are (None: ``SelectionSettings.drop_narrative``).
 
     Raises:
         ConfigError: When the lengths disagree or the budget is below 1.
@@ -440,10 +600,24 @@ def select_summary(
     pool = [i for i, s in enumerate(sentiments) if abs(float(s)) > SENTIMENT_THRESHOLD]
     if len(pool) < max(1, min_candidates):
         return []
+    settings = SELECTION_SETTINGS
+    one_opinion = settings.one_opinion if one_opinion is None else one_opinion
+    drop_narrative = settings.drop_narrative if drop_narrative is None else drop_narrative
+    if drop_narrative:
+        opinions = [i for i in pool if not is_narrative(texts[i])]
+        if len(opinions) >= max(1, min_candidates):
+            pool = opinions
     vecs = np.asarray(vectors, dtype=float)[pool]
     chosen_texts = [texts[i] for i in pool]
     scores = score_candidates(chosen_texts, vecs, sentiments=[sentiments[i] for i in pool], weights=weights)
-    picked = select_points(chosen_texts, vecs, scores, max_points=len(pool), budget_words=budget_words)
+    repeats = None
+    if one_opinion:
+        claims = [opinion_tokens(t) for t in chosen_texts]
+        signs = [float(sentiments[i]) > 0 for i in pool]
+        repeats = lambda a, b: signs[a] == signs[b] and same_opinion(claims[a], claims[b])  # noqa: E731
+    picked = select_points(
+        chosen_texts, vecs, scores, max_points=len(pool), budget_words=budget_words, repeats=repeats
+    )
     return [pool[j] for j in picked]
 
 
@@ -567,20 +741,28 @@ class SummaryItem:
         group: Its aspect (sentences of one aspect stay together).
         weight: How often reviewers raise the aspect (its review mentions).
         rank: Order within the aspect (0 = the aspect's main point).
+        side: Its side ("pros", "cons"); a sentence that states the opinion of a chosen one of its side
+            (:func:`same_opinion`) is left out of the paragraph. Empty: compared with every side.
     """
 
     text: str
     group: str
     weight: float
     rank: int = 0
+    side: str = ""
 
 
-def compose_summary(items: Sequence[SummaryItem], *, budget_words: int = 75) -> list[SummaryItem]:
+def compose_summary(
+    items: Sequence[SummaryItem], *, budget_words: int = 75, one_opinion: bool | None = None
+) -> list[SummaryItem]:
     """The sentences of a summary paragraph covering aspects in proportion to their mentions.
 
     Each aspect's main point comes first in order of mentions; then further
     points go to the aspects whose share of the chosen sentences lags most
-    behind their share of mentions, until ``budget_words``. The result is
+    behind their share of mentions, until ``budget_words``. A sentence that
+    states the opinion of one already chosen on its side (:func:`same_opinion`)
+    is left out: one sentence per opinion across aspects (``one_opinion``; None:
+    ``SelectionSettings.one_opinion``). The result is
     ordered by aspect (most mentioned first), then by rank, so it reads as a
     paragraph about one aspect after another.
 
@@ -603,16 +785,24 @@ def compose_summary(items: Sequence[SummaryItem], *, budget_words: int = 75) -> 
     chosen: dict[str, list[SummaryItem]] = {}
     words = 0
     seen: set[str] = set()
+    claims: list[tuple[str, frozenset[str]]] = []
+    one_opinion = SELECTION_SETTINGS.one_opinion if one_opinion is None else one_opinion
 
     def take(item: SummaryItem) -> bool:
         nonlocal words
         key = _key(item.text)
         if not key or key in seen:
             return False
+        claim = opinion_tokens(item.text)
+        if one_opinion and any(
+            (side == item.side or not side or not item.side) and same_opinion(claim, c) for side, c in claims
+        ):
+            return False
         n = len(item.text.split())
         if words and words + n > budget_words * 1.15:
             return False
         seen.add(key)
+        claims.append((item.side, claim))
         chosen.setdefault(item.group, []).append(item)
         words += n
         return True
@@ -726,7 +916,7 @@ def summary_of(
         position = rank.get(highlight.query, 0)
         rank[highlight.query] = position + 1
         weight = float(highlight.support.reviews) * (weights.get(highlight.query, 1.0) if weights else 1.0)
-        items.append(SummaryItem(highlight.text, highlight.query, weight, position))
+        items.append(SummaryItem(highlight.text, highlight.query, weight, position, highlight.polarity.value))
     chosen = compose_summary(items, budget_words=budget_words)
     if positions:
         first = {item.group: i for i, item in reversed(list(enumerate(chosen)))}
