@@ -102,6 +102,10 @@ def _analyze(answer: Any, guard: Any) -> dict[str, int]:
         text = text[: text.index("[quoting the reviews")]
     if text.startswith("[extractive answer"):
         text = ""
+    # What the chat appends on a new line (a majority-side quote, the excerpt naming what was asked) is the
+    # reviews' words, not the model's.
+    text, newline, appended = text.partition("\n")
+    added = int(bool(newline) and bool(appended.strip()))
     done, rest = split(text + " x")
     sentences = [s for s in done if s.strip()]
     if rest.strip() not in ("x", ""):
@@ -124,7 +128,7 @@ def _analyze(answer: Any, guard: Any) -> dict[str, int]:
             verdict, _ = guard(answer.evidence)._verify(sentence, numbers)
             contradicted += int(verdict == "contradicted")
     return {"sentences": n, "cited": cited, "contradicted": contradicted, "repeated": repeated,
-            "coverage": coverage, "fallback": int(fallback)}
+            "coverage": coverage, "fallback": int(fallback), "added": added}
 
 
 def main() -> None:
@@ -159,7 +163,9 @@ def main() -> None:
     rows: dict[str, dict[str, float]] = {}
     for arm, cls in (("before", baseline.ReviewChat), ("after", ReviewChat)):
         chats: dict[str, Any] = {}
-        totals = {"sentences": 0, "cited": 0, "contradicted": 0, "repeated": 0, "coverage": 0, "fallback": 0}
+        totals = {
+            "sentences": 0, "cited": 0, "contradicted": 0, "repeated": 0, "coverage": 0, "fallback": 0, "added": 0
+        }
         uncovered = handled = 0
         seconds = 0.0
         tokens0 = llm.stats.get("completion_tokens", 0)
@@ -187,6 +193,7 @@ def main() -> None:
             "not covered ok": handled,
             "not covered asked": uncovered,
             "fallback answers": totals["fallback"],
+            "review quotes added": totals["added"],
             "s / answer": seconds / len(QUESTIONS),
             "tokens / answer": (llm.stats.get("completion_tokens", 0) - tokens0) / len(QUESTIONS),
         }

@@ -106,3 +106,22 @@ def test_no_quote_is_added_when_the_answer_already_cites_the_majority_side(
     turn = _turn(sides)
     assert list(_majority_quote(turn, cited)) == []  # type: ignore[arg-type]
     assert turn.added == []
+
+
+def test_an_answer_that_misses_what_was_asked_gets_the_excerpt_that_names_it() -> None:
+    # SmolLM2, asked "Is it free?" after "How is the wi-fi?", answered with a cited sentence about slowness.
+    from dataclasses import replace
+
+    from opinio_agents.agents.chat import Citation, _asked_quote
+
+    turn = _turn([Polarity.CONS])
+    turn.evidence.append(Citation(marker="S5", sentence_id="e:r5:0", text="Sadly, wifi is NOT free.", sentiment=-0.5))
+    asked = replace(turn, question="Is it free?")  # type: ignore[type-var]
+    added = "".join(_asked_quote(asked, ["The wi-fi kept dropping [S1]."]))
+    assert added == '\nOn what you asked (free), in the reviews\' words: [S5] "Sadly, wifi is NOT free."'
+    assert asked.added == ["S5"]
+    # an answer that names it, or a question whose words no excerpt holds, gets nothing
+    named = replace(turn, question="Is it free?", added=[])  # type: ignore[type-var]
+    assert list(_asked_quote(named, ["The wi-fi is not free [S5]."])) == []
+    casino = replace(turn, question="Is there a casino?", added=[])  # type: ignore[type-var]
+    assert list(_asked_quote(casino, ["The wi-fi kept dropping [S1]."])) == []

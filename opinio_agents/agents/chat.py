@@ -535,6 +535,7 @@ class ReviewChat(Runnable[ChatInput, str]):
             yield from self._quotes(turn.support, turn.evidence)
             return
         yield from _majority_quote(turn, guard.cited_markers())
+        yield from _asked_quote(turn, [c.shown for c in guard.checks if c.action in ("shown", "repaired")])
 
     def _not_covered(self, question: str) -> str:
         return (
@@ -697,6 +698,48 @@ def _majority_quote(turn: _Turn, cited: Sequence[str]) -> Iterator[str]:
     )
 
 
+def _asked_quote(turn: _Turn, shown: Sequence[str]) -> Iterator[str]:
+    """The top excerpt that names what the question asks, when the model's backed answer names none of it.
+
+    A backed answer can still miss the question: asked "Is it free?" after "How is the wi-fi?", SmolLM2
+    answered with a cited sentence about slowness while the excerpts say "wifi is NOT free". The asked words
+    are the question's own content words (:func:`_asked_words`); the quote is the first excerpt holding all
+    of them that the answer does not already cite (excerpts are ordered majority side first).
+
+    Example:
+        >>> sorted(_asked_words("Is it free?")), sorted(_asked_words("Are the rooms clean?"))
+        (['free'], ['clean', 'room'])
+    """
+    from opinio_agents.text.preprocess import tokenize_for_bm25
+
+    asked = _asked_words(turn.question)
+    if not asked or any(asked & set(tokenize_for_bm25(text)) for text in shown):
+        return
+    taken = set(turn.added) | {m for text in shown for m in _MARKER.findall(text)}
+    quote = next(
+        (
+            c
+            for c in turn.evidence
+            if c.marker not in taken and c.marker[1:] not in taken and asked <= set(tokenize_for_bm25(c.text))
+        ),
+        None,
+    )
+    if quote is None:
+        return
+    turn.added.append(quote.marker)
+    words = ", ".join(sorted(asked))
+    text = sanitize_review_text(quote.text)
+    yield f"\nOn what you asked ({words}), in the reviews' words: [{quote.marker}] \"{text}\""
+
+
+def _asked_words(question: str) -> set[str]:
+    """The content words of one question (App. D tokens, question words aside)."""
+    from opinio_agents.text.preprocess import tokenize_for_bm25
+    from opinio_agents.text.wordlists import word_set
+
+    return set(tokenize_for_bm25(question)) - word_set("chat", "question_words")
+
+
 def _citation(position: int, hit: ScoredSentence) -> Citation:
     return Citation(
         marker=f"S{position}",
@@ -723,9 +766,8 @@ def _shares_topic(query: str, texts: Sequence[str]) -> bool:
         False
     """
     from opinio_agents.text.preprocess import tokenize_for_bm25
-    from opinio_agents.text.wordlists import word_set
 
-    topic = set(tokenize_for_bm25(query)) - word_set("chat", "question_words")
+    topic = _asked_words(query)
     return bool(topic) and any(topic <= set(tokenize_for_bm25(text)) for text in texts)
 
 
