@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from opinio_agents.models import Evidence, Highlight, Polarity
+from opinio_agents.models import Evidence, Highlight, Polarity, Verification
 from opinio_agents.synthesis.verification import HighlightVerifier, judge, own_opinions, second_reading
 from opinio_agents.triplets.base import Triplet as T
 from opinio_agents.triplets.base import TripletExtractor
@@ -195,27 +195,22 @@ def test_a_highlight_naming_the_query_its_quotes_name_is_relevant() -> None:
         "Fresh towels at the pool every day.",
     ]
     mine = [T(aspect="swimming area", opinion="loved", sentiment=1)]
-    v = judge(
-        Polarity.PROS,
-        mine,
-        quotes,
-        [0.5, 0.4, 0.6],
-        lambda a, bs: [0.9] * len(bs),
-        evidence_texts=texts,
-        query="pool",
-        highlight_text="Loved the swimming pool area.",
-    )
+
+    def judged(highlight_text: str) -> Verification:
+        return judge(
+            Polarity.PROS,
+            mine,
+            quotes,
+            [0.5, 0.4, 0.6],
+            lambda a, bs: [0.9] * len(bs),
+            evidence_texts=texts,
+            query="pool",
+            highlight_text=highlight_text,
+        )
+
+    v = judged("Loved the swimming pool area.")
     assert v.verdict == "supported" and v.aspect_relevance == 1.0, v.reason
-    off = judge(
-        Polarity.PROS,
-        mine,
-        quotes,
-        [0.5, 0.4, 0.6],
-        lambda a, bs: [0.9] * len(bs),
-        evidence_texts=texts,
-        query="pool",
-        highlight_text="Loved the swimming area.",
-    )
+    off = judged("Loved the swimming area.")
     assert off.verdict == "weak" and "does not mention" in off.reason
 
 
