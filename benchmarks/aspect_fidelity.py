@@ -99,6 +99,15 @@ def main() -> int:
         }
         triplets = verifier.triplets([h.text for h in shown])
         vectors = np.asarray(encoder.encode([h.text for h in shown]))
+        embeddings = rag.store.embeddings(entity.key)
+        # per aspect query: its embedding and its generic words' (both loops below read them)
+        encoded: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+        for query in dict.fromkeys(h.query for h in shown):
+            generic = generic_terms(query, stored)
+            encoded[query] = (
+                np.asarray(encoder.encode([query]))[0],
+                np.asarray(encoder.encode(generic)) if generic else None,
+            )
         bad = 0
         for h, found, vector in zip(shown, triplets, vectors, strict=True):
             total += 1
@@ -118,12 +127,10 @@ def main() -> int:
                 tuple(tokenize_for_bm25(h.text)),
                 0.0,
             )
-            generic = generic_terms(h.query, stored)
-            query_vector = np.asarray(encoder.encode([h.query]))[0]
-            generic_vectors = np.asarray(encoder.encode(generic)) if generic else None
+            query_vector, generic_vectors = encoded[h.query]
             # IDFs come from the entity's sentences: the text is scored as one of them
             mask = mention_mask(
-                h.query, [*stored, row], embeddings=np.vstack([rag.store.embeddings(entity.key), vector]),
+                h.query, [*stored, row], embeddings=np.vstack([embeddings, vector]),
                 query_embedding=query_vector, generic_embeddings=generic_vectors,
             )
             by_mention = bool(mask[-1])
@@ -138,13 +145,14 @@ def main() -> int:
                     which = which if not by_verifier or not by_mention else ("target" if not_target else "aside")
                     examples.append(f"- {entity.key} {h.query!r} {h.polarity.value} (off for {which}): {h.text!r}")
         row_of = {s.sentence.sentence_id: i for i, s in enumerate(stored)}
-        embeddings = rag.store.embeddings(entity.key)
-        for h in shown:
-            generic = generic_terms(h.query, stored)
-            mask = mention_mask(
-                h.query, stored, embeddings=embeddings, query_embedding=np.asarray(encoder.encode([h.query]))[0],
-                generic_embeddings=np.asarray(encoder.encode(generic)) if generic else None,
+        masks = {
+            query: mention_mask(
+                query, stored, embeddings=embeddings, query_embedding=query_vector, generic_embeddings=generic_vectors
             )
+            for query, (query_vector, generic_vectors) in encoded.items()
+        }
+        for h in shown:
+            mask = masks[h.query]
             for e in h.evidence:
                 quotes += 1
                 row = row_of.get(e.sentence_id)

@@ -715,12 +715,12 @@ def _asked_quote(turn: _Turn, shown: Sequence[str]) -> Iterator[str]:
     asked = _asked_words(turn.question)
     if not asked or any(asked & set(tokenize_for_bm25(text)) for text in shown):
         return
-    taken = set(turn.added) | {m for text in shown for m in _MARKER.findall(text)}
+    taken = {*turn.added, *(f"S{n}" for text in shown for n in _MARKER.findall(text))}
     quote = next(
         (
             c
             for c in turn.evidence
-            if c.marker not in taken and c.marker[1:] not in taken and asked <= set(tokenize_for_bm25(c.text))
+            if c.marker not in taken and asked <= set(tokenize_for_bm25(c.text))
         ),
         None,
     )
