@@ -88,3 +88,20 @@ def test_both_sides_wherever_they_pass_one_threshold(rag: OpinioRAG, result: Hig
         assert shown == set(shown_sides(support)), (query, support, shown)
     room = rag.support("101", "room")
     assert room.negative / room.reviews >= 0.25 and set(shown_sides(room)) == {Polarity.PROS, Polarity.CONS}
+
+
+def test_every_key_point_is_a_mention_of_its_aspect(rag: OpinioRAG, result: HighlightSet, encoder: object) -> None:
+    # The room-decor PRO read "We were upgraded to a slightly larger room on arrival, which was nice.":
+    # its mentions were a minority of the side's candidates, so a room sentence gave the key point.
+    key = rag.store.entity_record("101").key
+    sentences = rag.store.sentences(key)
+    embeddings = rag.store.embeddings(key, persist=True)
+    for h in result.highlights:
+        mentions = {
+            sentences[int(i)].sentence.sentence_id
+            for i in aspect_mentions(h.query, sentences, embeddings=embeddings, encoder=encoder)  # type: ignore[arg-type]
+        }
+        assert h.evidence and h.evidence[0].sentence_id in mentions, f"{h.query} {h.polarity.value}: {h.text}"
+    decor = [h.text for h in result.pros if h.query == "room decor"]
+    assert decor and "upgraded" not in decor[0], decor
+

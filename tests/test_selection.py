@@ -115,14 +115,15 @@ def test_support_pool_expands_rooms_to_beds() -> None:
         stored(0, "The room was large.", 0.5),
         stored(1, "The bed and the room were comfortable.", 0.6),
         stored(2, "Wifi was slow.", -0.5),
-        stored(3, "The bed was comfortable.", 0.6),
+        stored(3, "The bed was comfortable.", 0.6),  # "bed" also names the rooms (aspect_forms)
+        stored(4, "The bedding was comfortable.", 0.6),
     ]
     emb = encoder.encode([r.sentence.text for r in rows])
     qv = encoder.encode(["rooms"])[0]
     base = support_pool("rooms", rows, emb, qv, expand=False).tolist()
     grown = support_pool("rooms", rows, emb, qv, expand_threshold=0.25, expand_share=1.0).tolist()
-    assert base == [0, 1]
-    assert 3 in grown and 2 not in grown
+    assert base == [0, 1, 3]
+    assert 4 in grown and 2 not in grown
 
 
 def test_extractive_uses_the_support_pool_and_cites_real_ids() -> None:

@@ -10,7 +10,7 @@ from opinio_agents.models import Evidence, Polarity, QueryEvidence, Sentence, Su
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.synthesis.extractive import ExtractiveSynthesizer, evidence_polarity
 from opinio_agents.synthesis.keypoint import clean_sentence, mentions_any, to_key_point
-from opinio_agents.synthesis.support import count_support, generic_terms, mention_mask
+from opinio_agents.synthesis.support import aspect_forms, count_support, generic_terms, mention_mask
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
 
@@ -207,11 +207,38 @@ def test_copies_of_one_sentence_count_once_when_choosing_among_mentions(synth) -
     kept, vectors = synth._mentions_only(item, candidates, np.eye(len(candidates)))
     assert [e.sentence_id for e in kept] == [e.sentence_id for e in said]
     assert vectors.shape == (3, len(candidates))
-    # distinct non-mentions outnumbering the mentions still widen the choice
+    # distinct non-mentions outnumbering the mentions do not widen the choice (mentions_share 0) ...
     city = ["The old town is charming.", "Museums are a short walk away.", "Great shopping.", "Trams stop outside."]
     wide = [*said[:2], *(ev(20 + i, text, 0.5) for i, text in enumerate(city))]
     kept, _ = synth._mentions_only(item, wide, np.eye(len(wide)))
-    assert len(kept) == len(wide)
+    assert [e.sentence_id for e in kept] == [e.sentence_id for e in said[:2]]
+    # ... unless the side asks for a share of them (the former rule: half) or has too few mentions
+    half = ExtractiveSynthesizer(synth.encoder, mentions_share=0.5)
+    assert len(half._mentions_only(item, wide, np.eye(len(wide)))[0]) == len(wide)
+    one = [said[0], *wide[2:]]
+    assert len(synth._mentions_only(item, one, np.eye(len(one)))[0]) == len(one)
+
+
+def test_a_side_with_mentions_leads_with_one(synth) -> None:
+    # The sample's room-decor PRO was "We were upgraded to a slightly larger room on arrival, which was
+    # nice.": the decor mentions were a minority of the side's candidates, so the room sentences, central
+    # among them, gave the key point.
+    rooms = [
+        "We were upgraded to a slightly larger room on arrival, which was nice.",
+        "Our room was large and the bed was comfortable.",
+        "The room was spacious with a comfortable bed.",
+        "Big room, comfortable bed, great view.",
+        "The room was large and very comfortable.",
+    ]
+    decor = ["The room decor is modern and tasteful, very calming colours.", "Stylish decor with local art on the walls."]
+    candidates = [*(ev(i, t, 0.6) for i, t in enumerate(rooms)), *(ev(10 + i, t, 0.6) for i, t in enumerate(decor))]
+    item = QueryEvidence(
+        query="room decor", evidence=candidates, support=Support(reviews=7, positive=7),
+        mentions=frozenset(e.sentence_id for e in candidates[len(rooms):]),
+    )
+    (pro,) = synth.synthesize(item)
+    assert "decor" in pro.text.lower() and "upgraded" not in pro.text and "bed" not in pro.text, pro.text
+    assert {e.sentence_id for e in pro.evidence} <= item.mentions
 
 
 def test_a_compound_about_another_aspect_is_not_a_mention_of_its_first_word() -> None:
@@ -229,9 +256,25 @@ def test_a_compound_about_another_aspect_is_not_a_mention_of_its_first_word() ->
     assert mentions_any("Room service was quick, the room was big.", ["room"])
 
 
+def test_words_that_name_an_aspect_are_mentions() -> None:
+    # Reviewers rarely write "cleanliness" or "service": "spotless", "friendly staff" mention them.
+    sentences = [
+        stored("1", 0, "The room was spotless.", 0.6),
+        stored("2", 0, "Dirty carpets everywhere.", -0.6),
+        stored("3", 0, "The front desk staff were friendly.", 0.7),
+        stored("4", 0, "The pool was nice.", 0.5),
+    ]
+    assert mention_mask("cleanliness", sentences).tolist() == [True, True, False, False]
+    assert mention_mask("How was the service?", sentences).tolist() == [False, False, True, False]
+    assert aspect_forms("wi-fi") and ("internet",) in aspect_forms("wi-fi")
+    assert ("furniture",) in aspect_forms("room decor")  # a two-word aspect: its last word's
+    assert aspect_forms("zzzz") == ()
+    assert count_support("cleanliness", sentences).reviews == 2
+
+
 def test_dense_mentions_catch_paraphrases(encoder) -> None:
     sentences = [
-        stored("a", 0, "The furniture looked tired and old-fashioned.", -0.5),
+        stored("a", 0, "Tasteful wallpaper and artwork throughout.", 0.5),
         stored("b", 0, "Breakfast ok.", 0.1),
     ]
     vectors = encoder.encode([s.sentence.text for s in sentences])

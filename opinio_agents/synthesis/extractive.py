@@ -84,6 +84,9 @@ class ExtractiveSynthesizer(Synthesizer):
         drop_narrative: Candidates that tell what the reviewer did
             (:func:`~opinio_agents.synthesis.selection.is_narrative`) are no key points while the side has
             another one (None: ``SelectionSettings.drop_narrative``); they can still be quoted.
+        mentions_share: A side's key points come only from its candidates that mention the query
+            (``item.mentions``) when those make at least this share of its distinct candidates and
+            ``min_side_evidence`` of them (:meth:`_mentions_only`).
     """
 
     name = "extractive"
@@ -108,6 +111,7 @@ class ExtractiveSynthesizer(Synthesizer):
         clause_ratio: float = KEY_POINT_SETTINGS.clause_ratio,
         focus_candidates: int = KEY_POINT_SETTINGS.focus_candidates,
         drop_narrative: bool | None = None,
+        mentions_share: float = KEY_POINT_SETTINGS.mentions_share,
     ) -> None:
         super().__init__()
         if not 0.0 < split_threshold <= 0.5:
@@ -143,6 +147,9 @@ class ExtractiveSynthesizer(Synthesizer):
         self.clause_ratio = clause_ratio
         self.focus_candidates = focus_candidates
         self.drop_narrative = SELECTION_SETTINGS.drop_narrative if drop_narrative is None else drop_narrative
+        if not 0.0 <= mentions_share <= 1.0:
+            raise ConfigError(f"mentions_share={mentions_share} must be in [0, 1]")
+        self.mentions_share = mentions_share
 
     @property
     def encoder(self) -> Encoder:
@@ -331,19 +338,20 @@ class ExtractiveSynthesizer(Synthesizer):
     def _mentions_only(
         self, item: QueryEvidence, candidates: list[Evidence], vectors: np.ndarray
     ) -> tuple[list[Evidence], np.ndarray]:
-        """The candidates that mention the query (``item.mentions``), when they make at least half of them.
+        """The candidates that mention the query (``item.mentions``), when the side has enough of them.
 
         Counted as distinct statements (:func:`~opinio_agents.text.duplicates.distinct_indices`): on the
         sample, "There is a supermarket around the corner for snacks and water." stands in 20 reviews, so
-        the breakfast-buffet mentions were 34 of 76 candidates but most of the distinct ones, and the
-        supermarket led the breakfast PRO. SPACE dev aspect ROUGE is unchanged (its reviews repeat little).
+        it counts once. A side keeps only its mentions when they make ``mentions_share`` of its distinct
+        candidates and ``min_side_evidence`` of them; else it draws on the wider support set.
 
-        So every quote under a highlight is about its aspect ("a supermarket around the
-        corner" is not a breakfast-buffet quote), while a side with too few mentions still
-        draws on the wider support set. Only when the mentions are at least half of the
-        candidates: on SPACE dev's broad aspects (rooms, service) the dense mention match keeps
-        fewer, and filtering to them regardless cost aspect ROUGE-L 24.3 -> 22.7; with the
-        half rule it is 24.2 (``benchmarks/real_reviews.py --sets space_dev --tasks aspect``).
+        So every key point and quote of a highlight is about its aspect ("We were upgraded to a slightly
+        larger room" is no room-decor PRO, "a supermarket around the corner" no breakfast-buffet quote).
+        The rule once needed the mentions to be half of the candidates, since the mention match missed how
+        broad aspects are talked about (filtering regardless cost SPACE dev aspect ROUGE-L 24.3 -> 22.7);
+        with the words that also name an aspect counted
+        (:func:`~opinio_agents.synthesis.support.aspect_forms`) it gains instead (figures in
+        ``benchmarks/README.md``).
         """
         if item.mentions is None:
             return candidates, vectors
@@ -353,7 +361,7 @@ class ExtractiveSynthesizer(Synthesizer):
         # Counted as distinct statements: one guest's sentence copied into twenty reviews is one.
         said = len(distinct_indices([e.text for e in candidates]))
         said_by_mentions = len(distinct_indices([candidates[i].text for i in rows]))
-        if said_by_mentions < max(self.min_side_evidence, said / 2):
+        if said_by_mentions < max(self.min_side_evidence, said * self.mentions_share):
             return candidates, vectors
         return [candidates[i] for i in rows], vectors[rows]
 

@@ -70,6 +70,12 @@ class KeyPointSettings:
             alone keeps them all.
         focus_candidates: The best-scored candidates of a side that are cut that way before the key points
             are chosen (each cut point is embedded again; bounds the cost per query).
+        mentions_share: A side's key points come only from its candidates that mention the aspect
+            (:func:`~opinio_agents.synthesis.support.aspect_mentions`, which counts the words that also
+            name it: "friendly staff" for service, "spotless" for cleanliness) when those make at least
+            this share of its distinct candidates (and ``min_side_evidence`` of them): 0, so a side with
+            mentions never leads with a neighbour of the aspect ("We were upgraded to a slightly larger
+            room" under room decor). 0.5 left the broad support set in where mentions were a minority.
         quote_sentiment: Stored sentiment a quote beyond the key points' own sentences needs on its
             highlight's side: a fact read slightly positive ("Keep in mind it is a big place...", +0.11)
             is no praise to show.
@@ -89,6 +95,7 @@ class KeyPointSettings:
     clause_margin: float | None = 0.2
     clause_ratio: float = 0.6
     focus_candidates: int = 20
+    mentions_share: float = 0.0
     quote_sentiment: float = 0.25
 
 

@@ -3,7 +3,9 @@
 A sentence *mentions* a query when its App. D tokens include the query's most
 specific word (highest IDF over the entity's sentences) or cover at least
 ``coverage`` (default 60%) of the query's IDF mass, so "decor" alone covers
-"room decor" while the common word "room" does not. With embeddings, a
+"room decor" while the common word "room" does not, or when it uses a word that also
+names the aspect (:func:`aspect_forms`: reviewers rarely write "cleanliness" or
+"service"; they write "spotless" and "friendly staff"). With embeddings, a
 paraphrase counts too: cosine similarity with the query of at least
 ``dense_threshold`` (0.45 for MiniLM catches "the furniture looked tired" for
 "room decor") and at least ``GENERIC_MARGIN`` (0.1) above its similarity with
@@ -38,16 +40,18 @@ import datetime as dt
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from functools import cache
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from opinio_agents.embeddings import Encoder
+from opinio_agents.errors import ConfigError
 from opinio_agents.models import SENTIMENT_THRESHOLD, Polarity, Support
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.text.compounds import names_word
 from opinio_agents.text.preprocess import tokenize_for_bm25
-from opinio_agents.text.wordlists import word_set
+from opinio_agents.text.wordlists import word_set, words_file
 from opinio_agents.trends import Weighting, review_weights
 
 if TYPE_CHECKING:
@@ -56,6 +60,7 @@ if TYPE_CHECKING:
 __all__ = [
     "aspect_terms",
     "aspect_text",
+    "aspect_forms",
     "aspect_mentions",
     "mention_mask",
     "count_support",
@@ -114,6 +119,56 @@ def aspect_terms(query: str) -> list[str]:
     question_words = word_set("support", "question_words")
     kept = [t for t in terms if t not in question_words] or terms
     return [t for t in kept if not _opinion_word(t)] or kept
+
+
+@cache
+def _lexicon_forms() -> dict[tuple[str, ...], frozenset[str]]:
+    """Aspect (its App. D tokens) -> the words that also name it: the aspect lexicon's attribute words,
+    synonyms and parts (``resources/aspect_lexicon.json``) and ``support.json``'s ``aspect_vocabulary``."""
+    import json
+    from importlib import resources
+
+    where = "opinio_agents/resources/aspect_lexicon.json"
+    try:
+        lexicon = json.loads(resources.files("opinio_agents").joinpath("resources/aspect_lexicon.json").read_text("utf-8"))
+        groups: dict[str, set[str]] = defaultdict(set)
+        for noun, words in lexicon["attribute_nouns"].items():
+            groups[str(noun)].update(str(w) for w in words)
+        for noun, parts in lexicon.get("aspect_parts", {}).items():
+            groups[str(noun)].update(str(w) for w in parts)
+        for group in lexicon["synonyms"]:
+            for form in group:
+                groups[str(form)].update(str(w) for w in group if w != form)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ConfigError(f"{where}: cannot read the aspect lexicon ({exc}); reinstall opinio-agents") from exc
+    vocabulary = words_file("support").get("aspect_vocabulary", {}).get("groups", {})
+    for aspect, words in vocabulary.items():
+        groups[str(aspect)].update(str(w) for w in words)
+    out: dict[tuple[str, ...], set[str]] = defaultdict(set)
+    for aspect, words in groups.items():
+        key = tuple(tokenize_for_bm25(aspect))
+        if key:
+            out[key].update(w.lower() for w in words)
+    return {key: frozenset(words) for key, words in out.items()}
+
+
+def aspect_forms(query: str) -> tuple[tuple[str, ...], ...]:
+    """The App. D token tuples of the words that also name the aspect ``query`` asks about.
+
+    From the aspect lexicon (attribute words: "spotless" for cleanliness; synonyms; parts: "furniture"
+    for decor) and ``support.json``'s ``aspect_vocabulary`` ("staff" for service); looked up by the
+    whole aspect (:func:`aspect_terms`) or else its last word ("room decor": decor's). Empty for an
+    aspect neither names.
+
+    Example:
+        >>> ("spotless",) in aspect_forms("cleanliness"), ("staff",) in aspect_forms("How is the service?")
+        (True, True)
+    """
+    terms = tuple(aspect_terms(query))
+    table = _lexicon_forms()
+    words = table.get(terms) or (table.get(terms[-1:]) if len(terms) > 1 else None) or frozenset()
+    forms = {tuple(tokenize_for_bm25(w)) for w in sorted(words)}
+    return tuple(sorted(f for f in forms if f and f != terms))
 
 
 def aspect_text(query: str) -> str:
@@ -183,6 +238,13 @@ def mention_mask(
     for i, present in enumerate(token_sets):
         if present and (head in present or sum(idf[t] for t in present) >= coverage * total - 1e-12):
             mask[i] = True
+    forms = aspect_forms(query)
+    if forms:  # the words that also name the aspect ("spotless" for cleanliness, "staff" for service)
+        for i, stored in enumerate(sentences):
+            if not mask[i]:
+                tokens = stored.tokens
+                held = set(tokens)
+                mask[i] = any(held.issuperset(form) and all(names_word(tokens, t, form) for t in form) for form in forms)
     if embeddings is not None and query_embedding is not None and len(embeddings) == n:
         similarity = embeddings @ query_embedding
         dense = similarity >= dense_threshold
