@@ -140,6 +140,8 @@ def test_evidence_polarity() -> None:
         ("THE POOL WAS AMAZING!!!", "pool", "The pool was amazing."),
         ("To be honest, parking is expensive.", "parking", "Parking is expensive."),
         ("Great staff<br/>and & clean rooms", "staff", "Great staff and & clean rooms."),  # decoded on ingest
+        (". . absolutely beautiful property, great pool.", "building", "Absolutely beautiful property, great pool."),
+        ("The room was clean and; the bed was soft", "room", "The room was clean."),
     ],
 )
 def test_to_key_point(text: str, query: str, expected: str) -> None:
@@ -230,7 +232,10 @@ def test_a_side_with_mentions_leads_with_one(synth) -> None:
         "Big room, comfortable bed, great view.",
         "The room was large and very comfortable.",
     ]
-    decor = ["The room decor is modern and tasteful, very calming colours.", "Stylish decor with local art on the walls."]
+    decor = [
+        "The room decor is modern and tasteful, very calming colours.",
+        "Stylish decor with local art on the walls.",
+    ]
     candidates = [*(ev(i, t, 0.6) for i, t in enumerate(rooms)), *(ev(10 + i, t, 0.6) for i, t in enumerate(decor))]
     item = QueryEvidence(
         query="room decor", evidence=candidates, support=Support(reviews=7, positive=7),
@@ -264,8 +269,9 @@ def test_words_that_name_an_aspect_are_mentions() -> None:
         stored("3", 0, "The front desk staff were friendly.", 0.7),
         stored("4", 0, "The pool was nice.", 0.5),
     ]
-    assert mention_mask("cleanliness", sentences).tolist() == [True, True, False, False]
-    assert mention_mask("How was the service?", sentences).tolist() == [False, False, True, False]
+    assert mention_mask("cleanliness", sentences, named=True).tolist() == [True, True, False, False]
+    assert mention_mask("How was the service?", sentences, named=True).tolist() == [False, False, True, False]
+    assert not mention_mask("cleanliness", sentences).any()  # the literal match of one form (HIRO's names)
     assert aspect_forms("wi-fi") and ("internet",) in aspect_forms("wi-fi")
     assert ("furniture",) in aspect_forms("room decor")  # a two-word aspect: its last word's
     assert aspect_forms("zzzz") == ()

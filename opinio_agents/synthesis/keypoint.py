@@ -137,6 +137,10 @@ _FOUND_TO_BE = re.compile(
     r"^(?:i|we)\s+(?:really\s+|also\s+|always\s+)?found\s+((?:the|its)\s+[a-z][a-z -]{0,40}?)\s+to\s+be\s+(?=\S)",
     re.IGNORECASE,
 )
+#: What a segmentation slip leaves before a sentence (". . absolutely beautiful property").
+_LEADING_MARKS = re.compile(r"^[\s.,;:!?)\]-]+")
+#: A clause cut before what its last word joins ("The room was clean and").
+_DANGLING = re.compile(r"(?:\s+\b(?:and|or|but|with|to|of|the|a|an)\b)+$", re.IGNORECASE)
 _PERSONAL = re.compile(r"\b(?:i|we|my|our|me|us|i'm|we're|i've|we've|i'd|we'd)\b", re.IGNORECASE)
 _OWNER = re.compile(r"^(?:our|my)\s+(?=[a-z])", re.IGNORECASE)
 
@@ -268,6 +272,7 @@ def focused_text(
     if len(kept) == len(segments):
         return None
     text = re.sub(r"^(?:and|or|but|plus)\s+", "", ", ".join(kept), flags=re.IGNORECASE).strip(" ,;")
+    text = _DANGLING.sub("", text).strip(" ,;")
     if not text:
         return None
     return text[0].upper() + text[1:] + "."
@@ -360,8 +365,9 @@ def to_key_point(
         head = " ".join(words[:max_words])
         cut = max(head.rfind(","), head.rfind(" - "), head.rfind(";"))
         clause = head[:cut] if cut > len(head) // 2 else head
-    clause = clause.strip(" ,;:-")
+    clause = _LEADING_MARKS.sub("", clause).strip(" ,;:-")
     clause = re.sub(r"[.!?]+$", "", clause).strip()
+    clause = _DANGLING.sub("", clause).strip(" ,;:-")
     if not clause:
         return cleaned
     return clause[0].upper() + clause[1:] + "."

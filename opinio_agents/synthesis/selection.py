@@ -724,6 +724,7 @@ def support_pool(
         embeddings=embeddings,
         query_embedding=query_vector,
         generic_embeddings=generic_embeddings,
+        named=True,
     )
     if expand:
         mask = expand_pool(

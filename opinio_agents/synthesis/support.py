@@ -130,7 +130,8 @@ def _lexicon_forms() -> dict[tuple[str, ...], frozenset[str]]:
 
     where = "opinio_agents/resources/aspect_lexicon.json"
     try:
-        lexicon = json.loads(resources.files("opinio_agents").joinpath("resources/aspect_lexicon.json").read_text("utf-8"))
+        text = resources.files("opinio_agents").joinpath("resources/aspect_lexicon.json").read_text("utf-8")
+        lexicon = json.loads(text)
         groups: dict[str, set[str]] = defaultdict(set)
         for noun, words in lexicon["attribute_nouns"].items():
             groups[str(noun)].update(str(w) for w in words)
@@ -197,7 +198,7 @@ def aspect_mentions(
     guard. Every count of an aspect on any surface goes through here.
     """
     if encoder is None or embeddings is None or len(embeddings) != len(sentences):
-        return np.flatnonzero(mention_mask(query, sentences, coverage=coverage))
+        return np.flatnonzero(mention_mask(query, sentences, coverage=coverage, named=True))
     text = aspect_text(query)
     return mention_indices(
         text,
@@ -219,10 +220,14 @@ def mention_mask(
     generic_embeddings: np.ndarray | None = None,
     coverage: float = DEFAULT_COVERAGE,
     dense_threshold: float = DEFAULT_DENSE_THRESHOLD,
+    named: bool = False,
 ) -> np.ndarray:
     """Boolean mask over ``sentences``: which ones mention ``query``.
 
     Args:
+        named: Also count the words that also name the aspect (:func:`aspect_forms`), as every count
+            of an aspect does (:func:`mention_indices`); False matches the query's own words only (HIRO
+            matches each of an aspect's names that way).
         generic_embeddings: Embeddings of the query's generic words (see
             :func:`generic_terms`); a dense match must then be closer to the
             whole query than to any of them (by ``GENERIC_MARGIN``), so "the room was spotless" is not
@@ -238,13 +243,15 @@ def mention_mask(
     for i, present in enumerate(token_sets):
         if present and (head in present or sum(idf[t] for t in present) >= coverage * total - 1e-12):
             mask[i] = True
-    forms = aspect_forms(query)
+    forms = aspect_forms(query) if named else ()
     if forms:  # the words that also name the aspect ("spotless" for cleanliness, "staff" for service)
         for i, stored in enumerate(sentences):
             if not mask[i]:
                 tokens = stored.tokens
                 held = set(tokens)
-                mask[i] = any(held.issuperset(form) and all(names_word(tokens, t, form) for t in form) for form in forms)
+                mask[i] = any(
+                    held.issuperset(form) and all(names_word(tokens, t, form) for t in form) for form in forms
+                )
     if embeddings is not None and query_embedding is not None and len(embeddings) == n:
         similarity = embeddings @ query_embedding
         dense = similarity >= dense_threshold
@@ -373,6 +380,7 @@ def mention_indices(
         generic_embeddings=generic,
         coverage=coverage,
         dense_threshold=dense_threshold,
+        named=True,
     )
     return np.flatnonzero(mask)
 

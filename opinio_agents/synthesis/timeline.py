@@ -39,7 +39,7 @@ def trend_of(
     (a trend shows what was said when, each review once).
     """
     if indices is None:
-        indices = np.flatnonzero(mention_mask(query, sentences))
+        indices = np.flatnonzero(mention_mask(query, sentences, named=True))
     mentions, dates = dated_mentions(sentences, indices)
     since, until = (weighting.since, weighting.until) if weighting else (None, None)
     if since or until:
