@@ -196,15 +196,12 @@ _PIECE_WORD = re.compile(r"[a-z']+")
 
 def _describes(words: Sequence[str]) -> bool:
     """Whether a comma piece only describes (opinion words, degree words, "and"): it has no topic of its own."""
-    from opinio_agents.text.sentiment import default_sentiment_scorer
-
     if len(words) == 1 or (len(words) == 2 and words[0] in ("and", "or")):
         return True
     if len(words) > 3:
         return False
     modifiers = word_set("keypoint", "modifiers")
-    opinion = default_sentiment_scorer().opinion_words()
-    return all(w in modifiers or w in opinion for w in words)
+    return all(w in modifiers or _evaluative(w) for w in words)
 
 
 def aspect_segments(text: str) -> list[str]:
@@ -241,6 +238,10 @@ def focused_text(
 ) -> str | None:
     """The segments about the query as one key point, or None when every segment is (nothing to cut).
 
+    None too when the segments about the query judge nothing: "We liked the price, and the location"
+    is not cut to "The location." (an opinion word or attribute adjective must stay,
+    :func:`_states_opinion`).
+
     A segment stays when its ``relevance`` (cosine with the query) is within ``margin`` of the best
     one and at least ``ratio`` times the best one.
 
@@ -252,6 +253,8 @@ def focused_text(
         'Great hotel, and nice central location.'
         >>> focused_text(["The rooms are big", "the staff is nice"], [0.12, 0.3], margin=0.2, ratio=0.6)
         'The staff is nice.'
+        >>> focused_text(["We liked the price", "and the location"], [0.1, 0.5], margin=0.1) is None
+        True
     """
     if len(segments) != len(relevance) or len(segments) < 2:
         return None
@@ -261,9 +264,22 @@ def focused_text(
     if len(kept) == len(segments):
         return None
     text = re.sub(r"^(?:and|or|but|plus)\s+", "", ", ".join(kept), flags=re.IGNORECASE).strip(" ,;")
-    if not text:
+    if not text or not _states_opinion(text):
         return None
     return text[0].upper() + text[1:] + "."
+
+
+def _evaluative(word: str) -> bool:
+    """Whether a lower-case word judges: an opinion word of the sentiment lexicon or an attribute adjective."""
+    from opinio_agents.text.sentiment import default_sentiment_scorer
+
+    return word in default_sentiment_scorer().opinion_words() or word in word_set("keypoint", "attributes")
+
+
+def _states_opinion(text: str) -> bool:
+    """Whether ``text`` judges anything: a cut that keeps only what the opinion is about
+    ("the location" of "We were pleased with the price and the location") says nothing."""
+    return any(_evaluative(w) for w in _PIECE_WORD.findall(text.lower()))
 
 
 def best_clause(text: str, query: str, sign: int = 0, *, terms: Sequence[str] = ()) -> str:
