@@ -99,6 +99,7 @@ _TAG = re.compile(r"<[^>]{0,200}>")
 _NON_TEXT = re.compile(r"[^\x20-\x7E\u00C0-\u024F\u2018\u2019\u201C\u201D\u2013\u2014]")
 _REPEAT_PUNCT = re.compile(r"([!?.])[!?.]+")
 _SPACES = re.compile(r"\s+")
+_LEADING_PUNCT = re.compile(r"^[\s.,;:!?\-\u2013\u2014]+")
 _CLAUSE_SPLIT = re.compile(
     r"\s*(?:;|,?\s+\b(?:but|however|although|though|whereas|except that|yet)\b,?)\s+", re.IGNORECASE
 )
@@ -135,7 +136,7 @@ _OWNER = re.compile(r"^(?:our|my)\s+(?=[a-z])", re.IGNORECASE)
 
 
 def clean_sentence(text: str) -> str:
-    """Remove HTML tags, emoji and repeated punctuation; normalise whitespace.
+    """Remove HTML tags, emoji, repeated and leading punctuation; normalise whitespace.
 
     Character references are not decoded here: every reader decodes them once, on ingest
     (:func:`~opinio_agents.io.base.decoded_entity`), so what is left is what the reviewer wrote
@@ -144,11 +145,13 @@ def clean_sentence(text: str) -> str:
     Example:
         >>> clean_sentence("<b>Snacks</b> &amp; water, this&nothing!!!")
         'Snacks &amp; water, this&nothing!'
+        >>> clean_sentence(". a good bar.")
+        'a good bar.'
     """
     text = _TAG.sub(" ", text)
     text = _NON_TEXT.sub(" ", text)
     text = _REPEAT_PUNCT.sub(r"\1", text)
-    text = _SPACES.sub(" ", text).strip()
+    text = _LEADING_PUNCT.sub("", _SPACES.sub(" ", text)).strip()
     letters = [c for c in text if c.isalpha()]
     if len(letters) >= 8 and sum(c.isupper() for c in letters) > 0.7 * len(letters):
         text = text.lower()  # SHOUTED sentences become sentence case in to_key_point
