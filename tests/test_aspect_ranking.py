@@ -87,9 +87,9 @@ def test_attribute_words_count_as_mentions_of_their_noun():
     found = aspects_from_clusters([HiroCluster([(1,)], [0, 1], score=1.0)], rows, namer=Cleanliness())
     # The sentences saying clean, spotless or dirty are the aspect's terms (its focus and examples) ...
     assert found[0].term_indices == [0, 1, 2, 3, 4]
-    # ... but its count is the one every surface shows for "cleanliness" (synthesis/support.py
-    # aspect_mentions: here lexical, with an encoder paraphrases too), not a wider one.
-    assert found[0].mentions == 2 == len(aspect_mentions("cleanliness", rows))
+    # ... and its count is the one every surface shows for "cleanliness" (synthesis/support.py
+    # aspect_mentions: here lexical, with the words that also name it, aspect_forms).
+    assert found[0].mentions == 5 == len(aspect_mentions("cleanliness", rows))
 
 
 def _room_hotel() -> list[StoredSentence]:

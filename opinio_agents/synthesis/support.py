@@ -121,10 +121,14 @@ def aspect_terms(query: str) -> list[str]:
     return [t for t in kept if not _opinion_word(t)] or kept
 
 
+#: Lists of ``resources/words/support.json`` named ``also_names_<aspect>``: words that also name that aspect.
+_ALSO_NAMES = "also_names_"
+
+
 @cache
 def _lexicon_forms() -> dict[tuple[str, ...], frozenset[str]]:
     """Aspect (its App. D tokens) -> the words that also name it: the aspect lexicon's attribute words,
-    synonyms and parts (``resources/aspect_lexicon.json``) and ``support.json``'s ``aspect_vocabulary``."""
+    synonyms and parts (``resources/aspect_lexicon.json``) and ``support.json``'s ``also_names_<aspect>`` lists."""
     import json
     from importlib import resources
 
@@ -142,9 +146,9 @@ def _lexicon_forms() -> dict[tuple[str, ...], frozenset[str]]:
                 groups[str(form)].update(str(w) for w in group if w != form)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ConfigError(f"{where}: cannot read the aspect lexicon ({exc}); reinstall opinio-agents") from exc
-    vocabulary = words_file("support").get("aspect_vocabulary", {}).get("groups", {})
-    for aspect, words in vocabulary.items():
-        groups[str(aspect)].update(str(w) for w in words)
+    for name in words_file("support"):
+        if name.startswith(_ALSO_NAMES):
+            groups[name[len(_ALSO_NAMES) :]].update(word_set("support", name))
     out: dict[tuple[str, ...], set[str]] = defaultdict(set)
     for aspect, words in groups.items():
         key = tuple(tokenize_for_bm25(aspect))
@@ -157,7 +161,7 @@ def aspect_forms(query: str) -> tuple[tuple[str, ...], ...]:
     """The App. D token tuples of the words that also name the aspect ``query`` asks about.
 
     From the aspect lexicon (attribute words: "spotless" for cleanliness; synonyms; parts: "furniture"
-    for decor) and ``support.json``'s ``aspect_vocabulary`` ("staff" for service); looked up by the
+    for decor) and ``support.json``'s ``also_names_<aspect>`` lists ("staff" for service); looked up by the
     whole aspect (:func:`aspect_terms`) or else its last word ("room decor": decor's). Empty for an
     aspect neither names.
 
