@@ -46,6 +46,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -53,7 +54,7 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.models import SENTIMENT_THRESHOLD, Highlight
 from opinio_agents.synthesis.alerts import GUARD_NOTE
 from opinio_agents.text.preprocess import tokenize_for_bm25
-from opinio_agents.text.wordlists import word_set
+from opinio_agents.text.wordlists import word_set, word_table
 
 __all__ = [
     "SelectionWeights",
@@ -79,6 +80,7 @@ __all__ = [
     "compose_summary",
     "summary_of",
     "SummaryLayout",
+    "summary_topic",
 ]
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -405,6 +407,13 @@ class SelectionSettings:
         complaint_valence: :func:`states_complaint`: how negative the lexicon must read a word alone for it
             to complain ("rude" -0.51, "lack" -0.32; "stop" -0.30 and "blocks" -0.23, of "a few blocks away",
             do not).
+        topic_order: An ordered paragraph (:func:`summary_of` with ``positions``) states its aspects in the
+            order human summaries do (:func:`summary_topic`: the staff first, then cleanliness, rooms, food,
+            the rest, the surroundings and the building), most mentioned first within a tier, instead of as
+            reviews raise them (reviews open with the location). ROUGE-L is one longest common subsequence
+            over the whole text, so the order counts: SPACE dev general RL 24.6 -> 27.9 (margin 2.5 -> 2.6).
+        other_topic_tier: The :func:`summary_topic` tier of an aspect that no ``summary_topics`` word names:
+            after the food, before the surroundings.
     """
 
     default_weights: SelectionWeights = SelectionWeights()
@@ -419,6 +428,8 @@ class SelectionSettings:
     drop_narrative: bool = True
     cons_complain: bool = True
     complaint_valence: float = 0.3
+    topic_order: bool = True
+    other_topic_tier: float = 4.0
 
 
 #: The settings selection uses unless a caller passes others.
@@ -732,6 +743,37 @@ def support_pool(
     return np.flatnonzero(mask)
 
 
+def summary_topic(aspect: str) -> float:
+    """Where a summary states ``aspect``: its tier in the ``summary_topics`` table (lower first).
+
+    The tier of the aspect's head word (its last word, stemmed), else the lowest tier of its other
+    words, else ``SelectionSettings.other_topic_tier``: the people who serve come first, the
+    surroundings and the building last, as human summaries of a place state them.
+
+    Example:
+        >>> [summary_topic(a) for a in ("front desk", "rooms", "wine tasting", "location")]
+        [0.0, 2.0, 4.0, 5.0]
+        >>> summary_topic("room service")
+        0.0
+    """
+    tiers = _topic_tiers()
+    stems = tokenize_for_bm25(aspect)
+    if not stems:
+        return SELECTION_SETTINGS.other_topic_tier
+    if stems[-1] in tiers:
+        return tiers[stems[-1]]
+    return min((tiers[s] for s in stems if s in tiers), default=SELECTION_SETTINGS.other_topic_tier)
+
+
+@cache
+def _topic_tiers() -> dict[str, float]:
+    tiers: dict[str, float] = {}
+    for word, tier in word_table("selection", "summary_topics").items():
+        for stem in tokenize_for_bm25(word)[-1:]:
+            tiers[stem] = min(tier, tiers.get(stem, tier))
+    return tiers
+
+
 @dataclass(frozen=True)
 class SummaryItem:
     """A candidate sentence of a query-free summary.
@@ -878,9 +920,11 @@ def summary_of(
         budget_words: Word budget of the paragraph.
         positions: Aspect -> where reviewers raise it (0 = first, 1 = last;
             :func:`~opinio_agents.hiro.highlights.aspect_positions`). When
-            given, the chosen aspects are ordered as reviews order them
-            (location and staff early, "will stay again" last) instead of by
-            mentions: ROUGE-L rewards the order human summaries follow.
+            given, the chosen aspects are ordered as human summaries order them
+            (``SelectionSettings.topic_order``: :func:`summary_topic`, the staff first and
+            the surroundings late, most mentioned first within a tier), or without it as
+            reviews order them (location and staff early, "will stay again" last), instead
+            of by mentions alone: ROUGE-L rewards the order human summaries follow.
         weights: Aspect -> factor on its mentions (e.g. 0 for a city or the
             entity's own name, so real aspects come first).
         layout: ``positions`` and ``weights`` in one object (used where an argument is not given).
@@ -920,5 +964,10 @@ def summary_of(
     chosen = compose_summary(items, budget_words=budget_words)
     if positions:
         first = {item.group: i for i, item in reversed(list(enumerate(chosen)))}
-        chosen = sorted(chosen, key=lambda item: (positions.get(item.group, 0.5), first[item.group], item.rank))
+        if SELECTION_SETTINGS.topic_order:
+            chosen = sorted(
+                chosen, key=lambda item: (summary_topic(item.group), -item.weight, first[item.group], item.rank)
+            )
+        else:
+            chosen = sorted(chosen, key=lambda item: (positions.get(item.group, 0.5), first[item.group], item.rank))
     return " ".join(item.text for item in chosen) or None
