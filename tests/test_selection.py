@@ -344,6 +344,26 @@ def test_ordered_summary_states_the_staff_first_and_the_surroundings_late(monkey
     )
 
 
+def test_summary_budget_is_a_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    import opinio_agents.synthesis.selection as selection
+    from opinio_agents.synthesis.selection import select_summary
+
+    items = [
+        SummaryItem("Great location.", "location", 50),
+        SummaryItem("Small rooms.", "rooms", 20),
+        SummaryItem("Close to the metro.", "location", 50, rank=1),
+    ]
+    assert [i.text for i in compose_summary(items, budget_words=7)] == ["Great location.", "Small rooms."]
+    assert len(select_summary(SMALL_TEXTS, SMALL_VECTORS, SMALL_SENTIMENTS, budget_words=10)) == 1
+    # a sentence may run past the budget only with an overshoot
+    loose = dataclasses.replace(selection.SELECTION_SETTINGS, summary_overshoot=1.25)
+    monkeypatch.setattr(selection, "SELECTION_SETTINGS", loose)
+    assert len(compose_summary(items, budget_words=7)) == 3
+    assert len(select_summary(SMALL_TEXTS, SMALL_VECTORS, SMALL_SENTIMENTS, budget_words=10)) == 2
+
+
 def test_is_proper_name_and_aspect_positions() -> None:
     from opinio_agents.hiro.aspects import DiscoveredAspect
     from opinio_agents.hiro.highlights import aspect_positions, is_proper_name

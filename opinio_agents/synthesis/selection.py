@@ -414,6 +414,10 @@ class SelectionSettings:
             over the whole text, so the order counts: SPACE dev general RL 24.6 -> 27.9 (margin 2.5 -> 2.6).
         other_topic_tier: The :func:`summary_topic` tier of an aspect that no ``summary_topics`` word names:
             after the food, before the surroundings.
+        summary_overshoot: How far past ``summary_words`` a summary paragraph may run to take one more whole
+            sentence (:func:`compose_summary`, :func:`select_summary`): none, the budget is a cap (it was 1.15
+            and 1.25). SPACE dev general RL 27.9 -> 28.2 (about 68 words instead of 78), OpoSum 27.1 -> 27.7,
+            FewSum val 19.1 -> 19.0 (noise: 19.4 at 1.1).
     """
 
     default_weights: SelectionWeights = SelectionWeights()
@@ -430,6 +434,7 @@ class SelectionSettings:
     complaint_valence: float = 0.3
     topic_order: bool = True
     other_topic_tier: float = 4.0
+    summary_overshoot: float = 1.0
 
 
 #: The settings selection uses unless a caller passes others.
@@ -506,14 +511,16 @@ def select_points(
     redundancy: float = 0.8,
     word_count: Sequence[int] | None = None,
     repeats: Callable[[int, int], bool] | None = None,
+    overshoot: float = 1.25,
 ) -> list[int]:
     """Positions of the key points: MMR over ``scores`` until ``max_points`` or ``budget_words``.
 
     The first point is the best-scored sentence; each next one maximises
     ``mmr_lambda * score - (1 - mmr_lambda) * max cosine to the chosen`` and
     is skipped when it repeats a chosen one (cosine >= ``redundancy``, the
-    same words, or ``repeats(candidate, chosen)`` when given). Always at least
-    one point when there is a candidate.
+    same words, or ``repeats(candidate, chosen)`` when given). A further point
+    may run the words past ``budget_words`` up to ``overshoot`` times it. Always
+    at least one point when there is a candidate.
 
     Raises:
         ConfigError: On a bad limit.
@@ -546,7 +553,7 @@ def select_points(
                 continue
             if repeats is not None and any(repeats(i, j) for j in chosen):
                 continue
-            if chosen and words + lengths[i] > budget_words * 1.25:
+            if chosen and words + lengths[i] > budget_words * overshoot:
                 continue
             value = mmr_lambda * relevance[i] - (1 - mmr_lambda) * overlap
             if value > best_value:
@@ -601,7 +608,7 @@ def select_summary(
         ...          "Pretty and strong chain.", "Nice box.", "The clasp is cheap and broke."]
         >>> v = np.array([[1.0, 0.0], [0.8, 0.6], [0.99, 0.14], [0.6, 0.8], [0.7, -0.71]])
         >>> v = v / np.linalg.norm(v, axis=1, keepdims=True)
-        >>> [texts[i] for i in select_summary(texts, v, [0.7, 0.6, 0.7, 0.0, -0.5], budget_words=10)]
+        >>> [texts[i] for i in select_summary(texts, v, [0.7, 0.6, 0.7, 0.0, -0.5], budget_words=12)]
         ['The chain is strong and pretty.', 'The clasp is cheap and broke.']
     """
     if budget_words < 1:
@@ -627,7 +634,8 @@ def select_summary(
         signs = [float(sentiments[i]) > 0 for i in pool]
         repeats = lambda a, b: signs[a] == signs[b] and same_opinion(claims[a], claims[b])  # noqa: E731
     picked = select_points(
-        chosen_texts, vecs, scores, max_points=len(pool), budget_words=budget_words, repeats=repeats
+        chosen_texts, vecs, scores, max_points=len(pool), budget_words=budget_words, repeats=repeats,
+        overshoot=settings.summary_overshoot,
     )
     return [pool[j] for j in picked]
 
@@ -815,7 +823,7 @@ def compose_summary(
         >>> items = [SummaryItem("Great location.", "location", 50),
         ...          SummaryItem("Small rooms.", "rooms", 20),
         ...          SummaryItem("Close to the metro.", "location", 50, rank=1)]
-        >>> [i.text for i in compose_summary(items, budget_words=7)]
+        >>> [i.text for i in compose_summary(items, budget_words=8)]
         ['Great location.', 'Close to the metro.', 'Small rooms.']
     """
     if budget_words < 1:
@@ -841,7 +849,7 @@ def compose_summary(
         ):
             return False
         n = len(item.text.split())
-        if words and words + n > budget_words * 1.15:
+        if words and words + n > budget_words * SELECTION_SETTINGS.summary_overshoot:
             return False
         seen.add(key)
         claims.append((item.side, claim))
