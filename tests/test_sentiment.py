@@ -22,6 +22,9 @@ POSITIVE = [
     # Issue 25: read as complaints (stored -0.15) before "fast" was a review word.
     "The elevators were fast, we never waited more than a minute.",
     "Fast and reliable wi-fi everywhere.",
+    # A nuisance that did not happen (positive_phrases): plain VADER reads the "no" as a complaint.
+    "Plenty of lifts so no queues even at checkout time.",
+    "No problems at all with check-in.",
 ]
 NEGATIVE = [
     "The decor is dated and the carpet was stained.",

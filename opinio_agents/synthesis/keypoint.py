@@ -267,14 +267,23 @@ def focused_text(
         'The staff is nice.'
         >>> focused_text(["We liked the price", "and the location"], [0.1, 0.5], margin=0.1) is None
         True
+        >>> focused_text(["The location is perfect", "a walk to the square", "the metro"], [0.6, 0.2, 0.45], margin=0.2)
+        'The location is perfect.'
     """
     if len(segments) != len(relevance) or len(segments) < 2:
         return None
     best = max(relevance)
     floor = max(best - margin, ratio * best)
-    kept = [s for s, r in zip(segments, relevance) if r >= floor]
-    if len(kept) == len(segments):
+    near = [r >= floor for r in relevance]
+    if all(near):
         return None
+    # A piece that judges nothing is kept only next to the piece before it: after a gap it is the tail
+    # of a list in a cut piece ("..., five minutes walk to the square and the metro"), not an opinion.
+    kept = [
+        s
+        for i, s in enumerate(segments)
+        if near[i] and (i == 0 or near[i - 1] or not any(near[:i]) or _states_opinion(s))
+    ]
     text = re.sub(r"^(?:and|or|but|plus)\s+", "", ", ".join(kept), flags=re.IGNORECASE).strip(" ,;")
     text = _DANGLING.sub("", text).strip(" ,;")
     if not text or not _states_opinion(text):

@@ -162,18 +162,29 @@ def aspect_forms(query: str) -> tuple[tuple[str, ...], ...]:
 
     From the aspect lexicon (attribute words: "spotless" for cleanliness; synonyms; parts: "furniture"
     for decor) and ``support.json``'s ``also_names_<aspect>`` lists ("staff" for service); looked up by the
-    whole aspect (:func:`aspect_terms`) or else its last word ("room decor": decor's). Empty for an
-    aspect neither names.
+    whole aspect (:func:`aspect_terms`) or else its last word ("room decor": decor's, which count only in a
+    sentence that also uses "room", :func:`mention_mask`). Empty for an aspect neither names.
 
     Example:
         >>> ("spotless",) in aspect_forms("cleanliness"), ("staff",) in aspect_forms("How is the service?")
         (True, True)
     """
+    return _named_by(query)[0]
+
+
+@cache
+def _named_by(query: str) -> tuple[tuple[tuple[str, ...], ...], frozenset[str]]:
+    """:func:`aspect_forms` of ``query``, and the aspect's other words a sentence must also use for one of them
+    to count: none when the lexicon names the whole aspect; for a longer aspect named through its last word,
+    its first words ("Bring comfortable shoes" says nothing of "bed comfort"; "the bed was comfortable" does)."""
     terms = tuple(aspect_terms(query))
     table = _lexicon_forms()
-    words = table.get(terms) or (table.get(terms[-1:]) if len(terms) > 1 else None) or frozenset()
-    forms = {tuple(tokenize_for_bm25(w)) for w in sorted(words)}
-    return tuple(sorted(f for f in forms if f and f != terms))
+    context: frozenset[str] = frozenset()
+    words = table.get(terms)
+    if not words and len(terms) > 1:
+        words, context = table.get(terms[-1:]), frozenset(terms[:-1])
+    forms = {tuple(tokenize_for_bm25(w)) for w in sorted(words or ())}
+    return tuple(sorted(f for f in forms if f and f != terms)), context
 
 
 def aspect_text(query: str) -> str:
@@ -247,13 +258,13 @@ def mention_mask(
     for i, present in enumerate(token_sets):
         if present and (head in present or sum(idf[t] for t in present) >= coverage * total - 1e-12):
             mask[i] = True
-    forms = aspect_forms(query) if named else ()
+    forms, context = _named_by(query) if named else ((), frozenset())
     if forms:  # the words that also name the aspect ("spotless" for cleanliness, "staff" for service)
         for i, stored in enumerate(sentences):
             if not mask[i]:
                 tokens = stored.tokens
                 held = set(tokens)
-                mask[i] = any(
+                mask[i] = (not context or not context.isdisjoint(held)) and any(
                     held.issuperset(form) and all(names_word(tokens, t, form) for t in form) for form in forms
                 )
     if embeddings is not None and query_embedding is not None and len(embeddings) == n:

@@ -63,6 +63,9 @@ def __getattr__(name: str) -> Any:
 
 _SENTINEL = "zzcomplaintzz"
 _SENTINEL_VALENCE = -2.0
+#: Stands for a ``positive_phrases`` match ("no queues"): praise of moderate strength.
+_PRAISE = "zzpraisezz"
+_PRAISE_VALENCE = 1.5
 
 
 @runtime_checkable
@@ -103,6 +106,8 @@ class VaderSentimentScorer:
         self._lock = threading.Lock()
         phrases = word_patterns("sentiment", "negative_phrases")
         self._phrases = re.compile("|".join(f"(?:{p})" for p in phrases), re.IGNORECASE)
+        praise = word_patterns("sentiment", "positive_phrases")
+        self._praise = re.compile("|".join(f"(?:{p})" for p in praise), re.IGNORECASE)
 
     def _get_analyzer(self) -> Any:
         if self._analyzer is None:
@@ -118,19 +123,20 @@ class VaderSentimentScorer:
                     if self._use_rules:
                         analyzer.lexicon.update(word_table("sentiment", "review_lexicon"))
                         analyzer.lexicon[_SENTINEL] = _SENTINEL_VALENCE
+                        analyzer.lexicon[_PRAISE] = _PRAISE_VALENCE
                     analyzer.lexicon.update(self._extra)
                     self._analyzer = analyzer
         return self._analyzer
 
     def opinion_words(self) -> frozenset[str]:
         """The words this scorer gives a valence (VADER's lexicon with the review-domain additions)."""
-        return frozenset(w for w in self._get_analyzer().lexicon if w != _SENTINEL)
+        return frozenset(w for w in self._get_analyzer().lexicon if w not in (_SENTINEL, _PRAISE))
 
     def score_one(self, text: str) -> float:
         """Score one text; see :meth:`score`."""
         analyzer = self._get_analyzer()
         if self._use_rules:
-            text = self._phrases.sub(f" {_SENTINEL} ", text)
+            text = self._phrases.sub(f" {_SENTINEL} ", self._praise.sub(f" {_PRAISE} ", text))
         return float(analyzer.polarity_scores(text)["compound"])
 
     def score(self, texts: Sequence[str]) -> list[float]:
