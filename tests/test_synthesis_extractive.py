@@ -284,6 +284,18 @@ def test_words_that_name_an_aspect_are_mentions() -> None:
     assert count_support("cleanliness", sentences).reviews == 2
 
 
+def test_a_longer_aspect_named_through_its_last_word_needs_its_first_words() -> None:
+    # "bed comfort" has no words of its own; "comfort"'s ("comfortable") count only beside "bed".
+    sentences = [
+        stored("1", 0, "Bring comfortable shoes, the streets around here are steep.", 0.4),
+        stored("2", 0, "The bed was so comfortable.", 0.7),
+        stored("3", 0, "The corridors were decorated for the holidays.", 0.4),
+        stored("4", 0, "Dated furniture in our room.", -0.5),
+    ]
+    assert mention_mask("bed comfort", sentences, named=True).tolist() == [False, True, False, False]
+    assert mention_mask("room decor", sentences, named=True).tolist() == [False, False, False, True]
+
+
 def test_dense_mentions_catch_paraphrases(encoder) -> None:
     sentences = [
         stored("a", 0, "Tasteful wallpaper and artwork throughout.", 0.5),
