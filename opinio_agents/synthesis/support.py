@@ -176,7 +176,7 @@ def aspect_forms(query: str) -> tuple[tuple[str, ...], ...]:
 
 
 def _uses(tokens: Sequence[str], held: set[str], form: tuple[str, ...]) -> bool:
-    """Whether a sentence's App. D ``tokens`` (``held`` as a set) use ``form`` (not as part of another aspect's compound)."""
+    """Whether a sentence's App. D ``tokens`` (``held`` as a set) use ``form``, not inside another aspect's compound."""
     return held.issuperset(form) and all(names_word(tokens, t, form) for t in form)
 
 
