@@ -846,8 +846,9 @@ class LocalChatModel(InProcessChatModel):
         :meth:`_decode_one` does, several in one batch (:meth:`_greedy_batch`); sets each one's result."""
         schema = next((r.schema for r in requests if r.schema is not None), None)
         with self._generating(schema):
-            if len(requests) == 1 or _shared_prefix([r.ids for r in requests]) < MIN_PREFIX_TOKENS:
-                for request in requests:  # nothing worth sharing (a padded first pass needs a shared prefix)
+            alone = len(requests) == 1 or _new_cache(self._model) is None  # another kind of cache: no batches
+            if alone or _shared_prefix([r.ids for r in requests]) < MIN_PREFIX_TOKENS:
+                for request in requests:  # nothing worth sharing (a padded pass needs a shared prefix)
                     request.result = self._decode_one(request.ids, request.schema, request.budget)
                 return
             results = self._greedy_batch([r.ids for r in requests], [r.schema for r in requests],
