@@ -281,16 +281,18 @@ def _shared_prefix(prompts: Sequence[Sequence[int]]) -> int:
 
 
 def _expanded(single: Any, rows: int, room: int, model: Any) -> Any:
-    """A new :func:`_new_cache` cache whose ``rows`` rows each hold the one row of ``single``, with buffers
-    of ``room`` tokens (grown when a write needs more)."""
+    """A new :func:`_new_cache` cache whose ``rows`` rows each hold the one row of ``single``, with zeroed
+    buffers of ``room`` tokens (grown when a write needs more)."""
     cache = _new_cache(model)
     for index, layer in enumerate(single.layers):
         keys, values = layer.keys, layer.values
         length = int(keys.shape[-2])
         target = cache.layers[index]
         target.lazy_initialization(keys, values)
-        target.key_buffer = keys.new_empty((rows, *keys.shape[1:-2], max(room, length), keys.shape[-1]))
-        target.value_buffer = values.new_empty((rows, *values.shape[1:-2], max(room, length), values.shape[-1]))
+        # zeros, not empty memory: slots a row never writes (after a short prompt) are masked, but a masked
+        # NaN still spoils attention (its weight 0 times NaN)
+        target.key_buffer = keys.new_zeros((rows, *keys.shape[1:-2], max(room, length), keys.shape[-1]))
+        target.value_buffer = values.new_zeros((rows, *values.shape[1:-2], max(room, length), values.shape[-1]))
         target.key_buffer[..., :length, :] = keys
         target.value_buffer[..., :length, :] = values
         target.keys = target.key_buffer[..., :length, :]
