@@ -21,8 +21,8 @@ process, and timed in parts:
 (the static prefix cached, as in a run), ``--repeat`` times with the backends alternating, and per
 query the prompt, reused and completion tokens, the tokens the grammar forced and the guessed
 tokens kept (``hf``), the model's forward passes (counted by a hook on the transformers model;
-llama.cpp's are not counted), CPU and wall seconds, and how many answers are identical to the
-first backend's (``hf-baseline`` with ``--baseline-code``). The row ``hf no drafts`` is ``hf``
+llama.cpp's are not counted), CPU and wall seconds, and how many answers (of every round) are identical
+to the first backend's (``hf-baseline`` with ``--baseline-code``). The row ``hf no drafts`` is ``hf``
 with ``draft_tokens=0`` (forced tokens only); ``hf batched`` is ``hf`` asked all the recorded calls at
 once (one thread each, as the synthesizer's ``max_concurrency`` does), which it decodes in batches of
 up to ``batch_size`` (:mod:`opinio_agents.llm.batching`); its forward calls are the model's passes,
@@ -148,7 +148,7 @@ def _answers(models: dict[str, Any], calls: list[tuple[list[Any], str | None]], 
             counters[id(hf_model)] = ForwardCounter(hf_model)
     keys = ("prompt_tokens", "reused_prefix_tokens", "completion_tokens", "forced_tokens", "drafted_tokens")
     totals: dict[str, dict[str, float]] = {name: {} for name in models}
-    texts: dict[str, list[str]] = {}
+    texts: dict[str, list[str]] = {name: [] for name in models}  # every round's answers, in order
     for _ in range(repeat):
         for name, model in models.items():
             last_messages, last_schema = calls[-1]
@@ -169,7 +169,7 @@ def _answers(models: dict[str, Any], calls: list[tuple[list[Any], str | None]], 
                     row[key] = row.get(key, 0.0) + model.stats[key] - before.get(key, 0)
             if counter is not None:
                 row["forward"] = row.get("forward", 0.0) + counter.count - forwards
-            texts[name] = answers
+            texts[name].extend(answers)
     first = next(iter(models))
     queries = len(calls) * repeat
     print(
@@ -179,10 +179,10 @@ def _answers(models: dict[str, Any], calls: list[tuple[list[Any], str | None]], 
     print("|" + "---|" * 10)
     for name, row in totals.items():
         cells = [f"{row[k] / queries:.1f}" if k in row else "-" for k in (*keys, "forward")]
-        same = sum(a == b for a, b in zip(texts[name], texts[first], strict=True))
+        same = sum(a == b for a, b in zip(texts[name], texts[first], strict=True))  # all rounds
         print(
             f"| {name} | {' | '.join(cells)} | {row['cpu'] / queries:.2f} | {row['wall'] / queries:.2f} | "
-            f"{same}/{len(calls)} |"
+            f"{same}/{queries} |"
         )
 
 

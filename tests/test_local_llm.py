@@ -275,3 +275,24 @@ def test_concurrent_calls_decoded_in_one_batch_give_the_answers_of_each_call_alo
         assert [a.usage_metadata for a in answers] == [e.usage_metadata for e in expected]
         assert all(json.loads(str(a.content))["quotes"] for a in answers)
         assert batched.stats["calls"] - steps.get("calls", 0) == len(prompts)
+
+
+def test_a_batch_cache_starts_with_the_prefix_in_every_row_and_zeros_after_it(local_llm: LocalChatModel) -> None:
+    """Slots a row never writes (after a prompt shorter than the batch's longest) are masked, but must hold
+    numbers: a NaN left in empty memory spoils the row anyway (a masked weight 0 times NaN is NaN)."""
+    import torch
+
+    from opinio_agents.llm.local import _cache_names, _expanded, _new_cache
+
+    model = local_llm.hf_model
+    single = _new_cache(model)
+    with torch.inference_mode():
+        model(input_ids=torch.tensor([local_llm.prompt_ids([("human", "The wifi was slow.")])]),
+              use_cache=True, logits_to_keep=1, **{_cache_names()[0]: single})
+    length = int(single.get_seq_length())
+    cache = _expanded(single, 3, length + 16, model)
+    for source, layer in zip(single.layers, cache.layers, strict=True):
+        assert layer.key_buffer.shape[0] == 3 and layer.key_buffer.shape[-2] == length + 16
+        assert torch.equal(layer.keys, source.keys.expand(3, *source.keys.shape[1:]))
+        assert torch.equal(layer.values, source.values.expand(3, *source.values.shape[1:]))
+        assert not layer.key_buffer[..., length:, :].any() and not layer.value_buffer[..., length:, :].any()
