@@ -1,0 +1,51 @@
+"""The Opinosis-style topic benchmark builds its topics from the sentences that name an aspect."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def topics():  # type: ignore[no-untyped-def]
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        yield importlib.import_module("topics")
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+
+def test_names_topic_matches_whole_lemmatized_words_and_phrases(topics) -> None:  # type: ignore[no-untyped-def]
+    assert topics.names_topic(topics.lemmas("The beds were comfy."), {"bed"})
+    assert topics.names_topic(topics.lemmas("Ask the front desk."), {"front desk"})
+    assert not topics.names_topic(topics.lemmas("A bedspread."), {"bed"})
+    assert not topics.names_topic(topics.lemmas("The desk was in front."), {"front desk"})
+
+
+def test_topic_entities_one_per_aspect_with_its_sentences_and_references(topics) -> None:  # type: ignore[no-untyped-def]
+    hotel = {
+        "entity_id": 7,
+        "entity_name": "Hotel",
+        "user_reviews": [
+            {"review_id": "a", "text": "The staff were lovely. The bed was hard."},
+            {"review_id": "b", "text": "Reception was slow. Nice view from the window."},
+            {"review_id": "c", "text": "We walked a lot."},
+        ],
+    }
+    refs = {
+        "7": {"split": "dev", "aspects": {"service": ["Friendly staff."], "rooms": ["Hard beds."], "food": ["Ok."]}},
+    }
+    entities, references = topics.topic_entities([hotel], refs, min_sentences=2)
+    by_id = {e.entity_id: [r.text for r in e.user_reviews] for e in entities}
+    assert by_id == {
+        "7:rooms": ["The bed was hard.", "Nice view from the window."],
+        "7:service": ["The staff were lovely.", "Reception was slow."],
+    }
+    assert references["7:service"].aspects == {"service": ["Friendly staff."]}
+    held_out = {"7": {**refs["7"], "split": "test"}}
+    assert topics.topic_entities([hotel], held_out, min_sentences=1) == ([], {})
