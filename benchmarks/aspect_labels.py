@@ -91,7 +91,7 @@ EMBEDDING_THRESHOLD = 0.6
 _WORDS = re.compile(r"[a-z0-9]+(?:['\-/][a-z0-9]+)*")
 
 
-def _words(text: str) -> list[str]:
+def lemmas(text: str) -> list[str]:
     """Lemmatized words of a label (``elevators`` -> ``elevator``)."""
     out = []
     for word in _WORDS.findall(text.lower()):
@@ -101,7 +101,7 @@ def _words(text: str) -> list[str]:
 
 
 def _contains(label: str, phrase: str) -> bool:
-    a, b = _words(label), _words(phrase)
+    a, b = lemmas(label), lemmas(phrase)
     return bool(b) and any(a[i : i + len(b)] == b for i in range(len(a) - len(b) + 1))
 
 
@@ -114,7 +114,7 @@ def names_planted(label: str, aspect: str, *, strict: bool = False) -> bool:
 
 def covers_by_lexicon(label: str, aspect: str) -> bool:
     """Whether the label's phrase or head word is in the aspect's lexicon."""
-    words = _words(label)
+    words = lemmas(label)
     if not words:
         return False
     lexicon = LEXICON[aspect]

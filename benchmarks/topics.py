@@ -29,30 +29,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from aspect_labels import LEXICON  # this folder's module (the script runs from here)
+from aspect_labels import LEXICON, lemmas  # this folder's module (the script runs from here)
 from real_reviews import data_dir
 
 from opinio_agents.evaluation.human import EntityReferences
 from opinio_agents.models import Entity, Review
-from opinio_agents.text.preprocess import tokenize_for_bm25
 from opinio_agents.text.segment import split_sentences
-
-_WORDS = re.compile(r"[a-z0-9]+(?:['\-][a-z0-9]+)*")
-
-
-def lemmas(text: str) -> list[str]:
-    """Lower-case, lemmatized words of a text (the lexicon's form)."""
-    out = []
-    for word in _WORDS.findall(text.lower()):
-        tokens = tokenize_for_bm25(word, drop_stopwords=False)
-        out.append(tokens[0] if len(tokens) == 1 else word)
-    return out
 
 
 def names_topic(words: list[str], lexicon: Iterable[str]) -> bool:

@@ -66,6 +66,18 @@ def test_focused_text_keeps_the_pieces_near_the_best() -> None:
     assert focused_text(loose, [0.15, 0.12, 0.3], margin=0.2, ratio=0.6) == "The staff is nice."
 
 
+def test_a_cut_that_judges_nothing_is_not_made() -> None:
+    # "the location" alone names the aspect but carries no opinion: the sentence stays whole.
+    pieces = ["We were very pleased at the size of the room", "the price", "and the location"]
+    assert focused_text(pieces, [0.2, 0.1, 0.9], margin=0.2) is None
+    # An attribute adjective the sentiment lexicon lacks ("central") is a judgement too.
+    assert focused_text(["We liked the price", "central location"], [0.2, 0.9], margin=0.2) == "Central location."
+
+
+def test_attribute_adjectives_still_describe_the_piece_before() -> None:
+    assert aspect_segments("The room was large, spacious, and quiet.") == ["The room was large, spacious, and quiet"]
+
+
 def test_location_key_point_keeps_only_its_location_clause() -> None:
     encoder = Topics()
     item = item_of([MULTI] * 3, "location", encoder)

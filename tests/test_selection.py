@@ -312,6 +312,58 @@ def test_summary_orders_aspects_by_review_position_and_weights_names_down() -> N
     assert "Paris" in (summary_of([city, room, staff], budget_words=6) or "")
 
 
+def test_ordered_summary_states_the_staff_first_and_the_surroundings_late(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    import opinio_agents.synthesis.selection as selection
+    from opinio_agents.synthesis.selection import summary_of, summary_topic
+
+    def hl(query: str, text: str, reviews: int) -> Highlight:
+        return Highlight(query=query, polarity=Polarity.PROS, text=text, support=Support(reviews=reviews))
+
+    location = hl("location", "Great location near the metro.", 60)
+    room = hl("room", "The rooms were clean.", 70)
+    desk = hl("front desk", "The front desk was helpful.", 30)
+    tasting = hl("wine tasting", "Free wine in the evening.", 20)
+    bed = hl("bed", "Comfortable beds.", 40)
+    # reviews raise the location first, the staff late; human summaries state them the other way round
+    positions = {"location": 0.2, "room": 0.4, "front desk": 0.6, "wine tasting": 0.5, "bed": 0.45}
+    assert summary_of([location, room, desk, tasting, bed], positions=positions) == (
+        "The front desk was helpful. The rooms were clean. Comfortable beds. Free wine in the evening. "
+        "Great location near the metro."
+    )  # within the rooms' tier the more mentioned aspect first
+    assert [summary_topic(a) for a in ("staff", "housekeeping", "sofa bed", "breakfast buffet", "pool")] == [
+        0.0, 1.0, 2.0, 3.0, 6.0
+    ]
+    assert summary_topic("") == selection.SELECTION_SETTINGS.other_topic_tier
+    off = dataclasses.replace(selection.SELECTION_SETTINGS, topic_order=False)
+    monkeypatch.setattr(selection, "SELECTION_SETTINGS", off)
+    assert summary_of([location, room, desk, tasting, bed], positions=positions) == (
+        "Great location near the metro. The rooms were clean. Comfortable beds. Free wine in the evening. "
+        "The front desk was helpful."
+    )
+
+
+def test_summary_budget_is_a_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    import opinio_agents.synthesis.selection as selection
+    from opinio_agents.synthesis.selection import select_summary
+
+    items = [
+        SummaryItem("Great location.", "location", 50),
+        SummaryItem("Small rooms.", "rooms", 20),
+        SummaryItem("Close to the metro.", "location", 50, rank=1),
+    ]
+    assert [i.text for i in compose_summary(items, budget_words=7)] == ["Great location.", "Small rooms."]
+    assert len(select_summary(SMALL_TEXTS, SMALL_VECTORS, SMALL_SENTIMENTS, budget_words=10)) == 1
+    # a sentence may run past the budget only with an overshoot
+    loose = dataclasses.replace(selection.SELECTION_SETTINGS, summary_overshoot=1.25)
+    monkeypatch.setattr(selection, "SELECTION_SETTINGS", loose)
+    assert len(compose_summary(items, budget_words=7)) == 3
+    assert len(select_summary(SMALL_TEXTS, SMALL_VECTORS, SMALL_SENTIMENTS, budget_words=10)) == 2
+
+
 def test_is_proper_name_and_aspect_positions() -> None:
     from opinio_agents.hiro.aspects import DiscoveredAspect
     from opinio_agents.hiro.highlights import aspect_positions, is_proper_name
@@ -464,6 +516,17 @@ def test_sentence_highlights_cite_the_sentence_its_neighbours_and_its_aspect() -
     assert all(e.sentiment is not None and e.sentiment < 0 for e in out[1].evidence)  # same side only
     assert out[2].support.total_reviews == 2 and out[2].text == SMALL_TEXTS[1]
     assert reading_order([4, 1, 0], rows) == [0, 1, 4]
+    # praise first: a review's opening complaint after the praise, each in reading order
+    opening = [
+        StoredSentence(
+            Sentence(sentence_id=f"2:r:{i}", entity_id="2", review_id="r", index=i, text=t, start=0, end=len(t)),
+            (),
+            s,
+        )
+        for i, (t, s) in enumerate([("The clasp broke.", -0.5), ("Pretty chain.", 0.6), ("Strong too.", 0.4)])
+    ]
+    assert reading_order([2, 0, 1], opening) == [0, 1, 2]
+    assert reading_order([2, 0, 1], opening, praise_first=True) == [1, 2, 0]
 
 
 def test_query_free_key_points_name_their_aspect() -> None:

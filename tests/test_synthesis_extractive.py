@@ -155,6 +155,12 @@ def test_clean_sentence_keeps_normal_case() -> None:
     assert clean_sentence("Wi-Fi was OK") == "Wi-Fi was OK"
 
 
+def test_key_point_never_opens_with_the_previous_sentence_s_punctuation() -> None:
+    # "weel located. and.... a good restaurant" is segmented into ". a good restaurant ...".
+    assert to_key_point(". a good bar by the lobby.", "food") == "A good bar by the lobby."
+    assert clean_sentence("- Clean rooms") == "Clean rooms"
+
+
 def stored(review: str, index: int, text: str, sentiment: float) -> StoredSentence:
     sentence = Sentence(
         sentence_id=f"1:{review}:{index}",

@@ -16,8 +16,8 @@ support counts the whole entity's reviews.
 An entity with fewer than ``QueryFreeSettings.small_entity_sentences`` sentences (a few
 reviews) has too little for HIRO's clusters to carry a summary; its paragraph
 is chosen entity-wide instead (:func:`~opinio_agents.synthesis.selection.select_summary`:
-central, generally stated opinions, MMR, to ``summary_words``), in the order
-reviews raise them, and each chosen sentence becomes a highlight of its own
+central, generally stated opinions, MMR, to ``summary_words``), praise before
+complaints, each in the order reviews raise them, and each chosen sentence becomes a highlight of its own
 (:func:`sentence_highlights`): of the discovered aspect whose clusters hold
 it (:data:`GENERAL_ASPECT` when none does), citing the sentence, its nearest
 same-side sentences and its HIRO cluster path. That aspect's usual highlight
@@ -26,7 +26,9 @@ on that side gives way to it.
 Otherwise ``HighlightSet.summary`` joins the highlights into one paragraph: every
 aspect's main point, most mentioned aspect first, then further points for the
 aspects whose share of the paragraph lags their share of mentions, up to
-``summary_words`` (:func:`~opinio_agents.synthesis.selection.compose_summary`).
+``summary_words`` (:func:`~opinio_agents.synthesis.selection.compose_summary`),
+stated in the order human summaries follow (the staff first, the surroundings late:
+:func:`~opinio_agents.synthesis.selection.summary_topic`).
 Every summary sentence is a highlight's text, so it cites that highlight's
 cluster and evidence.
 
@@ -122,6 +124,9 @@ class QueryFreeSettings:
         judged_candidates: Best-scored key points per side that the opinion-target check reads.
         small_entity_sentences: Entities with fewer sentences get an entity-wide summary
             (:func:`sentence_highlights`): too few reviews for HIRO's clusters.
+        praise_first: The entity-wide summary states its praise before its complaints, each in the order
+            reviews raise them (:func:`reading_order`), as human summaries of products do: OpoSum general
+            RL 25.9 -> 27.1, FewSum val 19.1 -> 19.1 (SPACE hotels take the HIRO path: unchanged).
     """
 
     alpha: float = 60.0
@@ -134,6 +139,7 @@ class QueryFreeSettings:
     drop_repeats: bool = True
     judged_candidates: int = 16
     small_entity_sentences: int = 250
+    praise_first: bool = True
 
 
 #: The settings query-free highlights use unless a caller passes others.
@@ -389,15 +395,20 @@ def aspect_highlights(
     return out
 
 
-def reading_order(indices: list[int], stored: list[StoredSentence]) -> list[int]:
+def reading_order(indices: list[int], stored: list[StoredSentence], *, praise_first: bool = False) -> list[int]:
     """``indices`` in the order reviews raise them: relative position in the review (0 first, 1 last).
+
+    With ``praise_first`` the praise (sentiment >= 0, the PROS) comes before the complaints, each in that
+    order: human summaries state what is good, then what is not ("Nice looking, and well built. ...
+    The zipper broke after a month.").
 
     Example:
         >>> from opinio_agents.models import Sentence
         >>> rows = [StoredSentence(Sentence(sentence_id=f"1:r:{i}", entity_id="1", review_id="r", index=i,
-        ...         text=t, start=0, end=len(t)), (), 0.5) for i, t in enumerate(["Great.", "Ok.", "Bye."])]
-        >>> reading_order([2, 0], rows)
-        [0, 2]
+        ...         text=t, start=0, end=len(t)), (), s) for i, (t, s) in enumerate(
+        ...         [("Great.", 0.5), ("Broke.", -0.5), ("Nice.", 0.4)])]
+        >>> reading_order([2, 0, 1], rows), reading_order([2, 0, 1], rows, praise_first=True)
+        ([0, 1, 2], [0, 2, 1])
     """
     length: dict[str, int] = {}
     for row in stored:
@@ -408,7 +419,8 @@ def reading_order(indices: list[int], stored: list[StoredSentence]) -> list[int]
         sentence = stored[i].sentence
         return sentence.index / max(1, length[sentence.review_id] - 1), i
 
-    return sorted(indices, key=position)
+    ordered = sorted(indices, key=position)
+    return sorted(ordered, key=lambda i: stored[i].sentiment < 0) if praise_first else ordered
 
 
 def sentence_highlights(
@@ -785,7 +797,12 @@ def _compute_result(
             drop_narrative=SELECTION_SETTINGS.drop_narrative,
         )
     picked = sentence_highlights(
-        reading_order(chosen, stored), aspects, stored, embeddings, paths=hiro.paths(key), max_cited=max_cited
+        reading_order(chosen, stored, praise_first=QUERY_FREE_SETTINGS.praise_first),
+        aspects,
+        stored,
+        embeddings,
+        paths=hiro.paths(key),
+        max_cited=max_cited,
     ) if chosen else []
     taken = {(h.query, h.polarity) for h in picked}
     shown: dict[Polarity, list[str]] | None = {} if SELECTION_SETTINGS.one_opinion else None

@@ -99,6 +99,7 @@ _TAG = re.compile(r"<[^>]{0,200}>")
 _NON_TEXT = re.compile(r"[^\x20-\x7E\u00C0-\u024F\u2018\u2019\u201C\u201D\u2013\u2014]")
 _REPEAT_PUNCT = re.compile(r"([!?.])[!?.]+")
 _SPACES = re.compile(r"\s+")
+_LEADING_PUNCT = re.compile(r"^[\s.,;:!?\-\u2013\u2014]+")
 _CLAUSE_SPLIT = re.compile(
     r"\s*(?:;|,?\s+\b(?:but|however|although|though|whereas|except that|yet)\b,?)\s+", re.IGNORECASE
 )
@@ -135,7 +136,7 @@ _OWNER = re.compile(r"^(?:our|my)\s+(?=[a-z])", re.IGNORECASE)
 
 
 def clean_sentence(text: str) -> str:
-    """Remove HTML tags, emoji and repeated punctuation; normalise whitespace.
+    """Remove HTML tags, emoji, repeated and leading punctuation; normalise whitespace.
 
     Character references are not decoded here: every reader decodes them once, on ingest
     (:func:`~opinio_agents.io.base.decoded_entity`), so what is left is what the reviewer wrote
@@ -144,11 +145,13 @@ def clean_sentence(text: str) -> str:
     Example:
         >>> clean_sentence("<b>Snacks</b> &amp; water, this&nothing!!!")
         'Snacks &amp; water, this&nothing!'
+        >>> clean_sentence(". a good bar.")
+        'a good bar.'
     """
     text = _TAG.sub(" ", text)
     text = _NON_TEXT.sub(" ", text)
     text = _REPEAT_PUNCT.sub(r"\1", text)
-    text = _SPACES.sub(" ", text).strip()
+    text = _LEADING_PUNCT.sub("", _SPACES.sub(" ", text)).strip()
     letters = [c for c in text if c.isalpha()]
     if len(letters) >= 8 and sum(c.isupper() for c in letters) > 0.7 * len(letters):
         text = text.lower()  # SHOUTED sentences become sentence case in to_key_point
@@ -196,15 +199,12 @@ _PIECE_WORD = re.compile(r"[a-z']+")
 
 def _describes(words: Sequence[str]) -> bool:
     """Whether a comma piece only describes (opinion words, degree words, "and"): it has no topic of its own."""
-    from opinio_agents.text.sentiment import default_sentiment_scorer
-
     if len(words) == 1 or (len(words) == 2 and words[0] in ("and", "or")):
         return True
     if len(words) > 3:
         return False
     modifiers = word_set("keypoint", "modifiers")
-    opinion = default_sentiment_scorer().opinion_words()
-    return all(w in modifiers or w in opinion for w in words)
+    return all(w in modifiers or _evaluative(w) for w in words)
 
 
 def aspect_segments(text: str) -> list[str]:
@@ -241,6 +241,10 @@ def focused_text(
 ) -> str | None:
     """The segments about the query as one key point, or None when every segment is (nothing to cut).
 
+    None too when the segments about the query judge nothing: "We liked the price, and the location"
+    is not cut to "The location." (an opinion word or attribute adjective must stay,
+    :func:`_states_opinion`).
+
     A segment stays when its ``relevance`` (cosine with the query) is within ``margin`` of the best
     one and at least ``ratio`` times the best one.
 
@@ -252,6 +256,8 @@ def focused_text(
         'Great hotel, and nice central location.'
         >>> focused_text(["The rooms are big", "the staff is nice"], [0.12, 0.3], margin=0.2, ratio=0.6)
         'The staff is nice.'
+        >>> focused_text(["We liked the price", "and the location"], [0.1, 0.5], margin=0.1) is None
+        True
     """
     if len(segments) != len(relevance) or len(segments) < 2:
         return None
@@ -261,9 +267,22 @@ def focused_text(
     if len(kept) == len(segments):
         return None
     text = re.sub(r"^(?:and|or|but|plus)\s+", "", ", ".join(kept), flags=re.IGNORECASE).strip(" ,;")
-    if not text:
+    if not text or not _states_opinion(text):
         return None
     return text[0].upper() + text[1:] + "."
+
+
+def _evaluative(word: str) -> bool:
+    """Whether a lower-case word judges: an opinion word of the sentiment lexicon or an attribute adjective."""
+    from opinio_agents.text.sentiment import default_sentiment_scorer
+
+    return word in default_sentiment_scorer().opinion_words() or word in word_set("keypoint", "attributes")
+
+
+def _states_opinion(text: str) -> bool:
+    """Whether ``text`` judges anything: a cut that keeps only what the opinion is about
+    ("the location" of "We were pleased with the price and the location") says nothing."""
+    return any(_evaluative(w) for w in _PIECE_WORD.findall(text.lower()))
 
 
 def best_clause(text: str, query: str, sign: int = 0, *, terms: Sequence[str] = ()) -> str:

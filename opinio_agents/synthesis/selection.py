@@ -46,6 +46,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -53,7 +54,7 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.models import SENTIMENT_THRESHOLD, Highlight
 from opinio_agents.synthesis.alerts import GUARD_NOTE
 from opinio_agents.text.preprocess import tokenize_for_bm25
-from opinio_agents.text.wordlists import word_set
+from opinio_agents.text.wordlists import word_set, word_table
 
 __all__ = [
     "SelectionWeights",
@@ -79,6 +80,7 @@ __all__ = [
     "compose_summary",
     "summary_of",
     "SummaryLayout",
+    "summary_topic",
 ]
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -405,6 +407,17 @@ class SelectionSettings:
         complaint_valence: :func:`states_complaint`: how negative the lexicon must read a word alone for it
             to complain ("rude" -0.51, "lack" -0.32; "stop" -0.30 and "blocks" -0.23, of "a few blocks away",
             do not).
+        topic_order: An ordered paragraph (:func:`summary_of` with ``positions``) states its aspects in the
+            order human summaries do (:func:`summary_topic`: the staff first, then cleanliness, rooms, food,
+            the rest, the surroundings and the building), most mentioned first within a tier, instead of as
+            reviews raise them (reviews open with the location). ROUGE-L is one longest common subsequence
+            over the whole text, so the order counts: SPACE dev general RL 24.6 -> 27.9 (margin 2.5 -> 2.6).
+        other_topic_tier: The :func:`summary_topic` tier of an aspect that no ``summary_topics`` word names:
+            after the food, before the surroundings.
+        summary_overshoot: How far past ``summary_words`` a summary paragraph may run to take one more whole
+            sentence (:func:`compose_summary`, :func:`select_summary`): none, the budget is a cap (it was 1.15
+            and 1.25). SPACE dev general RL 27.9 -> 28.2 (about 68 words instead of 78), OpoSum 27.1 -> 27.7,
+            FewSum val 19.1 -> 19.0 (noise: 19.4 at 1.1).
     """
 
     default_weights: SelectionWeights = SelectionWeights()
@@ -419,6 +432,9 @@ class SelectionSettings:
     drop_narrative: bool = True
     cons_complain: bool = True
     complaint_valence: float = 0.3
+    topic_order: bool = True
+    other_topic_tier: float = 4.0
+    summary_overshoot: float = 1.0
 
 
 #: The settings selection uses unless a caller passes others.
@@ -495,14 +511,16 @@ def select_points(
     redundancy: float = 0.8,
     word_count: Sequence[int] | None = None,
     repeats: Callable[[int, int], bool] | None = None,
+    overshoot: float = 1.25,
 ) -> list[int]:
     """Positions of the key points: MMR over ``scores`` until ``max_points`` or ``budget_words``.
 
     The first point is the best-scored sentence; each next one maximises
     ``mmr_lambda * score - (1 - mmr_lambda) * max cosine to the chosen`` and
     is skipped when it repeats a chosen one (cosine >= ``redundancy``, the
-    same words, or ``repeats(candidate, chosen)`` when given). Always at least
-    one point when there is a candidate.
+    same words, or ``repeats(candidate, chosen)`` when given). A further point
+    may run the words past ``budget_words`` up to ``overshoot`` times it. Always
+    at least one point when there is a candidate.
 
     Raises:
         ConfigError: On a bad limit.
@@ -535,7 +553,7 @@ def select_points(
                 continue
             if repeats is not None and any(repeats(i, j) for j in chosen):
                 continue
-            if chosen and words + lengths[i] > budget_words * 1.25:
+            if chosen and words + lengths[i] > budget_words * overshoot:
                 continue
             value = mmr_lambda * relevance[i] - (1 - mmr_lambda) * overlap
             if value > best_value:
@@ -590,7 +608,7 @@ def select_summary(
         ...          "Pretty and strong chain.", "Nice box.", "The clasp is cheap and broke."]
         >>> v = np.array([[1.0, 0.0], [0.8, 0.6], [0.99, 0.14], [0.6, 0.8], [0.7, -0.71]])
         >>> v = v / np.linalg.norm(v, axis=1, keepdims=True)
-        >>> [texts[i] for i in select_summary(texts, v, [0.7, 0.6, 0.7, 0.0, -0.5], budget_words=10)]
+        >>> [texts[i] for i in select_summary(texts, v, [0.7, 0.6, 0.7, 0.0, -0.5], budget_words=12)]
         ['The chain is strong and pretty.', 'The clasp is cheap and broke.']
     """
     if budget_words < 1:
@@ -616,7 +634,8 @@ def select_summary(
         signs = [float(sentiments[i]) > 0 for i in pool]
         repeats = lambda a, b: signs[a] == signs[b] and same_opinion(claims[a], claims[b])  # noqa: E731
     picked = select_points(
-        chosen_texts, vecs, scores, max_points=len(pool), budget_words=budget_words, repeats=repeats
+        chosen_texts, vecs, scores, max_points=len(pool), budget_words=budget_words, repeats=repeats,
+        overshoot=settings.summary_overshoot,
     )
     return [pool[j] for j in picked]
 
@@ -732,6 +751,37 @@ def support_pool(
     return np.flatnonzero(mask)
 
 
+def summary_topic(aspect: str) -> float:
+    """Where a summary states ``aspect``: its tier in the ``summary_topics`` table (lower first).
+
+    The tier of the aspect's head word (its last word, stemmed), else the lowest tier of its other
+    words, else ``SelectionSettings.other_topic_tier``: the people who serve come first, the
+    surroundings and the building last, as human summaries of a place state them.
+
+    Example:
+        >>> [summary_topic(a) for a in ("front desk", "rooms", "wine tasting", "location")]
+        [0.0, 2.0, 4.0, 5.0]
+        >>> summary_topic("room service")
+        0.0
+    """
+    tiers = _topic_tiers()
+    stems = tokenize_for_bm25(aspect)
+    if not stems:
+        return SELECTION_SETTINGS.other_topic_tier
+    if stems[-1] in tiers:
+        return tiers[stems[-1]]
+    return min((tiers[s] for s in stems if s in tiers), default=SELECTION_SETTINGS.other_topic_tier)
+
+
+@cache
+def _topic_tiers() -> dict[str, float]:
+    tiers: dict[str, float] = {}
+    for word, tier in word_table("selection", "summary_topics").items():
+        for stem in tokenize_for_bm25(word)[-1:]:
+            tiers[stem] = min(tier, tiers.get(stem, tier))
+    return tiers
+
+
 @dataclass(frozen=True)
 class SummaryItem:
     """A candidate sentence of a query-free summary.
@@ -773,7 +823,7 @@ def compose_summary(
         >>> items = [SummaryItem("Great location.", "location", 50),
         ...          SummaryItem("Small rooms.", "rooms", 20),
         ...          SummaryItem("Close to the metro.", "location", 50, rank=1)]
-        >>> [i.text for i in compose_summary(items, budget_words=7)]
+        >>> [i.text for i in compose_summary(items, budget_words=8)]
         ['Great location.', 'Close to the metro.', 'Small rooms.']
     """
     if budget_words < 1:
@@ -799,7 +849,7 @@ def compose_summary(
         ):
             return False
         n = len(item.text.split())
-        if words and words + n > budget_words * 1.15:
+        if words and words + n > budget_words * SELECTION_SETTINGS.summary_overshoot:
             return False
         seen.add(key)
         claims.append((item.side, claim))
@@ -878,9 +928,11 @@ def summary_of(
         budget_words: Word budget of the paragraph.
         positions: Aspect -> where reviewers raise it (0 = first, 1 = last;
             :func:`~opinio_agents.hiro.highlights.aspect_positions`). When
-            given, the chosen aspects are ordered as reviews order them
-            (location and staff early, "will stay again" last) instead of by
-            mentions: ROUGE-L rewards the order human summaries follow.
+            given, the chosen aspects are ordered as human summaries order them
+            (``SelectionSettings.topic_order``: :func:`summary_topic`, the staff first and
+            the surroundings late, most mentioned first within a tier), or without it as
+            reviews order them (location and staff early, "will stay again" last), instead
+            of by mentions alone: ROUGE-L rewards the order human summaries follow.
         weights: Aspect -> factor on its mentions (e.g. 0 for a city or the
             entity's own name, so real aspects come first).
         layout: ``positions`` and ``weights`` in one object (used where an argument is not given).
@@ -920,5 +972,10 @@ def summary_of(
     chosen = compose_summary(items, budget_words=budget_words)
     if positions:
         first = {item.group: i for i, item in reversed(list(enumerate(chosen)))}
-        chosen = sorted(chosen, key=lambda item: (positions.get(item.group, 0.5), first[item.group], item.rank))
+        if SELECTION_SETTINGS.topic_order:
+            chosen = sorted(
+                chosen, key=lambda item: (summary_topic(item.group), -item.weight, first[item.group], item.rank)
+            )
+        else:
+            chosen = sorted(chosen, key=lambda item: (positions.get(item.group, 0.5), first[item.group], item.rank))
     return " ".join(item.text for item in chosen) or None
