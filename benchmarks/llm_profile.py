@@ -21,9 +21,12 @@ process, and timed in parts:
 (the static prefix cached, as in a run), ``--repeat`` times with the backends alternating, and per
 query the prompt, reused and completion tokens, the tokens the grammar forced and the guessed
 tokens kept (``hf``), the model's forward passes (counted by a hook on the transformers model;
-llama.cpp's are not counted), CPU and wall seconds, and how many answers are identical to the
-first backend's (``hf-baseline`` with ``--baseline-code``). The row ``hf no drafts`` is ``hf``
-with ``draft_tokens=0`` (forced tokens only).
+llama.cpp's are not counted), CPU and wall seconds, and how many answers (of every round) are identical
+to the first backend's (``hf-baseline`` with ``--baseline-code``). The row ``hf no drafts`` is ``hf``
+with ``draft_tokens=0`` (forced tokens only); ``hf batched`` is ``hf`` asked all the recorded calls at
+once (one thread each, as the synthesizer's ``max_concurrency`` does), which it decodes in batches of
+up to ``batch_size`` (:mod:`opinio_agents.llm.batching`); its forward calls are the model's passes,
+each shared by the answers of a batch. The other rows ask one call at a time.
 
 ``--threads 1,2`` loads llama.cpp once per thread count (rows ``gguf N thread(s)``);
 ``--hf-threads 1,2`` runs transformers on each thread count (rows ``hf N thread(s)``);
@@ -40,6 +43,7 @@ import statistics
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +127,18 @@ class ForwardCounter:
         self.count += 1
 
 
+#: Rows of ``--answers`` whose calls are asked all at once.
+CONCURRENT = ("hf batched",)
+
+
+def _answer(model: Any, messages: list[Any], schema: str | None) -> str:
+    """The text of one answer at the model's own token budget."""
+    kwargs: dict[str, Any] = {"max_new_tokens": model.max_new_tokens}
+    if schema is not None:
+        kwargs["json_schema"] = schema
+    return str(model.invoke(messages, **kwargs).content)
+
+
 def _answers(models: dict[str, Any], calls: list[tuple[list[Any], str | None]], repeat: int) -> None:
     """Print the per-query table of ``--answers`` (see the module docstring)."""
     counters: dict[int, ForwardCounter] = {}
@@ -132,7 +148,7 @@ def _answers(models: dict[str, Any], calls: list[tuple[list[Any], str | None]], 
             counters[id(hf_model)] = ForwardCounter(hf_model)
     keys = ("prompt_tokens", "reused_prefix_tokens", "completion_tokens", "forced_tokens", "drafted_tokens")
     totals: dict[str, dict[str, float]] = {name: {} for name in models}
-    texts: dict[str, list[str]] = {}
+    texts: dict[str, list[str]] = {name: [] for name in models}  # every round's answers, in order
     for _ in range(repeat):
         for name, model in models.items():
             last_messages, last_schema = calls[-1]
@@ -140,20 +156,20 @@ def _answers(models: dict[str, Any], calls: list[tuple[list[Any], str | None]], 
             counter = counters.get(id(getattr(model, "hf_model", None)))
             before, forwards = dict(model.stats), counter.count if counter else 0
             row, answers = totals[name], []
-            for messages, schema in calls:
-                wall, cpu = time.perf_counter(), time.process_time()
-                kwargs: dict[str, Any] = {"max_new_tokens": model.max_new_tokens}
-                if schema is not None:
-                    kwargs["json_schema"] = schema
-                answers.append(str(model.invoke(messages, **kwargs).content))
-                row["wall"] = row.get("wall", 0.0) + time.perf_counter() - wall
-                row["cpu"] = row.get("cpu", 0.0) + time.process_time() - cpu
+            wall, cpu = time.perf_counter(), time.process_time()
+            if name in CONCURRENT:
+                with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+                    answers = list(pool.map(_answer, [model] * len(calls), *zip(*calls, strict=True)))
+            else:
+                answers = [_answer(model, messages, schema) for messages, schema in calls]
+            row["wall"] = row.get("wall", 0.0) + time.perf_counter() - wall
+            row["cpu"] = row.get("cpu", 0.0) + time.process_time() - cpu
             for key in keys:
                 if key in model.stats:
                     row[key] = row.get(key, 0.0) + model.stats[key] - before.get(key, 0)
             if counter is not None:
                 row["forward"] = row.get("forward", 0.0) + counter.count - forwards
-            texts[name] = answers
+            texts[name].extend(answers)
     first = next(iter(models))
     queries = len(calls) * repeat
     print(
@@ -163,10 +179,10 @@ def _answers(models: dict[str, Any], calls: list[tuple[list[Any], str | None]], 
     print("|" + "---|" * 10)
     for name, row in totals.items():
         cells = [f"{row[k] / queries:.1f}" if k in row else "-" for k in (*keys, "forward")]
-        same = sum(a == b for a, b in zip(texts[name], texts[first], strict=True))
+        same = sum(a == b for a, b in zip(texts[name], texts[first], strict=True))  # all rounds
         print(
             f"| {name} | {' | '.join(cells)} | {row['cpu'] / queries:.2f} | {row['wall'] / queries:.2f} | "
-            f"{same}/{len(calls)} |"
+            f"{same}/{queries} |"
         )
 
 
@@ -205,7 +221,8 @@ def main() -> int:
 
         models = {"hf-baseline": baseline_chat_model(args.baseline_code, models["hf"]), **models}
     if "hf" in models and args.answers:
-        models = {**models, "hf no drafts": models["hf"].model_copy(update={"draft_tokens": 0})}
+        models = {**models, "hf no drafts": models["hf"].model_copy(update={"draft_tokens": 0}),
+                  "hf batched": models["hf"].model_copy()}
     if "hf" in models and args.hf_threads:
         for n in [int(t) for t in args.hf_threads.split(",") if t.strip()]:
             models[f"hf {n} thread(s)"] = models["hf"].model_copy(update={"threads": n})

@@ -48,6 +48,7 @@ and prompt / completion tokens per query. The load average is printed with the t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
@@ -55,6 +56,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +65,19 @@ sys.path.insert(0, str(ROOT))
 
 DONE_WHEN_QUERIES = ("wi-fi", "breakfast buffet", "parking", "front desk staff")
 SPACE_ASPECTS = ("rooms", "service", "location")
+
+
+@contextlib.contextmanager
+def attention_implementation(hf_model: Any, name: str) -> Iterator[None]:
+    """Run ``hf_model`` with the transformers attention ``name`` inside the block (calls one at a time)."""
+    before = hf_model.config._attn_implementation
+    if before != name:
+        hf_model.set_attn_implementation(name)
+    try:
+        yield
+    finally:
+        if before != name:
+            hf_model.set_attn_implementation(before)
 
 
 def baseline_chat_model(folder: Path, model: Any) -> Any:
@@ -81,7 +96,15 @@ def baseline_chat_model(folder: Path, model: Any) -> Any:
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
-    old = module.LocalChatModel(
+    # the old code ran transformers' own attention unless it chose its own (``_use_grouped_attention``)
+    attention = model.hf_model.config._attn_implementation if hasattr(module, "_use_grouped_attention") else "sdpa"
+
+    class Baseline(module.LocalChatModel):  # type: ignore[misc, name-defined]
+        def _generate(self, *args: Any, **kwargs: Any) -> Any:
+            with attention_implementation(self.hf_model, attention):
+                return super()._generate(*args, **kwargs)
+
+    old = Baseline(
         model_path=model.model_path, device=model.device, max_new_tokens=model.max_new_tokens,
         temperature=model.temperature, top_p=model.top_p, repetition_penalty=model.repetition_penalty,
         prefix_cache=model.prefix_cache,

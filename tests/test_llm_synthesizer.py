@@ -54,6 +54,17 @@ def test_async_many_and_guard_applied() -> None:
     assert unguarded.synthesize(make_item("wi-fi", critical))[0].polarity is Polarity.PROS
 
 
+def test_queries_in_flight_default_to_the_batch_of_a_batching_model() -> None:
+    from opinio_agents.synthesis.llm import DEFAULT_CONCURRENCY
+
+    class Batching(ScriptedChatModel):
+        batch_size: int = 8  # as LocalChatModel: concurrent calls decoded together
+
+    assert LLMSynthesizer(ScriptedChatModel(respond=["x"])).max_concurrency == DEFAULT_CONCURRENCY
+    assert LLMSynthesizer(Batching(respond=["x"])).max_concurrency == 8
+    assert LLMSynthesizer(Batching(respond=["x"]), max_concurrency=1).max_concurrency == 1  # asked for: kept
+
+
 def test_bad_arguments() -> None:
     with pytest.raises(ConfigError):
         LLMSynthesizer(ScriptedChatModel(respond=["x"]), max_concurrency=0)

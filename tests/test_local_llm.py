@@ -239,3 +239,60 @@ def test_greedy_decoder_with_forced_tokens_and_drafts_gives_the_tokens_of_genera
     tokens = answer.usage_metadata["output_tokens"] + 1  # and the stop token
     assert steps["forced_tokens"] > 0 and steps["drafted_tokens"] > 0
     assert steps["forward_calls"] + steps["forced_tokens"] + steps["drafted_tokens"] == tokens
+
+
+def test_concurrent_calls_decoded_in_one_batch_give_the_answers_of_each_call_alone(local_llm: LocalChatModel) -> None:
+    """Greedy calls that arrive together are decoded in shared forward passes (prefix computed once, each
+    prompt's own tokens alone, padding and rejected guesses masked, rows dropped as they end) and give,
+    byte for byte, the answers and token counts each call gets alone."""
+    schema = json.dumps({
+        "type": "object",
+        "properties": {
+            "quotes": {"type": "array", "minItems": 1, "maxItems": 2, "items": {"type": "string", "maxLength": 60}}
+        },
+        "required": ["quotes"],
+    })
+    system = ("system", "Copy the guests' sentences about the topic the user names, as JSON: "
+                        '{"quotes":["..."]}. Copy them word for word; never invent one. ' * 2)
+    reviews = "S1: The wifi was slow in the rooms. S2: Breakfast was fine but cold. S3: The wifi costs extra."
+    prompts = [
+        [system, ("human", f"Topic: wifi. {reviews}")],
+        [system, ("human", f"Topic: breakfast. {reviews} S4: Eggs and fresh bread every morning.")],
+        [system, ("human", "Topic: parking. S1: Parking was free. S2: The garage was full at night.")],
+    ]
+    alone = local_llm.model_copy(update={"batch_size": 1, "threads": 1})
+    expected = [alone.invoke(m, json_schema=schema, max_new_tokens=40) for m in prompts]
+    gate = local_llm._loaded().gate
+    for drafts in (0, 4):  # with guesses too: rejected ones are masked in the batch, cut alone
+        batched = local_llm.model_copy(
+            update={"batch_size": len(prompts), "batch_wait": 30.0, "threads": 1, "batch_draft_tokens": drafts}
+        )
+        before, steps = gate.batches, dict(batched.stats)
+        answers = batched.batch(prompts, config={"max_concurrency": len(prompts)}, json_schema=schema,
+                                max_new_tokens=40)
+        assert gate.batches == before + 1  # all three in one batch (the third arrival closes it)
+        assert [a.content for a in answers] == [e.content for e in expected]
+        assert [a.usage_metadata for a in answers] == [e.usage_metadata for e in expected]
+        assert all(json.loads(str(a.content))["quotes"] for a in answers)
+        assert batched.stats["calls"] - steps.get("calls", 0) == len(prompts)
+
+
+def test_a_batch_cache_starts_with_the_prefix_in_every_row_and_zeros_after_it(local_llm: LocalChatModel) -> None:
+    """Slots a row never writes (after a prompt shorter than the batch's longest) are masked, but must hold
+    numbers: a NaN left in empty memory spoils the row anyway (a masked weight 0 times NaN is NaN)."""
+    import torch
+
+    from opinio_agents.llm.local import _cache_names, _expanded, _new_cache
+
+    model = local_llm.hf_model
+    single = _new_cache(model)
+    with torch.inference_mode():
+        model(input_ids=torch.tensor([local_llm.prompt_ids([("human", "The wifi was slow.")])]),
+              use_cache=True, logits_to_keep=1, **{_cache_names()[0]: single})
+    length = int(single.get_seq_length())
+    cache = _expanded(single, 3, length + 16, model)
+    for source, layer in zip(single.layers, cache.layers, strict=True):
+        assert layer.key_buffer.shape[0] == 3 and layer.key_buffer.shape[-2] == length + 16
+        assert torch.equal(layer.keys, source.keys.expand(3, *source.keys.shape[1:]))
+        assert torch.equal(layer.values, source.values.expand(3, *source.values.shape[1:]))
+        assert not layer.key_buffer[..., length:, :].any() and not layer.value_buffer[..., length:, :].any()

@@ -136,3 +136,29 @@ def test_refit_trains_every_seed_with_the_calibration_of_the_calibration_seeds(t
     assert sum("refit on" in line for line in logged) == 3
     assert sum("best epoch" in line for line in logged) == 1  # one held-out fit, for seed 2
     assert report["calibration"]["on"] == "held-out train slice"
+
+
+def test_unscored_epochs_keep_the_last_epoch_and_the_same_weights(tiny_encoder, tmp_path: Path):
+    from opinio_agents.triplets.head import HeadConfig
+    from opinio_agents.triplets.training import DATASETS, TrainConfig, train_ensemble
+
+    lines = [f"The staff was friendly {i} .####[([1], [3], 'POS')]" for i in range(8)]
+    for name in DATASETS:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train_triplets.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        (tmp_path / name / "dev_triplets.txt").write_text("The bed was hard .####[([1], [3], 'NEG')]\n")
+    head = HeadConfig(encoder_layers=(1, 2), enc_dim=16, hidden=16, span_dim=8, pair_hidden=8)
+    runs = {}
+    for scored in (True, False):
+        logged: list[str] = []
+        config = TrainConfig(epochs=2, threads=1, holdout_fraction=0.3, epoch_selection="last",
+                             calibrate=False, score_epochs=scored, head=head)
+        heads, report = train_ensemble(tmp_path, config, [1], encoder=tiny_encoder,
+                                       cache_dir=tmp_path / "cache", log=logged.append)
+        runs[scored] = heads[0].state_dict()
+        epochs = [line for line in logged if line.startswith("epoch")]
+        assert len(epochs) == 2 and ("F1" in epochs[0]) is scored
+        assert report["best_epoch"] == 2
+    import torch
+
+    assert all(torch.equal(runs[True][k], runs[False][k]) for k in runs[True])  # scoring changes nothing

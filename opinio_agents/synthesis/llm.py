@@ -53,6 +53,7 @@ __all__ = [
     "prepare_model",
     "DEFAULT_DEADLINE",
     "DEFAULT_TIMEOUT",
+    "DEFAULT_CONCURRENCY",
     "retry_policy",
     "LLM_CALLS",
     "LLMCalls",
@@ -66,6 +67,8 @@ LLMCalls = Literal["per-query", "per-entity"]
 DEFAULT_TIMEOUT = 60.0
 #: Total time (seconds) one query may take: every request, backoff sleep and the repair turn.
 DEFAULT_DEADLINE = 120.0
+#: Queries in flight at once for a model that does not batch: a server answers them in parallel.
+DEFAULT_CONCURRENCY = 4
 
 
 def retry_policy(
@@ -135,7 +138,9 @@ class LLMSynthesizer(Synthesizer):
             client's own retries off, so that this class's retry policy is the only one.
         prompts: Prompt set; defaults to the paper's prompts for ``domain``.
         domain: Domain of the system message.
-        max_concurrency: Queries in flight at once in :meth:`synthesize_many`.
+        max_concurrency: Queries in flight at once in :meth:`synthesize_many`. None:
+            :data:`DEFAULT_CONCURRENCY`, or the model's ``batch_size`` when it decodes concurrent
+            calls in batches (an ``hf:`` model: an entity's queries then share its forward passes).
         timeout: Per-request timeout (seconds) for models built from a string
             (CLI: ``--llm-timeout``).
         max_retries: Retries of transient errors (429, 5xx, timeouts) per call: an
@@ -180,7 +185,7 @@ class LLMSynthesizer(Synthesizer):
         *,
         prompts: PromptSet | None = None,
         domain: str = "hotels and restaurants",
-        max_concurrency: int = 4,
+        max_concurrency: int | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_retries: int = 3,
         deadline: float | None = None,
@@ -197,7 +202,7 @@ class LLMSynthesizer(Synthesizer):
         fallback: Synthesizer | bool = False,
     ) -> None:
         super().__init__()
-        if max_concurrency < 1:
+        if max_concurrency is not None and max_concurrency < 1:
             raise ConfigError(f"max_concurrency={max_concurrency} must be >= 1")
         if llm_calls not in LLM_CALLS:
             raise ConfigError(f"llm_calls={llm_calls!r} is not one of {', '.join(LLM_CALLS)}")
@@ -206,6 +211,9 @@ class LLMSynthesizer(Synthesizer):
             llm, base_url=base_url, max_tokens=max_tokens, timeout=timeout, cache_path=cache_path, device=device
         )
         self.model_name = model_name_of(self.model)
+        if max_concurrency is None:
+            batch = getattr(self.model, "batch_size", None)
+            max_concurrency = max(DEFAULT_CONCURRENCY, batch if isinstance(batch, int) else 1)
         self.max_concurrency = max_concurrency
         self.guard = guard
         self.chain = HighlightChain(

@@ -161,30 +161,23 @@ def aspect_forms(query: str) -> tuple[tuple[str, ...], ...]:
     """The App. D token tuples of the words that also name the aspect ``query`` asks about.
 
     From the aspect lexicon (attribute words: "spotless" for cleanliness; synonyms; parts: "furniture"
-    for decor) and ``support.json``'s ``also_names_<aspect>`` lists ("staff" for service); looked up by the
-    whole aspect (:func:`aspect_terms`) or else its last word ("room decor": decor's, which count only in a
-    sentence that also uses "room", :func:`mention_mask`). Empty for an aspect neither names.
+    for decor) and ``support.json``'s ``also_names_<aspect>`` lists ("staff" for service), looked up by
+    the whole aspect (:func:`aspect_terms`); :func:`mention_mask` looks up each word of a longer query
+    too ("room decor": decor's words stand for "decor"). Empty for an aspect neither names.
 
     Example:
         >>> ("spotless",) in aspect_forms("cleanliness"), ("staff",) in aspect_forms("How is the service?")
         (True, True)
     """
-    return _named_by(query)[0]
-
-
-@cache
-def _named_by(query: str) -> tuple[tuple[tuple[str, ...], ...], frozenset[str]]:
-    """:func:`aspect_forms` of ``query``, and the aspect's other words a sentence must also use for one of them
-    to count: none when the lexicon names the whole aspect; for a longer aspect named through its last word,
-    its first words ("Bring comfortable shoes" says nothing of "bed comfort"; "the bed was comfortable" does)."""
     terms = tuple(aspect_terms(query))
-    table = _lexicon_forms()
-    context: frozenset[str] = frozenset()
-    words = table.get(terms)
-    if not words and len(terms) > 1:
-        words, context = table.get(terms[-1:]), frozenset(terms[:-1])
-    forms = {tuple(tokenize_for_bm25(w)) for w in sorted(words or ())}
-    return tuple(sorted(f for f in forms if f and f != terms)), context
+    words = _lexicon_forms().get(terms, frozenset())
+    forms = {tuple(tokenize_for_bm25(w)) for w in sorted(words)}
+    return tuple(sorted(f for f in forms if f and f != terms))
+
+
+def _uses(tokens: Sequence[str], held: set[str], form: tuple[str, ...]) -> bool:
+    """Whether a sentence's App. D ``tokens`` (``held`` as a set) use ``form``, not inside another aspect's compound."""
+    return held.issuperset(form) and all(names_word(tokens, t, form) for t in form)
 
 
 def aspect_text(query: str) -> str:
@@ -252,21 +245,12 @@ def mention_mask(
     mask = np.zeros(n, dtype=bool)
     if not n:
         return mask
-    idf, token_sets = _query_idf(query, sentences)
+    idf, token_sets = _query_idf(query, sentences, named=named)
     total = sum(idf.values())
     head = max(idf, key=lambda t: (idf[t], t)) if idf else None
     for i, present in enumerate(token_sets):
         if present and (head in present or sum(idf[t] for t in present) >= coverage * total - 1e-12):
             mask[i] = True
-    forms, context = _named_by(query) if named else ((), frozenset())
-    if forms:  # the words that also name the aspect ("spotless" for cleanliness, "staff" for service)
-        for i, stored in enumerate(sentences):
-            if not mask[i]:
-                tokens = stored.tokens
-                held = set(tokens)
-                mask[i] = (not context or not context.isdisjoint(held)) and any(
-                    held.issuperset(form) and all(names_word(tokens, t, form) for t in form) for form in forms
-                )
     if embeddings is not None and query_embedding is not None and len(embeddings) == n:
         similarity = embeddings @ query_embedding
         dense = similarity >= dense_threshold
@@ -276,16 +260,33 @@ def mention_mask(
     return mask
 
 
-def _query_idf(query: str, sentences: Sequence[StoredSentence]) -> tuple[dict[str, float], list[set[str]]]:
-    """IDF of each aspect term of the query over the sentences, and the query terms present in each."""
+def _query_idf(
+    query: str, sentences: Sequence[StoredSentence], *, named: bool = False
+) -> tuple[dict[str, float], list[set[str]]]:
+    """IDF of each aspect term of the query over the sentences, and the query terms present in each.
+
+    With ``named``, a sentence using a word that also names the whole aspect (:func:`aspect_forms`) holds
+    every term, and one using a word that names one term of a longer query holds that term ("comfy" is
+    "comfort" of "bed comfort", so "Bring comfortable shoes" holds "comfort" only, not "bed").
+    """
     terms = aspect_terms(query)
     term_set = set(terms)
+    whole = aspect_forms(query) if named else ()
+    each = {t: aspect_forms(t) for t in terms} if named and len(terms) > 1 else {}
+    each = {t: forms for t, forms in each.items() if forms}
     doc_freq: Counter[str] = Counter()
     token_sets: list[set[str]] = []
     for stored in sentences:
-        present = term_set.intersection(stored.tokens)
+        tokens = stored.tokens
+        present = term_set.intersection(tokens)
         if present:  # "room service" does not mention the room (text/compounds.py)
-            present = {t for t in present if names_word(stored.tokens, t, term_set)}
+            present = {t for t in present if names_word(tokens, t, term_set)}
+        if (whole or each) and len(present) < len(term_set):
+            held = set(tokens)
+            if any(_uses(tokens, held, form) for form in whole):
+                present = set(term_set)
+            else:
+                present |= {t for t, forms in each.items() if any(_uses(tokens, held, f) for f in forms)}
         token_sets.append(present)
         for term in present:  # most sentences share no term: no Counter.update call for them
             doc_freq[term] += 1

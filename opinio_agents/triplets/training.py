@@ -114,6 +114,9 @@ class TrainConfig:
     finetune_layers: int = 0
     #: Peak learning rate of the fine-tuned encoder layers.
     encoder_lr: float = 5e-5
+    #: Score the selection slice (and dev) after every epoch; with ``epoch_selection="last"``
+    #: the scores are only logged, and False skips them (screening runs: less CPU).
+    score_epochs: bool = True
     head: HeadConfig = field(default_factory=HeadConfig)
 
 
@@ -576,8 +579,18 @@ def _fit(
             optimizer.step()
             scheduler.step()
             total += loss.item() * len(idx)
+        row: dict[str, Any] = {"epoch": epoch, "loss": total / len(train_ex)}
+        if not config.score_epochs and config.epoch_selection == "last":
+            # Nothing is selected: the per-epoch scores would only be logged.
+            history.append(row)
+            log(f"epoch {epoch}: loss {row['loss']:.4f}  ({time.perf_counter() - started:.0f}s)")
+            if epoch == config.epochs:
+                best_epoch, best_state = epoch, {k: v.detach().clone() for k, v in head.state_dict().items()}
+                if top is not None:
+                    best_top = {k: v.detach().clone() for k, v in top.state_dict().items()}
+            continue
         sel = evaluate_spans(head, _word_features(top, sel_feats) if top is not None else sel_feats, sel_ex)
-        row = {"epoch": epoch, "loss": total / len(train_ex), "select_f1": sel.f1}
+        row["select_f1"] = sel.f1
         msg = (f"epoch {epoch}: loss {row['loss']:.4f}  {'held-out' if use_held else 'dev'} "
                f"P {sel.precision:.3f} R {sel.recall:.3f} F1 {sel.f1:.4f}")
         if use_held:  # dev reported for information only; never used for a decision

@@ -1,0 +1,182 @@
+"""Screen triplet-head ensembles whose members read different frozen encoders (dev only scored).
+
+Two steps, so that members are trained once and recombined freely:
+
+``train`` fits members of one feature group on the ASTE-V2 train files with the shipped
+recipe (:class:`~opinio_agents.triplets.training.TrainConfig`: 10 epochs, last epoch kept,
+two-layer BiLSTM, near-miss pair negatives) and saves each member's state dict under
+``--members-dir``. Stage ``holdout`` trains on three quarters of the train sentences (the
+quarter held out by text hash calibrates the decoding), stage ``refit`` on all of them.
+
+``score`` loads members (``GROUP:SEED,SEED,...``), averages their probabilities (each
+member reads its own columns of the concatenated word features), calibrates the decoding
+on the held-out quarter with the ``holdout`` members and scores dev; ``--stage refit``
+scores the refit members with that calibration (the shipped recipe).
+
+Feature groups: ``minilm`` (the shipped all-MiniLM-L6-v2, layers 3-6 + 1-2), ``mpnet``
+(``--mpnet DIR``, all-mpnet-base-v2: layers 5-12 + 1-4) and ``both`` (one head over the
+two groups' features concatenated). Features are cached in the system temp directory.
+
+Usage:
+    nice -n 10 python scripts/screen_triplets.py train --group mpnet --mpnet DIR --stage holdout
+    nice -n 10 python scripts/screen_triplets.py score --mpnet DIR minilm:13,14,15 mpnet:13,14,15
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from opinio_agents.triplets import training as tr
+from opinio_agents.triplets.decode import DecodeSettings
+from opinio_agents.triplets.features import load_encoder
+from opinio_agents.triplets.head import HeadConfig, TripletHead
+
+DATA_DIR = Path(__file__).resolve().parents[2] / "shared/data/aste-v2"
+#: Feature group -> (encoder layers averaged, extra layers averaged); ``both`` concatenates.
+GROUPS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
+    "minilm": ((3, 4, 5, 6), (1, 2)),
+    "mpnet": ((5, 6, 7, 8, 9, 10, 11, 12), (1, 2, 3, 4)),
+}
+ORDER = ("minilm", "mpnet")
+
+
+def _config(group: str, seed: int, enc_dim: int) -> tr.TrainConfig:
+    layers, extra = GROUPS["minilm" if group == "both" else group]
+    return tr.TrainConfig(
+        seed=seed, epochs=10, threads=1, holdout_fraction=0.25, extra_span_threshold=0.2,
+        epoch_selection="last", calibrate=False, score_epochs=False,
+        head=HeadConfig(lstm_layers=2, extra_layers=extra, encoder_layers=layers, enc_dim=enc_dim),
+    )
+
+
+def _cat(*lists: list) -> list:
+    return [torch.cat(parts, -1) for parts in zip(*lists, strict=True)]
+
+
+def _load(group: str, stage: str, mpnet: str | None) -> tuple[Any, int]:
+    """The group's data (train, held-out quarter, dev) and its feature width per layer group."""
+    if group == "both":
+        (m, dm), (q, dq) = _load("minilm", stage, mpnet), _load("mpnet", stage, mpnet)
+        return tr._Data(
+            train_ex=m.train_ex, train_feats=_cat(m.train_feats, q.train_feats),
+            held_ex=m.held_ex, held_feats=_cat(m.held_feats, q.held_feats),
+            dev={k: (m.dev[k][0], _cat(m.dev[k][1], q.dev[k][1])) for k in m.dev},
+            n_removed=m.n_removed,
+        ), dm + dq
+    if group == "mpnet" and not mpnet:
+        raise SystemExit("give --mpnet DIR (the all-mpnet-base-v2 model directory)")
+    encoder = load_encoder(mpnet if group == "mpnet" else None)
+    data = tr._load_data(DATA_DIR, _config(group, 13, encoder.dim), encoder, None, None)
+    if stage == "refit":
+        data = tr._Data(
+            train_ex=data.train_ex + data.held_ex, train_feats=data.train_feats + data.held_feats,
+            held_ex=[], held_feats=[], dev=data.dev, n_removed=data.n_removed,
+        )
+    return data, encoder.dim
+
+
+class _Member:
+    """A head that reads columns ``[lo, hi)`` of the concatenated word features."""
+
+    def __init__(self, head: TripletHead, lo: int, hi: int) -> None:
+        self.head, self.lo, self.hi = head, lo, hi
+        self.config = head.config
+
+    def eval(self) -> _Member:
+        self.head.eval()
+        return self
+
+    def encode(self, feats: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.head.encode(feats[..., self.lo : self.hi], mask)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.head, name)
+
+
+def train(args: argparse.Namespace) -> None:
+    """Fit and save the members of one group and stage (existing files are kept)."""
+    torch.set_num_threads(1)
+    args.members_dir.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    data, dim = _load(args.group, args.stage, args.mpnet)
+    for seed in args.seeds:
+        dest = args.members_dir / f"{args.group}-{args.stage}-s{seed}.pt"
+        if dest.exists():
+            continue
+        config = _config(args.group, seed, dim)
+        head, _, _, _ = tr._fit(data, config, None, print, started)
+        torch.save({"state": head.state_dict(), "head": config.head.to_dict()}, dest)
+        print(f"saved {dest} ({time.perf_counter() - started:.0f}s)", flush=True)
+
+
+def score(args: argparse.Namespace) -> None:
+    """Calibrate on the held-out quarter (holdout members), score dev; print one JSON line."""
+    torch.set_num_threads(1)
+    groups = {spec.split(":")[0] for spec in args.members}
+    encs = [g for g in ORDER if g in groups or "both" in groups]
+    datas = {g: _load(g, "holdout", args.mpnet)[0] for g in encs}
+    offsets: dict[str, tuple[int, int]] = {}
+    lo = 0
+    for g in encs:
+        width = int(datas[g].held_feats[0].shape[-1])
+        offsets[g], lo = (lo, lo + width), lo + width
+    offsets["both"] = (0, lo)
+
+    def members(stage: str) -> list[Any]:
+        out = []
+        for spec in args.members:
+            group, seeds = spec.split(":")
+            for seed in seeds.split(","):
+                blob = torch.load(args.members_dir / f"{group}-{stage}-s{seed}.pt")
+                head = TripletHead(HeadConfig.from_dict(blob["head"]))
+                head.load_state_dict(blob["state"])
+                out.append(_Member(head, *offsets[group]))
+        return out
+
+    first = datas[encs[0]]
+    cal = tr.calibrate_decoding(members("holdout"), _cat(*(datas[g].held_feats for g in encs)), first.held_ex)
+    settings = DecodeSettings(
+        aspect_bias=cal["aspect_bias"], opinion_bias=cal["opinion_bias"],
+        pair_threshold=cal["pair_threshold"], span_threshold=cal["span_threshold"],
+    )
+    heads = members(args.stage)
+    report: dict[str, Any] = {"members": args.members, "stage": args.stage,
+                              "held_out_f1": round(100 * cal["f1"], 1)}
+    all_feats: list = []
+    all_ex: list = []
+    for name in tr.DATASETS:
+        feats = _cat(*(datas[g].dev[name][1] for g in encs))
+        all_feats += feats
+        all_ex += first.dev[name][0]
+        report[name] = round(100 * tr.evaluate_spans(heads, feats, first.dev[name][0], settings=settings).f1, 1)
+    s = tr.evaluate_spans(heads, all_feats, all_ex, settings=settings)
+    report |= {"micro": round(100 * s.f1, 1), "P": round(100 * s.precision, 1), "R": round(100 * s.recall, 1)}
+    report["mean_14lap_14res_16res"] = round((report["14lap"] + report["14res"] + report["16res"]) / 3, 1)
+    print(json.dumps(report), flush=True)
+
+
+def main() -> None:
+    """Parse arguments and run a step."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--members-dir", type=Path, default=Path("/tmp/opinio_triplet_members"))
+    parser.add_argument("--mpnet", default=None, help="all-mpnet-base-v2 model directory")
+    sub = parser.add_subparsers(dest="step", required=True)
+    t = sub.add_parser("train")
+    t.add_argument("--group", choices=("minilm", "mpnet", "both"), required=True)
+    t.add_argument("--stage", choices=("holdout", "refit"), required=True)
+    t.add_argument("--seeds", type=int, nargs="+", default=[13, 14, 15])
+    s = sub.add_parser("score")
+    s.add_argument("members", nargs="+", help="GROUP:SEED,SEED,... (e.g. minilm:13,14,15)")
+    s.add_argument("--stage", choices=("holdout", "refit"), default="holdout")
+    args = parser.parse_args()
+    train(args) if args.step == "train" else score(args)
+
+
+if __name__ == "__main__":
+    main()
