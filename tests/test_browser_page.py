@@ -307,7 +307,8 @@ def test_first_screen_lists_the_entities_and_an_entity_url_opens_its_pros_and_co
     assert _text(browser, "#detail-support").startswith("mentioned in ")
     assert f"aspect={first}" in driver.current_url.replace("%20", " ").replace("+", " ")
     # The alerts are on top, in words that agree with their count.
-    summaries = [s.text for s in driver.find_elements("css selector", "#alerts summary")]
+    alerts = browser.wait_until(lambda: driver.find_elements("css selector", "#alerts summary"), "the alerts")
+    summaries = [s.text for s in alerts]
     assert summaries and all(
         (t == "What the 1 review says") or (t.startswith("What the ") and t.endswith(" reviews say")) for t in summaries
     ), summaries
