@@ -11,7 +11,7 @@ Slow tier: entity 101 indexed once with MiniLM (about 2,000 sentences).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -41,15 +41,25 @@ def result(rag: OpinioRAG) -> HighlightSet:
     return rag.highlights("101", QUERIES)
 
 
-def test_every_quote_mentions_its_aspect(rag: OpinioRAG, result: HighlightSet, encoder: object) -> None:
+@pytest.fixture(scope="module")
+def mention_ids(rag: OpinioRAG, encoder: object) -> Callable[[str], set[str]]:
+    """The ids of hotel 101's sentences that mention a query (the one count every surface shows)."""
     key = rag.store.entity_record("101").key
     sentences = rag.store.sentences(key)
     embeddings = rag.store.embeddings(key, persist=True)
+
+    def ids(query: str) -> set[str]:
+        found = aspect_mentions(query, sentences, embeddings=embeddings, encoder=encoder)  # type: ignore[arg-type]
+        return {sentences[int(i)].sentence.sentence_id for i in found}
+
+    return ids
+
+
+def test_every_quote_mentions_its_aspect(
+    rag: OpinioRAG, result: HighlightSet, mention_ids: Callable[[str], set[str]]
+) -> None:
     for h in result.highlights:
-        mentions = {
-            sentences[int(i)].sentence.sentence_id
-            for i in aspect_mentions(h.query, sentences, embeddings=embeddings, encoder=encoder)  # type: ignore[arg-type]
-        }
+        mentions = mention_ids(h.query)
         # A key point's own sentence is its first quote, whatever it mentions (the key-point
         # selection keeps the wider support set where mentions are few: SPACE dev aspect ROUGE-L);
         # every further quote is a mention of the aspect.
@@ -90,18 +100,14 @@ def test_both_sides_wherever_they_pass_one_threshold(rag: OpinioRAG, result: Hig
     assert room.negative / room.reviews >= 0.25 and set(shown_sides(room)) == {Polarity.PROS, Polarity.CONS}
 
 
-def test_every_key_point_is_a_mention_of_its_aspect(rag: OpinioRAG, result: HighlightSet, encoder: object) -> None:
+def test_every_key_point_is_a_mention_of_its_aspect(
+    result: HighlightSet, mention_ids: Callable[[str], set[str]]
+) -> None:
     # The room-decor PRO read "We were upgraded to a slightly larger room on arrival, which was nice.":
     # its mentions were a minority of the side's candidates, so a room sentence gave the key point.
-    key = rag.store.entity_record("101").key
-    sentences = rag.store.sentences(key)
-    embeddings = rag.store.embeddings(key, persist=True)
     for h in result.highlights:
-        mentions = {
-            sentences[int(i)].sentence.sentence_id
-            for i in aspect_mentions(h.query, sentences, embeddings=embeddings, encoder=encoder)  # type: ignore[arg-type]
-        }
-        assert h.evidence and h.evidence[0].sentence_id in mentions, f"{h.query} {h.polarity.value}: {h.text}"
+        first = h.evidence[0].sentence_id if h.evidence else None
+        assert first in mention_ids(h.query), f"{h.query} {h.polarity.value}: {h.text}"
     decor = [h.text for h in result.pros if h.query == "room decor"]
     assert decor and "upgraded" not in decor[0], decor
 
