@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from opinio_agents.text.compounds import names_word
 from opinio_agents.text.preprocess import tokenize_for_bm25
@@ -282,7 +283,7 @@ def focused_text(
     kept = [
         s
         for i, s in enumerate(segments)
-        if near[i] and (i == 0 or near[i - 1] or not any(near[:i]) or _states_opinion(s))
+        if near[i] and (not any(near[:i]) or near[i - 1] or _states_opinion(s))
     ]
     text = re.sub(r"^(?:and|or|but|plus)\s+", "", ", ".join(kept), flags=re.IGNORECASE).strip(" ,;")
     text = _DANGLING.sub("", text).strip(" ,;")
@@ -291,11 +292,17 @@ def focused_text(
     return text[0].upper() + text[1:] + "."
 
 
-def _evaluative(word: str) -> bool:
-    """Whether a lower-case word judges: an opinion word of the sentiment lexicon or an attribute adjective."""
+@cache
+def _evaluative_words() -> frozenset[str]:
+    """The words that judge: the sentiment lexicon's opinion words and the attribute adjectives (read once)."""
     from opinio_agents.text.sentiment import default_sentiment_scorer
 
-    return word in default_sentiment_scorer().opinion_words() or word in word_set("keypoint", "attributes")
+    return default_sentiment_scorer().opinion_words() | word_set("keypoint", "attributes")
+
+
+def _evaluative(word: str) -> bool:
+    """Whether a lower-case word judges: an opinion word of the sentiment lexicon or an attribute adjective."""
+    return word in _evaluative_words()
 
 
 def _states_opinion(text: str) -> bool:
