@@ -42,10 +42,15 @@ from opinio_agents.models import Entity, Review
 from opinio_agents.text.segment import split_sentences
 
 
-def names_topic(words: list[str], lexicon: Iterable[str]) -> bool:
-    """Whether a sentence's words contain one of the lexicon's words or phrases (whole words)."""
+def lexicon_phrases(lexicon: Iterable[str]) -> list[str]:
+    """The lexicon's words and phrases in the form :func:`names_topic` matches (lemmatized, space-padded)."""
+    return [f" {' '.join(lemmas(term))} " for term in lexicon]
+
+
+def names_topic(words: list[str], phrases: list[str]) -> bool:
+    """Whether a sentence's words contain one of the :func:`lexicon_phrases` (whole words)."""
     joined = f" {' '.join(words)} "
-    return any(f" {' '.join(lemmas(term))} " in joined for term in lexicon)
+    return any(phrase in joined for phrase in phrases)
 
 
 def topic_entities(
@@ -63,10 +68,12 @@ def topic_entities(
         for review in hotel["user_reviews"]:
             text = review["text"]
             sentences.extend(text[a:b] for a, b in split_sentences(text))
+        words = [lemmas(s) for s in sentences]  # once per sentence, not once per aspect
         for aspect, summaries in sorted(entry.get("aspects", {}).items()):
             if aspect not in LEXICON or not summaries:
                 continue
-            chosen = [s for s in sentences if names_topic(lemmas(s), LEXICON[aspect])]
+            phrases = lexicon_phrases(LEXICON[aspect])
+            chosen = [s for s, w in zip(sentences, words) if names_topic(w, phrases)]
             if len(chosen) < min_sentences:
                 continue
             topic = f"{key}:{aspect}"

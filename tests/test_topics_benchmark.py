@@ -21,10 +21,11 @@ def topics():  # type: ignore[no-untyped-def]
 
 
 def test_names_topic_matches_whole_lemmatized_words_and_phrases(topics) -> None:  # type: ignore[no-untyped-def]
-    assert topics.names_topic(topics.lemmas("The beds were comfy."), {"bed"})
-    assert topics.names_topic(topics.lemmas("Ask the front desk."), {"front desk"})
-    assert not topics.names_topic(topics.lemmas("A bedspread."), {"bed"})
-    assert not topics.names_topic(topics.lemmas("The desk was in front."), {"front desk"})
+    bed, desk = topics.lexicon_phrases({"bed"}), topics.lexicon_phrases({"front desk"})
+    assert topics.names_topic(topics.lemmas("The beds were comfy."), bed)
+    assert topics.names_topic(topics.lemmas("Ask the front desk."), desk)
+    assert not topics.names_topic(topics.lemmas("A bedspread."), bed)
+    assert not topics.names_topic(topics.lemmas("The desk was in front."), desk)
 
 
 def test_topic_entities_one_per_aspect_with_its_sentences_and_references(topics) -> None:  # type: ignore[no-untyped-def]
