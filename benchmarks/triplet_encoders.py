@@ -8,8 +8,14 @@ one torch thread. The encoders run interleaved, ``--repeats`` times, and the fas
 pass of each is kept (the machine is shared: compare within the run, by the ratio
 to the baseline). Also printed: parameters and the size of the model's weight files.
 
+With ``--extractors``, the whole extractors are timed instead (encoders, heads and decoding:
+``get_triplet_extractor(NAME).extract_tokens`` on the same sentences, default runtime,
+``$OPINIO_ENCODER_THREADS`` / one torch thread), e.g. the default ``embedded`` against the
+opt-in ``accurate`` (all-MiniLM-L6-v2 + all-mpnet-base-v2).
+
 Usage:
     nice -n 10 python benchmarks/triplet_encoders.py --encoders /path/to/all-mpnet-base-v2
+    OPINIO_ENCODER_THREADS=1 nice -n 10 python benchmarks/triplet_encoders.py --extractors embedded accurate
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ def main() -> int:
     parser.add_argument("--encoders", nargs="*", default=[], help="extra local HF model directories")
     parser.add_argument("--sentences", type=int, default=160, help="dev sentences encoded per pass")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--extractors", nargs="*", default=[], help="time these extractors instead (first = baseline)")
     parser.add_argument(
         "--data-dir", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/aste-v2"
     )
@@ -43,6 +50,8 @@ def main() -> int:
     sentences = [
         e.tokens for name in DATASETS for e in read_aste_file(args.data_dir / name / "dev_triplets.txt")[:per_set]
     ]
+    if args.extractors:
+        return _time_extractors(args.extractors, sentences, args.repeats)
     paths = [default_encoder_path(), *args.encoders]
     encoders = [load_encoder(p) for p in paths]
     for encoder in encoders:  # warm-up (first-call allocations)
@@ -69,6 +78,28 @@ def main() -> int:
             f"| {name} | {encoder.n_layers - 1} | {n_params / 1e6:.1f}M | {size / 1e6:.0f} | "
             f"{ms:.1f} | {seconds / best[0]:.2f}x |"
         )
+    return 0
+
+
+def _time_extractors(names: list[str], sentences: list[list[str]], repeats: int) -> int:
+    """Print a markdown table: extractor, members, ms/sentence, ratio to the first (interleaved, best pass)."""
+    from opinio_agents.triplets.factory import get_triplet_extractor
+
+    extractors = [get_triplet_extractor(name, batch_size=16) for name in names]
+    for extractor in extractors:  # warm-up: loads, exports once per machine, first-call allocations
+        extractor.extract_tokens(sentences[:16])  # type: ignore[attr-defined]
+    best = [float("inf")] * len(extractors)
+    for _ in range(repeats):
+        for i, extractor in enumerate(extractors):
+            started = time.perf_counter()
+            extractor.extract_tokens(sentences)  # type: ignore[attr-defined]
+            best[i] = min(best[i], time.perf_counter() - started)
+    print(f"{len(sentences)} ASTE dev sentences, extract_tokens in batches of 16, best of {repeats}\n")
+    print("| extractor | runtime | ms/sentence | vs first |")
+    print("|---|---|---|---|")
+    for name, extractor, seconds in zip(names, extractors, best, strict=True):
+        runtime = getattr(extractor, "runtime", "-")
+        print(f"| {name} | {runtime} | {1000 * seconds / len(sentences):.1f} | {seconds / best[0]:.2f}x |")
     return 0
 
 

@@ -92,12 +92,13 @@ class MissingDependencyError(OpinioError, ImportError):
         package: The importable module that is missing.
         extra: The ``pip install 'opinio-agents[extra]'`` extra that provides it.
         purpose: What the dependency is needed for.
+        hint: The install command, when it is neither the extra's nor ``pip install PACKAGE``.
     """
 
-    def __init__(self, package: str, extra: str | None = None, purpose: str = "") -> None:
+    def __init__(self, package: str, extra: str | None = None, purpose: str = "", *, hint: str | None = None) -> None:
         self.package = package
         self.extra = extra
-        hint = f"pip install 'opinio-agents[{extra}]'" if extra else f"pip install {package}"
+        hint = hint or (f"pip install 'opinio-agents[{extra}]'" if extra else f"pip install {package}")
         what = f" (needed for {purpose})" if purpose else ""
         super().__init__(f"Optional dependency '{package}' is not installed{what}. Install it with: {hint}")
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -115,8 +116,11 @@ def train(args: argparse.Namespace) -> None:
         print(f"saved {dest} ({time.perf_counter() - started:.0f}s)", flush=True)
 
 
-def score(args: argparse.Namespace) -> None:
-    """Calibrate on the held-out quarter (holdout members), score dev; print one JSON line."""
+def _scored(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any], DecodeSettings, dict[str, Any]]:
+    """Calibrate on the held-out quarter (holdout members), score dev with the ``--stage`` members.
+
+    Returns the scored members, the calibration, its decode settings and the report.
+    """
     torch.set_num_threads(1)
     groups = {spec.split(":")[0] for spec in args.members}
     encs = [g for g in ORDER if g in groups or "both" in groups]
@@ -158,7 +162,63 @@ def score(args: argparse.Namespace) -> None:
     s = tr.evaluate_spans(heads, all_feats, all_ex, settings=settings)
     report |= {"micro": round(100 * s.f1, 1), "P": round(100 * s.precision, 1), "R": round(100 * s.recall, 1)}
     report["mean_14lap_14res_16res"] = round((report["14lap"] + report["14res"] + report["16res"]) / 3, 1)
+    return heads, cal, settings, report
+
+
+def score(args: argparse.Namespace) -> None:
+    """Calibrate on the held-out quarter (holdout members), score dev; print one JSON line."""
+    print(json.dumps(_scored(args)[3]), flush=True)
+
+
+def _widened(member: _Member, config: HeadConfig, width: int) -> TripletHead:
+    """``member`` as a head over all ``width`` feature columns: its projection reads zeros elsewhere (same outputs)."""
+    head = TripletHead(config)
+    state = dict(member.head.state_dict())
+    weight = state["proj.weight"]
+    full = weight.new_zeros(weight.shape[0], width)
+    full[:, member.lo : member.hi] = weight
+    state["proj.weight"] = full
+    head.load_state_dict(state)
+    return head.eval()
+
+
+def export(args: argparse.Namespace) -> None:
+    """Write refit members, calibrated as an ensemble, as a weights directory of the extractor.
+
+    Every member becomes a head over the concatenated features of both encoders (a member of
+    one encoder gets zero projection weights on the other's columns, so its outputs do not
+    change), so the ensemble is uniform. The float16 member files and ``config.json`` (the head
+    with the calibrated decoding, the ``feature_groups`` the extractor encodes and concatenates,
+    and the calibration and dev scores) go to ``--out``, e.g. ``opinio_agents/triplets/weights/accurate``.
+    """
+    args.stage = "refit"
+    members, cal, settings, report = _scored(args)
+    width = max(m.hi for m in members)
+    layers, extra = GROUPS["minilm"]
+    config = HeadConfig.from_dict(
+        members[0].head.config.to_dict()
+        | {"enc_dim": width // 2, "encoder_layers": layers, "extra_layers": extra,
+           "aspect_bias": settings.aspect_bias, "opinion_bias": settings.opinion_bias,
+           "span_threshold": settings.span_threshold, "pair_threshold": settings.pair_threshold}
+    )
+    heads = [_widened(m, config, width) for m in members]
+    training = {
+        "recipe": "scripts/screen_triplets.py train --group G --stage holdout, then --stage refit; "
+        "export " + " ".join(args.members),
+        "train": {k: v for k, v in asdict(_config("both", 13, config.enc_dim)).items() if k != "seed"},
+        "members": [{"spec": spec} for spec in args.members],
+        "calibration": cal | {"on": "held-out train slice (holdout members)"},
+        "dev": {k: report[k] for k in (*tr.DATASETS, "micro", "P", "R", "mean_14lap_14res_16res")},
+    }
+    tr.save_head(heads, training, args.out, encoder="all-MiniLM-L6-v2 + all-mpnet-base-v2 (feature_groups)")
+    path = args.out / "config.json"
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    saved["feature_groups"] = [
+        {"encoder": name, "layers": list(GROUPS[name][0]), "extra_layers": list(GROUPS[name][1])} for name in ORDER
+    ]
+    path.write_text(json.dumps(saved, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(report), flush=True)
+    print(f"saved to {args.out}")
 
 
 def main() -> None:
@@ -174,8 +234,13 @@ def main() -> None:
     s = sub.add_parser("score")
     s.add_argument("members", nargs="+", help="GROUP:SEED,SEED,... (e.g. minilm:13,14,15)")
     s.add_argument("--stage", choices=("holdout", "refit"), default="holdout")
+    e = sub.add_parser("export")
+    e.add_argument(
+        "members", nargs="+", help="GROUP:SEED,SEED,... (refit members; calibrated with their holdout twins)",
+    )
+    e.add_argument("--out", type=Path, required=True, help="weights directory to write")
     args = parser.parse_args()
-    train(args) if args.step == "train" else score(args)
+    {"train": train, "score": score, "export": export}[args.step](args)
 
 
 if __name__ == "__main__":

