@@ -11,7 +11,9 @@ quarter held out by text hash calibrates the decoding), stage ``refit`` on all o
 ``score`` loads members (``GROUP:SEED,SEED,...``), averages their probabilities (each
 member reads its own columns of the concatenated word features), calibrates the decoding
 on the held-out quarter with the ``holdout`` members and scores dev; ``--stage refit``
-scores the refit members with that calibration (the shipped recipe).
+scores the refit members with that calibration (the shipped recipe). ``export`` writes refit
+members, so calibrated, as the weights directory of the ``accurate`` extractor (every member a
+head over both encoders' features; see :func:`export`).
 
 Feature groups: ``minilm`` (the shipped all-MiniLM-L6-v2, layers 3-6 + 1-2), ``mpnet``
 (``--mpnet DIR``, all-mpnet-base-v2: layers 5-12 + 1-4) and ``both`` (one head over the
@@ -20,6 +22,8 @@ two groups' features concatenated). Features are cached in the system temp direc
 Usage:
     nice -n 10 python scripts/screen_triplets.py train --group mpnet --mpnet DIR --stage holdout
     nice -n 10 python scripts/screen_triplets.py score --mpnet DIR minilm:13,14,15 mpnet:13,14,15
+    nice -n 10 python scripts/screen_triplets.py --mpnet DIR export both:13,14,15,16,17 mpnet:13,14,15,16,17 \
+        --out opinio_agents/triplets/weights/accurate
 """
 
 from __future__ import annotations
