@@ -187,8 +187,10 @@ def feature_groups(config: dict[str, Any], where: str) -> list[tuple[str, tuple[
     """
     groups = config.get("feature_groups")
     if not groups:
-        head = config.get("head", {})
-        return [("minilm", tuple(head.get("encoder_layers", (3, 4, 5, 6))), tuple(head.get("extra_layers", ())))]
+        from opinio_agents.triplets.headconfig import HeadConfig
+
+        head = HeadConfig.from_dict(config.get("head", {}))
+        return [("minilm", tuple(head.encoder_layers), tuple(head.extra_layers))]
     out = []
     for index, group in enumerate(groups):
         name = group.get("encoder") if isinstance(group, dict) else None
