@@ -74,6 +74,8 @@ __all__ = [
     "opinion_tokens",
     "same_opinion",
     "is_narrative",
+    "stands_alone",
+    "without_connective",
     "states_complaint",
     "select_summary",
     "SummaryItem",
@@ -258,12 +260,14 @@ def without_repeats(texts: Sequence[str], chosen: Sequence[int]) -> list[int]:
     return kept
 
 
-def is_narrative(text: str) -> bool:
+def is_narrative(text: str, *, implied_subject: bool = False) -> bool:
     """Whether a key point tells what the reviewer did rather than states an opinion.
 
-    Only a point with a first-person subject (I, we) can narrate. It does when it opens with an account
-    of events whose subject is the reviewer ("When we returned, ...": a ``story_openers`` word, then I or
-    we before the first comma), when it judges nothing (no opinion word of the sentiment lexicon:
+    Only a point with a first-person subject (I, we) can narrate; with ``implied_subject`` also one that
+    opens with a ``story_verbs`` or ``subjectless_openers`` word, the reviewer's "I" left out ("Had to return
+    them.", "Been here twice and found the food to be just ok."), read as if it were written. It does when it
+    opens with an account of events whose subject is the reviewer ("When we returned, ...": a ``story_openers``
+    word, then I or we before the first comma), when it judges nothing (no opinion word of the sentiment lexicon:
     "As some of the other reviews had mentioned some of the bathrooms do have glass doors but we asked
     to be in another room"), or when the reviewer's own action (I or we, then a ``story_verbs`` word,
     at most one word between) carries at most one opinion word ("We had their breakfast each morning,
@@ -274,11 +278,16 @@ def is_narrative(text: str) -> bool:
         True
         >>> is_narrative("We loved the rooftop pool and the friendly staff."), is_narrative("The room was clean.")
         (False, False)
+        >>> is_narrative("Had to return them."), is_narrative("Had to return them.", implied_subject=True)
+        (False, True)
     """
     from opinio_agents.text.sentiment import default_sentiment_scorer
 
     words = _WORD_APOS.findall(text.lower())
     subjects = ("i", "we")
+    implied = implied_subject and bool(words) and words[0] in _subjectless_openers()
+    if implied:
+        words = ["i", *words]
     if not any(w in subjects for w in words):
         return False
     head = _WORD_APOS.findall(text.split(",")[0].lower())
@@ -289,10 +298,59 @@ def is_narrative(text: str) -> bool:
     if opinions == 0:
         return True
     verbs = word_set("selection", "story_verbs")
-    acts = any(
+    acts = implied or any(
         w in subjects and any(v in verbs for v in words[k + 1 : k + 3]) for k, w in enumerate(words)
     )
     return acts and opinions <= 1
+
+
+@cache
+def _subjectless_openers() -> frozenset[str]:
+    return word_set("selection", "story_verbs") | word_set("selection", "subjectless_openers")
+
+
+def stands_alone(text: str) -> bool:
+    """Whether a summary sentence says something by itself: at least ``SelectionSettings.min_content_words``
+    content words (:func:`content_tokens`) and no opening number fragment, the tail of a price the segmenter
+    split ("00 for junk." of "$20.00 for junk."). "Great price." does; "Fast.", "Mike.", "Bowl.", "Wow." and
+    "Thanks." do not.
+
+    Example:
+        >>> stands_alone("Great price."), stands_alone("Fast."), stands_alone("00 for junk.")
+        (True, False, False)
+    """
+    tokens = content_tokens(text)
+    return len(tokens) >= SELECTION_SETTINGS.min_content_words and not _NUMBER_TAIL.match(text)
+
+
+_NUMBER_TAIL = re.compile(r"^\s*\d")
+
+
+def without_connective(point: str) -> str:
+    """``point`` without a leading ``connectives`` word or phrase that ties it to a sentence it no longer
+    follows ("Finally, the pool is great." reads "The pool is great." in a summary), capitalised again;
+    unchanged when nothing would be left.
+
+    Example:
+        >>> without_connective("Finally, the pool is great."), without_connective("In addition the bar is nice.")
+        ('The pool is great.', 'The bar is nice.')
+        >>> without_connective("Finally.")
+        'Finally.'
+    """
+    match = _connective_pattern().match(point)
+    if not match:
+        return point
+    rest = point[match.end() :].lstrip(" ,;:-")
+    if len(_WORD.findall(rest.lower())) < 2:
+        return point
+    return rest[0].upper() + rest[1:]
+
+
+@cache
+def _connective_pattern() -> re.Pattern[str]:
+    phrases = sorted(word_set("selection", "connectives"), key=len, reverse=True)
+    alternatives = "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in phrases)
+    return re.compile(rf"^(?:(?:{alternatives})\b[,:;]?\s*)+", re.IGNORECASE)
 
 
 _WORD_APOS = re.compile(r"[a-z0-9']+")
@@ -414,6 +472,13 @@ class SelectionSettings:
             over the whole text, so the order counts: SPACE dev general RL 24.6 -> 27.9 (margin 2.5 -> 2.6).
         other_topic_tier: The :func:`summary_topic` tier of an aspect that no ``summary_topics`` word names:
             after the food, before the surroundings.
+        subjectless_story: Query-free key points (HIRO's aspect highlights, :func:`select_summary`) read a point
+            that opens with a ``story_verbs`` word as told by the reviewer whose "I" was left out
+            (:func:`is_narrative` ``implied_subject``: "Had to return them.", "Bought this item for the Lenovo
+            laptop."): narrative, so no key point.
+        min_content_words: :func:`stands_alone`: content words a sentence of an entity-wide summary
+            (:func:`select_summary`) needs: "Great price." says something, "Fast." or "Mike." (a name the
+            segmenter cut off) does not.
         summary_overshoot: How far past ``summary_words`` a summary paragraph may run to take one more whole
             sentence (:func:`compose_summary`, :func:`select_summary`): none, the budget is a cap (it was 1.15
             and 1.25). SPACE dev general RL 27.9 -> 28.2 (about 68 words instead of 78), OpoSum 27.1 -> 27.7,
@@ -435,6 +500,8 @@ class SelectionSettings:
     topic_order: bool = True
     other_topic_tier: float = 4.0
     summary_overshoot: float = 1.0
+    subjectless_story: bool = True
+    min_content_words: int = 2
 
 
 #: The settings selection uses unless a caller passes others.
@@ -597,8 +664,10 @@ def select_summary(
         min_candidates: Fewer opinionated sentences than this: none is chosen.
         one_opinion: A sentence that states the opinion of a chosen one of its side (:func:`same_opinion`)
             is not chosen (None: ``SelectionSettings.one_opinion``).
-        drop_narrative: Sentences that tell what the reviewer did (:func:`is_narrative`) are no candidates
-            while at least ``min_candidates`` others are (None: ``SelectionSettings.drop_narrative``).
+        drop_narrative: Sentences that tell what the reviewer did (:func:`is_narrative`, with
+            ``SelectionSettings.subjectless_story``) are no candidates while at least ``min_candidates`` others
+            are (None: ``SelectionSettings.drop_narrative``). Nor, likewise, are sentences that say nothing by
+            themselves (:func:`stands_alone`; none with ``SelectionSettings.min_content_words`` 0).
 
     Raises:
         ConfigError: When the lengths disagree or the budget is below 1.
@@ -622,9 +691,13 @@ def select_summary(
     one_opinion = settings.one_opinion if one_opinion is None else one_opinion
     drop_narrative = settings.drop_narrative if drop_narrative is None else drop_narrative
     if drop_narrative:
-        opinions = [i for i in pool if not is_narrative(texts[i])]
+        opinions = [i for i in pool if not is_narrative(texts[i], implied_subject=settings.subjectless_story)]
         if len(opinions) >= max(1, min_candidates):
             pool = opinions
+    if settings.min_content_words > 0:
+        alone = [i for i in pool if stands_alone(texts[i])]
+        if len(alone) >= max(1, min_candidates):
+            pool = alone
     vecs = np.asarray(vectors, dtype=float)[pool]
     chosen_texts = [texts[i] for i in pool]
     scores = score_candidates(chosen_texts, vecs, sentiments=[sentiments[i] for i in pool], weights=weights)
