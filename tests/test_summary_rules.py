@@ -92,7 +92,7 @@ def test_query_free_key_point_is_no_subjectless_story(monkeypatch: pytest.Monkey
 
 def test_a_summary_sentence_says_something_by_itself(monkeypatch: pytest.MonkeyPatch) -> None:
     assert stands_alone("Great price.") and stands_alone("The staff is friendly.")
-    for fragment in ("Fast.", "Mike.", "Wow.", "Thanks.", "00 for junk.", "0 ports."):
+    for fragment in ("Fast.", "Mike.", "Wow.", "Thanks.", "00 for junk.", "0 ports.", "unusual since I wear a B."):
         assert not stands_alone(fragment), fragment
     texts = ["Fast.", "The food is fresh and tasty.", "Friendly staff and good prices.", "Mike.", "Slow service."]
     vectors = unit([[1, 0.3, 0.3, 0.3, 0], [0.3, 1, 0, 0, 0], [0.3, 0, 1, 0, 0], [0.3, 0, 0, 0, 1], [0.3, 0, 0, 1, 0]])
@@ -113,3 +113,19 @@ def test_key_point_loses_a_leading_connective(monkeypatch: pytest.MonkeyPatch) -
         highlights, "QUERY_FREE_SETTINGS", dataclasses.replace(highlights.QUERY_FREE_SETTINGS, drop_connectives=False)
     )
     assert summary_point("Finally, the pool was great!!") == "Finally, the pool was great."
+
+
+def test_small_entity_summary_prefers_the_thing_as_subject() -> None:
+    from opinio_agents.synthesis.selection import SELECTION_SETTINGS, SelectionWeights, states_the_thing
+
+    assert states_the_thing("This place is a small family owned Thai restaurant.")
+    assert states_the_thing("It fits well.") and not states_the_thing("Love this place!")
+    texts = ["Love this little kettle, so cute.", "The kettle is cute and pours well.", "Handle melted fast."]
+    vectors = unit([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])  # the first two as central
+    sentiments = [0.7, 0.7, -0.5]
+    weights = SELECTION_SETTINGS.small_entity_weights
+    assert weights.thing_subject > 0
+    picked = select_summary(texts, vectors, sentiments, budget_words=8, weights=weights)
+    assert picked[0] == 1  # the kettle as the subject, not the reviewer's exclamation
+    plain = SelectionWeights(**{**dataclasses.asdict(weights), "thing_subject": 0.0})
+    assert select_summary(texts, vectors, sentiments, budget_words=8, weights=plain)[0] == 0

@@ -69,6 +69,7 @@ __all__ = [
     "SelectionSettings",
     "SELECTION_SETTINGS",
     "is_first_person",
+    "states_the_thing",
     "names_only_in_passing",
     "without_repeats",
     "opinion_tokens",
@@ -142,6 +143,19 @@ def is_first_person(text: str) -> bool:
     """
     first_person = word_set("selection", "first_person")
     return any(t in first_person for t in _WORD.findall(text.lower()))
+
+
+def states_the_thing(text: str) -> bool:
+    """Whether ``text`` opens with the thing reviewed, or a part of it, as its subject (a ``thing_subjects``
+    word: "The chain is thin but strong.", "This place is a small family owned Thai restaurant.", "It fits
+    well."): the third-person voice of human summaries, not a reviewer's exclamation ("Love it!") or story.
+
+    Example:
+        >>> states_the_thing("The chain is thin but strong."), states_the_thing("Love this place!")
+        (True, False)
+    """
+    words = _WORD.findall(text.lower())
+    return bool(words) and words[0] in word_set("selection", "thing_subjects")
 
 
 def names_only_in_passing(text: str, forms: Sequence[str]) -> bool:
@@ -311,16 +325,19 @@ def _subjectless_openers() -> frozenset[str]:
 
 def stands_alone(text: str) -> bool:
     """Whether a summary sentence says something by itself: at least ``SelectionSettings.min_content_words``
-    content words (:func:`content_tokens`) and no opening number fragment, the tail of a price the segmenter
-    split ("00 for junk." of "$20.00 for junk."). "Great price." does; "Fast.", "Mike.", "Bowl.", "Wow." and
-    "Thanks." do not.
+    content words (:func:`content_tokens`) and no opening fragment: the tail of a price the segmenter split
+    ("00 for junk." of "$20.00 for junk."), or of a sentence split after an abbreviation ("unusual since I
+    normally wear a B width."). "Great price." does; "Fast.", "Mike.", "Bowl.", "Wow." and "Thanks." do not.
 
     Example:
         >>> stands_alone("Great price."), stands_alone("Fast."), stands_alone("00 for junk.")
         (True, False, False)
+        >>> stands_alone("unusual since I normally wear a B width.")
+        False
     """
     tokens = content_tokens(text)
-    return len(tokens) >= SELECTION_SETTINGS.min_content_words and not _NUMBER_TAIL.match(text)
+    fragment = _NUMBER_TAIL.match(text) or text[:1].islower()
+    return len(tokens) >= SELECTION_SETTINGS.min_content_words and not fragment
 
 
 _NUMBER_TAIL = re.compile(r"^\s*\d")
@@ -423,6 +440,7 @@ class SelectionWeights:
         sentiment: |sentiment| (clearly opinionated).
         genericity: :func:`genericity`.
         first_person: Penalty on sentences in the first person (:func:`is_first_person`).
+        thing_subject: Bonus for sentences whose subject is the thing reviewed (:func:`states_the_thing`).
     """
 
     centrality: float = 0.35
@@ -431,6 +449,7 @@ class SelectionWeights:
     sentiment: float = 0.1
     genericity: float = 0.25
     first_person: float = 0.0
+    thing_subject: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -444,7 +463,12 @@ class SelectionSettings:
             key points): genericity counts more, since human aspect summaries state the shared opinion in
             general terms.
         small_entity_weights: Weights of :func:`select_summary` (entity-wide summaries of small entities):
-            centrality and genericity first, first-person accounts penalised.
+            centrality and genericity first, first-person accounts penalised, statements whose subject is the
+            thing reviewed preferred (``thing_subject`` 0.4: human summaries of products and restaurants speak
+            of the thing in the third person, "This place is ...", "The chain is ..."; fast harness over the
+            stored sentences, no verification: FewSum val RL 19.45 -> 19.53 / 19.60 / 20.01 / 20.14 / 20.13 / 19.97
+            at 0.06 / 0.2 / 0.32 / 0.4 / 0.48 / 0.8, OpoSum 27.99 -> 28.12 / 28.96 / 29.01 / 29.10 / 29.54 / 29.51;
+            SPACE hotels take the HIRO path).
         summary_words: Word budget of ``HighlightSet.summary`` (human general summaries of hotels run 60-90 words).
         duplicate_share: :func:`same_opinion`: share of the shorter claim two key points must have in common
             to state the same opinion.
@@ -488,7 +512,8 @@ class SelectionSettings:
     default_weights: SelectionWeights = SelectionWeights()
     query_weights: SelectionWeights = SelectionWeights(genericity=0.4)
     small_entity_weights: SelectionWeights = SelectionWeights(
-        centrality=1.0, lexical=0.4, relevance=0.0, sentiment=0.0, genericity=0.8, first_person=0.2
+        centrality=1.0, lexical=0.4, relevance=0.0, sentiment=0.0, genericity=0.8, first_person=0.2,
+        thing_subject=0.4,
     )
     summary_words: int = 75
     duplicate_share: float = 0.6
@@ -560,6 +585,8 @@ def score_candidates(
         total = total + weights.genericity * np.array([genericity(t) for t in texts])
     if weights.first_person:
         total = total - weights.first_person * np.array([is_first_person(t) for t in texts], dtype=float)
+    if weights.thing_subject:
+        total = total + weights.thing_subject * np.array([states_the_thing(t) for t in texts], dtype=float)
     return total
 
 
