@@ -16,7 +16,7 @@ set present it prints why and exits 0.
 Usage:
     python benchmarks/real_reviews.py                          # every set present
     python benchmarks/real_reviews.py --sets space_dev --entities 5
-    python benchmarks/real_reviews.py --sets fewsum --splits val                # FewSum dev only
+    python benchmarks/real_reviews.py --sets fewsum --splits val                # FewSum dev only (also per domain)
     python benchmarks/real_reviews.py --sets space_dev --encoder torch       # fp32 reference backend
     python benchmarks/real_reviews.py --sets space_dev --tasks general --baselines none   # the system only: fast reruns
     OPINIO_REAL_REVIEWS=/path/to/real-reviews python benchmarks/real_reviews.py
@@ -30,6 +30,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 #: set name -> tasks that apply.
 SETS: dict[str, tuple[str, ...]] = {
@@ -47,6 +48,32 @@ def reference_splits(path: Path) -> dict[str, str | None]:
     """Entity id -> the ``split`` its reference entry names (None when it names none)."""
     raw = json.loads(path.read_text(encoding="utf-8"))
     return {str(k): (v.get("split") if isinstance(v, dict) else None) for k, v in raw.items()}
+
+
+def reference_domains(path: Path) -> dict[str, str]:
+    """Entity id -> the ``domain`` its reference entry names (FewSum: amazon, yelp), for entries that name one."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return {str(k): str(v["domain"]) for k, v in raw.items() if isinstance(v, dict) and v.get("domain")}
+
+
+def domain_tables(records: list[dict[str, Any]], domains: dict[str, str]) -> list[tuple[str, dict[str, Any]]]:
+    """Per domain (when the set's entities name two or more), the tables of its entities' records alone.
+
+    Example:
+        >>> recs = [{"task": "general", "system": "x", "entity_id": e, "unit": "general", "R1": r, "R2": 0.0,
+        ...          "RL": r, "words": 50} for e, r in (("a", 10.0), ("b", 20.0))]
+        >>> [(d, t["general"]["rows"][0]["RL"]) for d, t in domain_tables(recs, {"a": "amazon", "b": "yelp"})]
+        [('amazon', 10.0), ('yelp', 20.0)]
+    """
+    from opinio_agents.evaluation.human import summarize_records
+
+    present = sorted({domains[r["entity_id"]] for r in records if r["entity_id"] in domains})
+    if len(present) < 2:
+        return []
+    return [
+        (domain, summarize_records([r for r in records if domains.get(r["entity_id"]) == domain]))
+        for domain in present
+    ]
 
 
 def data_dir() -> Path | None:
@@ -137,6 +164,8 @@ def main() -> int:
             extra={"general_budget_words": evaluator.general_words, "entities": len(entities)},
         )
         print(human_tables_markdown(summary["tables"], label=name) + "\n")
+        for domain, tables in domain_tables(records, reference_domains(folder / f"{name}.refs.json")):
+            print(human_tables_markdown(tables, label=f"{name} {domain}") + "\n")
         for note in summary["notes"]:
             print(note, file=sys.stderr)
         print(f"wrote {args.out / folder_name}", file=sys.stderr)

@@ -75,6 +75,7 @@ from opinio_agents.synthesis.selection import (
     select_summary,
     states_complaint,
     summary_of,
+    without_connective,
     without_repeats,
 )
 from opinio_agents.synthesis.support import SIDE_SHARE, shown_sides
@@ -96,6 +97,7 @@ __all__ = [
     "sentence_highlights",
     "reading_order",
     "GENERAL_ASPECT",
+    "summary_point",
 ]
 
 @dataclass(frozen=True)
@@ -127,6 +129,9 @@ class QueryFreeSettings:
         praise_first: The entity-wide summary states its praise before its complaints, each in the order
             reviews raise them (:func:`reading_order`), as human summaries of products do: OpoSum general
             RL 25.9 -> 27.1, FewSum val 19.1 -> 19.1 (SPACE hotels take the HIRO path: unchanged).
+        drop_connectives: A query-free key point loses a leading connective that tied it to its review's
+            previous sentence (:func:`~opinio_agents.synthesis.selection.without_connective`: "Finally, the
+            pool is great." is "The pool is great." in a summary).
     """
 
     alpha: float = 60.0
@@ -140,12 +145,25 @@ class QueryFreeSettings:
     judged_candidates: int = 16
     small_entity_sentences: int = 250
     praise_first: bool = True
+    drop_connectives: bool = True
 
 
 #: The settings query-free highlights use unless a caller passes others.
 QUERY_FREE_SETTINGS = QueryFreeSettings()
 #: The highlight query of a summary sentence that no discovered aspect's clusters hold.
 GENERAL_ASPECT = "overall"
+
+
+def summary_point(text: str, query: str = "", *, sign: int = 0, terms: Sequence[str] = ()) -> str:
+    """A review sentence as a query-free key point: :func:`~opinio_agents.synthesis.keypoint.to_key_point`,
+    without a leading connective (``QueryFreeSettings.drop_connectives``).
+
+    Example:
+        >>> summary_point("Finally, the pool was great!!")
+        'The pool was great.'
+    """
+    point = to_key_point(text, query, sign=sign, terms=terms)
+    return without_connective(point) if QUERY_FREE_SETTINGS.drop_connectives else point
 
 
 def _cited_highlight(
@@ -327,7 +345,7 @@ def aspect_highlights(
             continue
         sign = 1 if side is Polarity.PROS else -1
         texts = [stored[i].sentence.text for i in indices]
-        points = [to_key_point(t, aspect.aspect, sign=sign, terms=forms) for t in texts]
+        points = [summary_point(t, aspect.aspect, sign=sign, terms=forms) for t in texts]
         # A key point that does not name its aspect is never shown (the clause about it was cut away,
         # or the sentence sits in the cluster for another reason): it stays evidence only.
         about = [
@@ -337,7 +355,8 @@ def aspect_highlights(
         if not about:
             continue
         if drop_narrative:
-            about = [j for j in about if not is_narrative(points[j])]
+            story = SELECTION_SETTINGS.subjectless_story
+            about = [j for j in about if not is_narrative(points[j], implied_subject=story)]
         if side is Polarity.CONS and cons_complain:
             about = [j for j in about if states_complaint(points[j])]
         if not about:  # only accounts of what reviewers did, or CONS that complain of nothing: evidence only
@@ -457,7 +476,7 @@ def sentence_highlights(
     out: list[Highlight] = []
     for i in chosen:
         sign = 1 if stored[i].sentiment >= 0 else -1
-        point = to_key_point(stored[i].sentence.text, "", sign=sign)
+        point = summary_point(stored[i].sentence.text, sign=sign)
         holders = [a for a in aspects if i in a.sentence_indices and mentions_any(point, aspect_forms(a))]
         aspect = holders[0] if holders else None
         side = Polarity.PROS if sign > 0 else Polarity.CONS
@@ -789,7 +808,7 @@ def _compute_result(
     chosen: list[int] = []
     if len(stored) < small_entity and len(embeddings) == len(stored):
         chosen = select_summary(  # scored as shown: the key point each sentence becomes
-            [to_key_point(s.sentence.text, "", sign=1 if s.sentiment >= 0 else -1) for s in stored],
+            [summary_point(s.sentence.text, sign=1 if s.sentiment >= 0 else -1) for s in stored],
             embeddings,
             [s.sentiment for s in stored],
             budget_words=summary_words,

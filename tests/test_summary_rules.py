@@ -1,0 +1,131 @@
+"""Query-free summary rules of issue 21 item 1 (tiny inline fixtures, no model loaded): a review sentence whose
+"I" was left out still tells a story, a summary sentence must say something by itself, and a key point loses
+the connective that tied it to its review's previous sentence. Each test also shows the rule switched off."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import opinio_agents.hiro.highlights as highlights
+import opinio_agents.synthesis.selection as selection
+from opinio_agents.hiro.aspects import DiscoveredAspect, HiroCluster
+from opinio_agents.hiro.highlights import aspect_highlights, summary_point
+from opinio_agents.models import Sentence
+from opinio_agents.stores.catalog import StoredSentence
+from opinio_agents.synthesis.selection import is_narrative, select_summary, stands_alone, without_connective
+from opinio_agents.text.preprocess import tokenize_for_bm25
+
+
+def unit(rows: list[list[float]]) -> np.ndarray:
+    m = np.array(rows, dtype=float)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def stored(i: int, text: str, sentiment: float) -> StoredSentence:
+    sentence = Sentence(
+        sentence_id=f"9:{i}:0", entity_id="9", review_id=str(i), index=0, text=text, start=0, end=len(text)
+    )
+    return StoredSentence(sentence, tuple(tokenize_for_bm25(text)), sentiment)
+
+
+def selection_settings(monkeypatch: pytest.MonkeyPatch, **changes: object) -> None:
+    patched = dataclasses.replace(selection.SELECTION_SETTINGS, **changes)  # type: ignore[arg-type]
+    monkeypatch.setattr(selection, "SELECTION_SETTINGS", patched)
+    monkeypatch.setattr(highlights, "SELECTION_SETTINGS", patched)
+
+
+def test_a_sentence_without_its_i_still_tells_a_story() -> None:
+    for story in (
+        "Had to return them.",
+        "Been here twice and found the food to be just ok.",
+        "Bought this item for the Lenovo Yoga laptop.",
+        "Had the jumbo char dog with slaw, grilled onions, and mustard.",
+    ):
+        assert is_narrative(story, implied_subject=True), story
+        assert not is_narrative(story), story  # no I or we: the rule reads the left-out subject
+    for opinion in (
+        "Had a great time and the food was amazing.",  # it judges
+        "Great service and friendly staff.",
+        "The room was clean.",
+    ):
+        assert not is_narrative(opinion, implied_subject=True), opinion
+
+
+# The story is the most central sentence: only the rule keeps it out of the summary.
+STORY_TEXTS = [
+    "Had to return them after a week.",
+    "The boots are warm and comfortable.",
+    "The sole is stiff and slippery.",
+    "Nice color and a good fit.",
+]
+STORY_VECTORS = unit([[1.0, 0.3, 0.3, 0.3], [0.3, 1.0, 0.0, 0.0], [0.3, 0.0, 1.0, 0.0], [0.3, 0.0, 0.0, 1.0]])
+STORY_SENTIMENTS = [-0.4, 0.7, -0.5, 0.6]
+
+
+def test_select_summary_leaves_out_a_subjectless_story(monkeypatch: pytest.MonkeyPatch) -> None:
+    picked = select_summary(STORY_TEXTS, STORY_VECTORS, STORY_SENTIMENTS, budget_words=30)
+    assert 0 not in picked and picked
+    selection_settings(monkeypatch, subjectless_story=False)
+    assert 0 in select_summary(STORY_TEXTS, STORY_VECTORS, STORY_SENTIMENTS, budget_words=30)
+
+
+def test_query_free_key_point_is_no_subjectless_story(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = [
+        stored(0, "Had the pool to ourselves every morning.", 0.3),
+        stored(1, "Had the pool to ourselves most days.", 0.3),
+        stored(2, "The pool is lovely and warm.", 0.6),
+    ]
+    embeddings = unit([[1.0, 0.0], [0.99, 0.1], [0.7, 0.7]])
+    pool = DiscoveredAspect(
+        "pool", 3, 3, 0, 0, 3, 1.0, sentence_indices=[0, 1, 2], term_indices=[0, 1, 2],
+        clusters=[HiroCluster(subpaths=[(1,)], indices=[0, 1, 2], score=1.0)], forms=["pool"],
+    )
+    (pro,) = aspect_highlights(pool, rows, embeddings=embeddings, max_points=1)
+    assert pro.text == "The pool is lovely and warm."
+    selection_settings(monkeypatch, subjectless_story=False)
+    (told,) = aspect_highlights(pool, rows, embeddings=embeddings, max_points=1)
+    assert told.text.startswith("Had the pool")
+
+
+def test_a_summary_sentence_says_something_by_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert stands_alone("Great price.") and stands_alone("The staff is friendly.")
+    for fragment in ("Fast.", "Mike.", "Wow.", "Thanks.", "00 for junk.", "0 ports.", "unusual since I wear a B."):
+        assert not stands_alone(fragment), fragment
+    texts = ["Fast.", "The food is fresh and tasty.", "Friendly staff and good prices.", "Mike.", "Slow service."]
+    vectors = unit([[1, 0.3, 0.3, 0.3, 0], [0.3, 1, 0, 0, 0], [0.3, 0, 1, 0, 0], [0.3, 0, 0, 0, 1], [0.3, 0, 0, 1, 0]])
+    sentiments = [0.6, 0.7, 0.6, 0.5, -0.5]
+    picked = [texts[i] for i in select_summary(texts, vectors, sentiments, budget_words=30)]
+    assert "Fast." not in picked and "Mike." not in picked and "The food is fresh and tasty." in picked
+    selection_settings(monkeypatch, min_content_words=0)
+    assert "Fast." in [texts[i] for i in select_summary(texts, vectors, sentiments, budget_words=30)]
+
+
+def test_key_point_loses_a_leading_connective(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert summary_point("Finally, the pool was great!!") == "The pool was great."
+    assert summary_point("Additionally the breakfast is included.") == "The breakfast is included."
+    assert without_connective("Last but not least, the staff was lovely.") == "The staff was lovely."
+    for kept in ("Well made and sturdy.", "Besides the noise, the room was fine.", "Finally."):
+        assert without_connective(kept) == kept, kept
+    monkeypatch.setattr(
+        highlights, "QUERY_FREE_SETTINGS", dataclasses.replace(highlights.QUERY_FREE_SETTINGS, drop_connectives=False)
+    )
+    assert summary_point("Finally, the pool was great!!") == "Finally, the pool was great."
+
+
+def test_small_entity_summary_prefers_the_thing_as_subject() -> None:
+    from opinio_agents.synthesis.selection import SELECTION_SETTINGS, SelectionWeights, states_the_thing
+
+    assert states_the_thing("This place is a small family owned Thai restaurant.")
+    assert states_the_thing("It fits well.") and not states_the_thing("Love this place!")
+    texts = ["Love this little kettle, so cute.", "The kettle is cute and pours well.", "Handle melted fast."]
+    vectors = unit([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])  # the first two as central
+    sentiments = [0.7, 0.7, -0.5]
+    weights = SELECTION_SETTINGS.small_entity_weights
+    assert weights.thing_subject > 0
+    picked = select_summary(texts, vectors, sentiments, budget_words=8, weights=weights)
+    assert picked[0] == 1  # the kettle as the subject, not the reviewer's exclamation
+    plain = SelectionWeights(**{**dataclasses.asdict(weights), "thing_subject": 0.0})
+    assert select_summary(texts, vectors, sentiments, budget_words=8, weights=plain)[0] == 0
