@@ -9,9 +9,10 @@ text discusses the aspect it is shown under (its ``query``):
    AOS extractor) whose aspect matches the highlight's aspect or is at least
    ``VerificationSettings.aspect_similarity`` similar to it (MiniLM), or the aspect's words in the text;
 2. **mention**: the one definition of an aspect mention
-   (:func:`opinio_agents.synthesis.support.mention_mask`): the aspect's most
-   specific word (or most of its words) in the text, or MiniLM cosine with the aspect
-   of at least 0.45 (and above its generic words).
+   (:func:`opinio_agents.synthesis.support.mention_mask` with ``named``, as every count of an
+   aspect): the aspect's most specific word (or most of its words) or a word that also names it
+   (:func:`~opinio_agents.synthesis.support.aspect_forms`: "wi-fi" for internet) in the text, or
+   MiniLM cosine with the aspect of at least 0.45 (and above its generic words).
 
 3. **target** (a third, stricter signal): the aspect's name is an opinion target of the
    text for the triplet extractor aspect naming uses
@@ -131,7 +132,7 @@ def main() -> int:
             # IDFs come from the entity's sentences: the text is scored as one of them
             mask = mention_mask(
                 h.query, [*stored, row], embeddings=np.vstack([embeddings, vector]),
-                query_embedding=query_vector, generic_embeddings=generic_vectors,
+                query_embedding=query_vector, generic_embeddings=generic_vectors, named=True,
             )
             by_mention = bool(mask[-1])
             off_verifier += not by_verifier
@@ -147,7 +148,8 @@ def main() -> int:
         row_of = {s.sentence.sentence_id: i for i, s in enumerate(stored)}
         masks = {
             query: mention_mask(
-                query, stored, embeddings=embeddings, query_embedding=query_vector, generic_embeddings=generic_vectors
+                query, stored, embeddings=embeddings, query_embedding=query_vector,
+                generic_embeddings=generic_vectors, named=True,
             )
             for query, (query_vector, generic_vectors) in encoded.items()
         }

@@ -34,7 +34,13 @@ from opinio_agents.embeddings import Encoder, get_encoder
 from opinio_agents.errors import ConfigError
 from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, Polarity, QueryEvidence, Support
 from opinio_agents.synthesis.base import Synthesizer
-from opinio_agents.synthesis.keypoint import KEY_POINT_SETTINGS, aspect_segments, focused_text, to_key_point
+from opinio_agents.synthesis.keypoint import (
+    KEY_POINT_SETTINGS,
+    aspect_segments,
+    focused_text,
+    is_opinion,
+    to_key_point,
+)
 from opinio_agents.synthesis.selection import (
     SELECTION_SETTINGS,
     SelectionWeights,
@@ -43,9 +49,10 @@ from opinio_agents.synthesis.selection import (
     select_points,
     supported_points,
 )
-from opinio_agents.synthesis.support import SIDE_SHARE, shown_sides
+from opinio_agents.synthesis.support import SIDE_SHARE, aspect_terms, shown_sides
 from opinio_agents.text.duplicates import distinct_indices
 from opinio_agents.text.polarity import evidence_polarity
+from opinio_agents.text.preprocess import tokenize_for_bm25
 
 __all__ = ["ExtractiveSynthesizer", "evidence_polarity"]
 
@@ -87,6 +94,10 @@ class ExtractiveSynthesizer(Synthesizer):
         mentions_share: A side's key points come only from its candidates that mention the query
             (``item.mentions``) when those make at least this share of its distinct candidates and
             ``min_side_evidence`` of them (:meth:`_mentions_only`).
+        prefer_named: Among those, the candidates that name the query by a word (``item.named``) when the
+            side has enough of them (same rule), before the ones only an embedding finds near it.
+        must_judge: Key points state an opinion (:func:`~opinio_agents.synthesis.keypoint.is_opinion`) while
+            the side has a candidate that does: no facts ("Check-in is at 2.").
     """
 
     name = "extractive"
@@ -112,6 +123,9 @@ class ExtractiveSynthesizer(Synthesizer):
         focus_candidates: int = KEY_POINT_SETTINGS.focus_candidates,
         drop_narrative: bool | None = None,
         mentions_share: float = KEY_POINT_SETTINGS.mentions_share,
+        prefer_named: bool = KEY_POINT_SETTINGS.prefer_named,
+        must_judge: bool = KEY_POINT_SETTINGS.must_judge,
+        own_words: float = KEY_POINT_SETTINGS.own_words,
     ) -> None:
         super().__init__()
         if not 0.0 < split_threshold <= 0.5:
@@ -150,6 +164,9 @@ class ExtractiveSynthesizer(Synthesizer):
         if not 0.0 <= mentions_share <= 1.0:
             raise ConfigError(f"mentions_share={mentions_share} must be in [0, 1]")
         self.mentions_share = mentions_share
+        self.prefer_named = prefer_named
+        self.must_judge = must_judge
+        self.own_words = own_words
 
     @property
     def encoder(self) -> Encoder:
@@ -219,9 +236,13 @@ class ExtractiveSynthesizer(Synthesizer):
                 scores = score_candidates(
                     points, vectors, sentiments=sentiments, query_vector=item.query_vector, weights=self.weights
                 )
+            if self.own_words:
+                scores = scores + self.own_words * _own_words(points, item.query)
             # Opinions, not accounts of what a reviewer did (is_narrative), while the side has one.
             told = [i for i, p in enumerate(points) if not (self.drop_narrative and is_narrative(p))]
             told = told or list(range(len(points)))
+            if self.must_judge:  # opinions, not facts ("Check-in is at 2.", "They advertise a free shuttle.")
+                told = [i for i in told if is_opinion(points[i])] or told
             chosen = select_points(
                 [points[i] for i in told],
                 vectors[told],
@@ -352,18 +373,25 @@ class ExtractiveSynthesizer(Synthesizer):
         with the words that also name an aspect counted
         (:func:`~opinio_agents.synthesis.support.aspect_forms`) it gains instead (figures in
         ``benchmarks/README.md``).
+
+        With ``prefer_named``, the candidates that name the query by a word (``item.named``) come first,
+        under the same rule: on the sample, "There is a supermarket around the corner for snacks and water."
+        is a mention of "restaurant" only by its embedding (cosine 0.455), and the side has sentences that
+        say "restaurant".
         """
-        if item.mentions is None:
-            return candidates, vectors
-        rows = [i for i, e in enumerate(candidates) if e.sentence_id in item.mentions]
-        if len(rows) == len(candidates):
+        tiers = [t for t in (item.named if self.prefer_named else None, item.mentions) if t is not None]
+        if not tiers:
             return candidates, vectors
         # Counted as distinct statements: one guest's sentence copied into twenty reviews is one.
         said = len(distinct_indices([e.text for e in candidates]))
-        said_by_mentions = len(distinct_indices([candidates[i].text for i in rows]))
-        if said_by_mentions < max(self.min_side_evidence, said * self.mentions_share):
-            return candidates, vectors
-        return [candidates[i] for i in rows], vectors[rows]
+        for tier in tiers:
+            rows = [i for i, e in enumerate(candidates) if e.sentence_id in tier]
+            if len(rows) == len(candidates):
+                return candidates, vectors
+            said_by_tier = len(distinct_indices([candidates[i].text for i in rows]))
+            if said_by_tier >= max(self.min_side_evidence, said * self.mentions_share):
+                return [candidates[i] for i in rows], vectors[rows]
+        return candidates, vectors
 
     def _nearest(self, pool_vectors: np.ndarray, query_vector: np.ndarray | None, rows: list[int]) -> list[int]:
         """The ``max_pool`` rows of the support set nearest the query (the first ones without a query vector)."""
@@ -379,6 +407,14 @@ class ExtractiveSynthesizer(Synthesizer):
             row = {id(e): i for i, e in enumerate(item.evidence)}
             return item.vectors[[row[id(c)] for c in candidates]]
         return self.encoder.encode([c.text for c in candidates])
+
+
+def _own_words(points: list[str], query: str) -> np.ndarray:
+    """The share of the query's own words (:func:`~opinio_agents.synthesis.support.aspect_terms`) each point uses."""
+    terms = set(aspect_terms(query))
+    if not terms:
+        return np.zeros(len(points))
+    return np.array([len(terms.intersection(tokenize_for_bm25(p))) / len(terms) for p in points])
 
 
 def _not_against(texts: list[str], sign: int) -> list[bool]:

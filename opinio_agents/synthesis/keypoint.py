@@ -34,6 +34,7 @@ __all__ = [
     "subject_clauses",
     "aspect_segments",
     "focused_text",
+    "is_opinion",
     "KeyPointSettings",
     "KEY_POINT_SETTINGS",
 ]
@@ -80,6 +81,13 @@ class KeyPointSettings:
         quote_sentiment: Stored sentiment a quote beyond the key points' own sentences needs on its
             highlight's side: a fact read slightly positive ("Keep in mind it is a big place...", +0.11)
             is no praise to show.
+        prefer_named: A side's key points come from its candidates that name the aspect by a word (its own
+            words or the words that also name it) when it has enough of them (``mentions_share``), before
+            those only the embedding match finds near it: on the sample, "There is a supermarket around the
+            corner for snacks and water." (20 copies, cosine 0.455 with "restaurant") was the restaurant PRO.
+        must_judge: A key point states an opinion (:func:`is_opinion`) while the side has a candidate that
+            does: "Check-in is at 2." (the clause of "Our room was not ready until 5pm even though check-in
+            is at 2." about check-in) and "They advertise a free shuttle." are facts, not highlights.
     """
 
     max_words: int = 28
@@ -98,6 +106,9 @@ class KeyPointSettings:
     focus_candidates: int = 20
     mentions_share: float = 0.0
     quote_sentiment: float = 0.25
+    prefer_named: bool = True
+    must_judge: bool = True
+    own_words: float = 0.0
 
 
 #: The settings key points use unless a caller passes others.
@@ -303,6 +314,20 @@ def _evaluative_words() -> frozenset[str]:
 def _evaluative(word: str) -> bool:
     """Whether a lower-case word judges: an opinion word of the sentiment lexicon or an attribute adjective."""
     return word in _evaluative_words()
+
+
+def is_opinion(text: str) -> bool:
+    """Whether a key point states the reviewer's opinion: it judges something (an opinion word or an attribute
+    adjective) and does not report what the place claims ("They advertise a free shuttle": a ``claims`` word).
+
+    Example:
+        >>> is_opinion("The shuttle was free and always on time."), is_opinion("Check-in is at 2.")
+        (True, False)
+        >>> is_opinion("They advertise a free shuttle.")
+        False
+    """
+    words = _PIECE_WORD.findall(text.lower())
+    return any(_evaluative(w) for w in words) and not any(w in word_set("keypoint", "claims") for w in words)
 
 
 def _states_opinion(text: str) -> bool:
