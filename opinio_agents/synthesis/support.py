@@ -289,8 +289,8 @@ def _query_idf(
             if any(_uses(tokens, held, form) for form in whole):
                 present = set(term_set)
             else:
-                named = {t for t, forms in each.items() if any(_uses(tokens, held, f) for f in forms)}
-                if present | named == term_set:  # a word naming one term counts only beside the others
+                stood_for = {t for t, forms in each.items() if any(_uses(tokens, held, f) for f in forms)}
+                if present | stood_for == term_set:  # a word naming one term counts only beside the others
                     present = set(term_set)
         token_sets.append(present)
         for term in present:  # most sentences share no term: no Counter.update call for them
