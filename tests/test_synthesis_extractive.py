@@ -275,6 +275,19 @@ def test_a_side_with_named_mentions_leads_with_one(synth) -> None:
     )
     kept, _ = synth._mentions_only(few, candidates, np.eye(len(candidates)))
     assert len(kept) == len(candidates)
+    # nor where the words say a minority of it: "noise level" names the level; reviewers say "noisy"
+    noise = [
+        ev(20, "Bring earplugs, the noise level is unbearable.", -0.7),
+        ev(21, "Reception is on the first floor, not at street level.", -0.2),
+        *(ev(22 + i, t, -0.6) for i, t in enumerate(
+            ["Very noisy rooms.", "Not a quiet room.", "Loud music until 2am.", "Thin walls, we heard everything."]
+        )),
+    ]
+    level = QueryEvidence(
+        query="noise level", evidence=noise, support=Support(reviews=6, negative=6),
+        mentions=frozenset(e.sentence_id for e in noise), named=frozenset(e.sentence_id for e in noise[:2]),
+    )
+    assert len(synth._mentions_only(level, noise, np.eye(len(noise)))[0]) == len(noise)
 
 
 def test_key_points_state_opinions_not_facts(synth) -> None:

@@ -94,8 +94,9 @@ class ExtractiveSynthesizer(Synthesizer):
         mentions_share: A side's key points come only from its candidates that mention the query
             (``item.mentions``) when those make at least this share of its distinct candidates and
             ``min_side_evidence`` of them (:meth:`_mentions_only`).
-        prefer_named: Among those, the candidates that name the query by a word (``item.named``) when the
-            side has enough of them (same rule), before the ones only an embedding finds near it.
+        named_share: Among those, only the candidates that name the query by a word (``item.named``) when
+            they make at least this share of them (distinct statements) and ``min_side_evidence`` of them
+            (:meth:`_named_only`); None: no such preference.
         must_judge: Key points state an opinion (:func:`~opinio_agents.synthesis.keypoint.is_opinion`) while
             the side has a candidate that does: no facts ("Check-in is at 2.").
     """
@@ -123,7 +124,7 @@ class ExtractiveSynthesizer(Synthesizer):
         focus_candidates: int = KEY_POINT_SETTINGS.focus_candidates,
         drop_narrative: bool | None = None,
         mentions_share: float = KEY_POINT_SETTINGS.mentions_share,
-        prefer_named: bool = KEY_POINT_SETTINGS.prefer_named,
+        named_share: float | None = KEY_POINT_SETTINGS.named_share,
         must_judge: bool = KEY_POINT_SETTINGS.must_judge,
         own_words: float = KEY_POINT_SETTINGS.own_words,
     ) -> None:
@@ -164,7 +165,9 @@ class ExtractiveSynthesizer(Synthesizer):
         if not 0.0 <= mentions_share <= 1.0:
             raise ConfigError(f"mentions_share={mentions_share} must be in [0, 1]")
         self.mentions_share = mentions_share
-        self.prefer_named = prefer_named
+        if named_share is not None and not 0.0 <= named_share <= 1.0:
+            raise ConfigError(f"named_share={named_share} must be in [0, 1] (or None)")
+        self.named_share = named_share
         self.must_judge = must_judge
         self.own_words = own_words
 
@@ -374,24 +377,37 @@ class ExtractiveSynthesizer(Synthesizer):
         (:func:`~opinio_agents.synthesis.support.aspect_forms`) it gains instead (figures in
         ``benchmarks/README.md``).
 
-        With ``prefer_named``, the candidates that name the query by a word (``item.named``) come first,
-        under the same rule: on the sample, "There is a supermarket around the corner for snacks and water."
-        is a mention of "restaurant" only by its embedding (cosine 0.455), and the side has sentences that
-        say "restaurant".
+        Then the ones that name the query by a word (``item.named``, :meth:`_named_only`) when they say most
+        of it: on the sample, "There is a supermarket around the corner for snacks and water." is a mention
+        of "restaurant" only by its embedding (cosine 0.455), and most of the side's mentions say "restaurant".
         """
-        tiers = [t for t in (item.named if self.prefer_named else None, item.mentions) if t is not None]
-        if not tiers:
+        if item.mentions is None:
             return candidates, vectors
+        rows = [i for i, e in enumerate(candidates) if e.sentence_id in item.mentions]
+        if len(rows) == len(candidates):
+            return self._named_only(item, candidates, vectors)
         # Counted as distinct statements: one guest's sentence copied into twenty reviews is one.
         said = len(distinct_indices([e.text for e in candidates]))
-        for tier in tiers:
-            rows = [i for i, e in enumerate(candidates) if e.sentence_id in tier]
-            if len(rows) == len(candidates):
-                return candidates, vectors
-            said_by_tier = len(distinct_indices([candidates[i].text for i in rows]))
-            if said_by_tier >= max(self.min_side_evidence, said * self.mentions_share):
-                return [candidates[i] for i in rows], vectors[rows]
-        return candidates, vectors
+        said_by_mentions = len(distinct_indices([candidates[i].text for i in rows]))
+        if said_by_mentions < max(self.min_side_evidence, said * self.mentions_share):
+            return candidates, vectors
+        return self._named_only(item, [candidates[i] for i in rows], vectors[rows])
+
+    def _named_only(
+        self, item: QueryEvidence, candidates: list[Evidence], vectors: np.ndarray
+    ) -> tuple[list[Evidence], np.ndarray]:
+        """The candidates that name the query by a word (``item.named``), when they say ``named_share`` of what
+        the side's candidates say (distinct statements) and ``min_side_evidence`` of them."""
+        if item.named is None or self.named_share is None:
+            return candidates, vectors
+        rows = [i for i, e in enumerate(candidates) if e.sentence_id in item.named]
+        if len(rows) == len(candidates):
+            return candidates, vectors
+        said = len(distinct_indices([e.text for e in candidates]))
+        said_by_named = len(distinct_indices([candidates[i].text for i in rows]))
+        if said_by_named < max(self.min_side_evidence, said * self.named_share):
+            return candidates, vectors
+        return [candidates[i] for i in rows], vectors[rows]
 
     def _nearest(self, pool_vectors: np.ndarray, query_vector: np.ndarray | None, rows: list[int]) -> list[int]:
         """The ``max_pool`` rows of the support set nearest the query (the first ones without a query vector)."""

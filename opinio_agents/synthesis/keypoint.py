@@ -81,10 +81,13 @@ class KeyPointSettings:
         quote_sentiment: Stored sentiment a quote beyond the key points' own sentences needs on its
             highlight's side: a fact read slightly positive ("Keep in mind it is a big place...", +0.11)
             is no praise to show.
-        prefer_named: A side's key points come from its candidates that name the aspect by a word (its own
-            words or the words that also name it) when it has enough of them (``mentions_share``), before
-            those only the embedding match finds near it: on the sample, "There is a supermarket around the
-            corner for snacks and water." (20 copies, cosine 0.455 with "restaurant") was the restaurant PRO.
+        named_share: A side's key points come only from its mentions that name the aspect by a word (its own
+            words or the words that also name it) when those say at least this share of what its mentions
+            say, not from those only the embedding match finds near it: on the sample, "There is a supermarket
+            around the corner for snacks and water." (20 copies, cosine 0.455 with "restaurant") was the
+            restaurant PRO. Half, not any: where the words miss how an aspect is said ("noise level": "Very
+            noisy rooms" names the noise, not its level), the few that use them ("not at street level") are
+            no better key points than the rest.
         must_judge: A key point states an opinion (:func:`is_opinion`) while the side has a candidate that
             does: "Check-in is at 2." (the clause of "Our room was not ready until 5pm even though check-in
             is at 2." about check-in) and "They advertise a free shuttle." are facts, not highlights.
@@ -106,7 +109,7 @@ class KeyPointSettings:
     focus_candidates: int = 20
     mentions_share: float = 0.0
     quote_sentiment: float = 0.25
-    prefer_named: bool = True
+    named_share: float | None = 0.5
     must_judge: bool = True
     own_words: float = 0.0
 
