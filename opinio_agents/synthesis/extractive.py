@@ -49,10 +49,9 @@ from opinio_agents.synthesis.selection import (
     select_points,
     supported_points,
 )
-from opinio_agents.synthesis.support import SIDE_SHARE, aspect_terms, shown_sides
+from opinio_agents.synthesis.support import SIDE_SHARE, shown_sides
 from opinio_agents.text.duplicates import distinct_indices
 from opinio_agents.text.polarity import evidence_polarity
-from opinio_agents.text.preprocess import tokenize_for_bm25
 
 __all__ = ["ExtractiveSynthesizer", "evidence_polarity"]
 
@@ -126,7 +125,6 @@ class ExtractiveSynthesizer(Synthesizer):
         mentions_share: float = KEY_POINT_SETTINGS.mentions_share,
         named_share: float | None = KEY_POINT_SETTINGS.named_share,
         must_judge: bool = KEY_POINT_SETTINGS.must_judge,
-        own_words: float = KEY_POINT_SETTINGS.own_words,
     ) -> None:
         super().__init__()
         if not 0.0 < split_threshold <= 0.5:
@@ -169,7 +167,6 @@ class ExtractiveSynthesizer(Synthesizer):
             raise ConfigError(f"named_share={named_share} must be in [0, 1] (or None)")
         self.named_share = named_share
         self.must_judge = must_judge
-        self.own_words = own_words
 
     @property
     def encoder(self) -> Encoder:
@@ -239,8 +236,6 @@ class ExtractiveSynthesizer(Synthesizer):
                 scores = score_candidates(
                     points, vectors, sentiments=sentiments, query_vector=item.query_vector, weights=self.weights
                 )
-            if self.own_words:
-                scores = scores + self.own_words * _own_words(points, item.query)
             # Opinions, not accounts of what a reviewer did (is_narrative), while the side has one.
             told = [i for i, p in enumerate(points) if not (self.drop_narrative and is_narrative(p))]
             told = told or list(range(len(points)))
@@ -423,14 +418,6 @@ class ExtractiveSynthesizer(Synthesizer):
             row = {id(e): i for i, e in enumerate(item.evidence)}
             return item.vectors[[row[id(c)] for c in candidates]]
         return self.encoder.encode([c.text for c in candidates])
-
-
-def _own_words(points: list[str], query: str) -> np.ndarray:
-    """The share of the query's own words (:func:`~opinio_agents.synthesis.support.aspect_terms`) each point uses."""
-    terms = set(aspect_terms(query))
-    if not terms:
-        return np.zeros(len(points))
-    return np.array([len(terms.intersection(tokenize_for_bm25(p))) / len(terms) for p in points])
 
 
 def _not_against(texts: list[str], sign: int) -> list[bool]:
