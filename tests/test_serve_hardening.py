@@ -8,6 +8,7 @@ an over-long request line).
 from __future__ import annotations
 
 import asyncio
+import gc
 import io
 import json
 import logging
@@ -209,6 +210,24 @@ def test_a_job_cut_by_a_crash_is_finished_on_restart(rag: OpinioRAG, tmp_path: P
         assert c.get("/entities/crash1").status_code == 200 and c.get("/entities/crash2").status_code == 200
     assert not (jobs_dir / "halfupload").exists()
     assert sorted(p.name for p in folder.iterdir()) == ["job.json"]  # the upload went with the job
+
+
+def test_a_temporary_jobs_folder_leaves_nothing_behind(rag: OpinioRAG) -> None:
+    """Without ``jobs_dir`` the folder goes at shutdown, and also with an app built and never served."""
+    from opinio_agents.serve.jobs import IndexJobs
+
+    jobs = IndexJobs(rag)
+    folder = jobs.jobs_dir
+    assert folder.is_dir()
+    jobs.shutdown()
+    assert not folder.exists()
+
+    app = create_app(rag, settings=ServeSettings(rate_limit=None))  # never started: no lifespan, no shutdown
+    folder = app.state.jobs.jobs_dir
+    assert folder.is_dir()
+    del app
+    gc.collect()
+    assert not folder.exists()
 
 
 # ----------------------------------------------------------------------------- 3. cancellation

@@ -92,7 +92,8 @@ def write_sample(path: str | os.PathLike[str]) -> Path:
 
     Example:
         >>> import tempfile, pathlib
-        >>> out = write_sample(pathlib.Path(tempfile.mkdtemp()) / "hotels.json")
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> out = write_sample(pathlib.Path(tmp.name) / "hotels.json")
         >>> out.stat().st_size > 0
         True
     """

@@ -426,7 +426,8 @@ def write_synthetic(
 
     Example:
         >>> import tempfile, pathlib
-        >>> out = pathlib.Path(tempfile.mkdtemp()) / "synth.json"
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> out = pathlib.Path(tmp.name) / "synth.json"
         >>> data, truth = write_synthetic(out, 1, 5)
         >>> truth.name
         'synth.json.truth.json'

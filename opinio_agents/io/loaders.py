@@ -29,7 +29,8 @@ Limits (each configurable): a review text longer than ``max_review_chars``
 
 Example:
     >>> import json, pathlib, tempfile
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "hotels.json"
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(tmp.name) / "hotels.json"
     >>> _ = path.write_text(json.dumps([{"entity_id": 1, "user_reviews": [
     ...     {"review_id": 1, "text": "Quiet room."}]}]))
     >>> [e.entity_id for e in iter_entities(path)]

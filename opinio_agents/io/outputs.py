@@ -166,7 +166,8 @@ def atomic_writer(
 
     Example:
         >>> import pathlib, tempfile
-        >>> out = pathlib.Path(tempfile.mkdtemp()) / "out.txt"
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> out = pathlib.Path(tmp.name) / "out.txt"
         >>> with atomic_writer(out) as handle:
         ...     _ = handle.write("streamed")
         >>> out.read_text()
@@ -215,7 +216,8 @@ def write_text_atomic(path: str | Path, text: str, *, encoding: str = "utf-8") -
 
     Example:
         >>> import pathlib, tempfile
-        >>> out = pathlib.Path(tempfile.mkdtemp()) / "out.md"
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> out = pathlib.Path(tmp.name) / "out.md"
         >>> write_text_atomic(out, "# hi\\n").read_text()
         '# hi\\n'
     """

@@ -3,7 +3,8 @@
 Example:
     >>> import pathlib, tempfile
     >>> from opinio_agents.models import Entity
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "out.json"
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(tmp.name) / "out.json"
     >>> hotel = Entity(entity_id=1, user_reviews=[{"review_id": 1, "text": "Nice."}])
     >>> write_opiniobank([hotel], path)
     1

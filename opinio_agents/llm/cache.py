@@ -13,7 +13,8 @@ Example:
     >>> import tempfile, pathlib
     >>> from langchain_core.outputs import ChatGeneration
     >>> from langchain_core.messages import AIMessage
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "llm_cache.sqlite"
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(tmp.name) / "llm_cache.sqlite"
     >>> cache = SQLiteResponseCache(path)
     >>> cache.update("prompt", "model", [ChatGeneration(message=AIMessage("hi"))])
     >>> cache.lookup("prompt", "model")[0].message.content

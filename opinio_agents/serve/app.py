@@ -231,12 +231,16 @@ def _add_docs(app: "FastAPI") -> None:
 
         app.mount("/docs-assets", StaticFiles(directory=assets), name="docs-assets")
 
+    # The route reads these two values, not ``app``: FastAPI caches endpoints process-wide, so a
+    # closure over the app would keep every app ever built alive (and its temporary jobs folder).
+    openapi_url, title = app.openapi_url, f"{app.title} - API"
+
     @app.get("/docs", include_in_schema=False)
     def docs(request: Request) -> Any:
         root = str(request.scope.get("root_path", "")).rstrip("/")
         if assets is None:
-            return HTMLResponse(_NO_DOCS.format(schema=f"{root}{app.openapi_url}"))
-        return HTMLResponse(_DOCS.format(root=root, schema=f"{root}{app.openapi_url}", title=f"{app.title} - API"))
+            return HTMLResponse(_NO_DOCS.format(schema=f"{root}{openapi_url}"))
+        return HTMLResponse(_DOCS.format(root=root, schema=f"{root}{openapi_url}", title=title))
 
     @app.get("/docs-init.js", include_in_schema=False)
     def docs_init() -> Any:  # Swagger UI's start-up as a file: the Content-Security-Policy allows no inline script

@@ -122,8 +122,14 @@ class IndexJobs:
         self.queue_depth = queue_depth
         self.max_entities = max_entities
         self.max_reviews = max_reviews
-        self._temporary = jobs_dir is None
-        self.jobs_dir = Path(tempfile.mkdtemp(prefix="opinio-jobs-")) if jobs_dir is None else Path(jobs_dir)
+        # A temporary folder is removed at shutdown, and also when the runner is garbage-collected
+        # or the interpreter exits: an app that is built and never served (a test, a notebook)
+        # leaves nothing behind.
+        self._temporary: tempfile.TemporaryDirectory[str] | None = None
+        if jobs_dir is None:
+            self._temporary = tempfile.TemporaryDirectory(prefix="opinio-jobs-", ignore_cleanup_errors=True)
+            jobs_dir = Path(self._temporary.name)
+        self.jobs_dir = Path(jobs_dir)
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
         self._jobs: OrderedDict[str, JobStatus] = OrderedDict()
         self._lock = threading.Lock()
@@ -174,10 +180,10 @@ class IndexJobs:
     def shutdown(self, wait: bool = True) -> None:
         """Stop taking jobs; wait for the running one when ``wait``. A temporary jobs folder is removed."""
         self._pool.shutdown(wait=wait, cancel_futures=True)
-        if not self._temporary:
+        if self._temporary is None:
             return
         if wait:
-            shutil.rmtree(self.jobs_dir, ignore_errors=True)
+            self._temporary.cleanup()
         else:  # remove the temporary folder once the running job ends
             threading.Thread(target=self.shutdown, kwargs={"wait": True}, daemon=True).start()
 

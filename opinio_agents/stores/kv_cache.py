@@ -15,7 +15,8 @@ cache (:mod:`opinio_agents.triplets.cache`) keep ``text -> value`` rows of one *
 
 Example:
     >>> import tempfile
-    >>> folder = tempfile.mkdtemp()
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> folder = tmp.name
     >>> cache = SqliteCache(
     ...     f"{folder}/c.sqlite", "id-1", table="words", encode=str.encode, decode=bytes.decode, max_rows=100
     ... )

@@ -9,7 +9,8 @@ written from one left half-written by a killed run. Readers never take the lock.
 Example:
     >>> import tempfile
     >>> from opinio_agents.stores.lock import StoreLock, writer_pid
-    >>> folder = tempfile.mkdtemp()
+    >>> tmp = tempfile.TemporaryDirectory()  # removed when the example's names go
+    >>> folder = tmp.name
     >>> with StoreLock(folder):
     ...     writer_pid(folder) is not None
     True

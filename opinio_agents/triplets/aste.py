@@ -132,7 +132,7 @@ def read_aste_file(path: str | Path) -> list[AsteExample]:
 
     Example:
         >>> import tempfile, os
-        >>> d = tempfile.mkdtemp(); p = os.path.join(d, "t.txt")
+        >>> tmp = tempfile.TemporaryDirectory(); p = os.path.join(tmp.name, "t.txt")
         >>> _ = open(p, "w").write("Nice view .####[([1], [0], 'POS')]\\n")
         >>> read_aste_file(p)[0].to_triplets()[0].aspect
         'view'
