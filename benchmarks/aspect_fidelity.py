@@ -9,9 +9,10 @@ text discusses the aspect it is shown under (its ``query``):
    AOS extractor) whose aspect matches the highlight's aspect or is at least
    ``VerificationSettings.aspect_similarity`` similar to it (MiniLM), or the aspect's words in the text;
 2. **mention**: the one definition of an aspect mention
-   (:func:`opinio_agents.synthesis.support.mention_mask`): the aspect's most
-   specific word (or most of its words) in the text, or MiniLM cosine with the aspect
-   of at least 0.45 (and above its generic words).
+   (:func:`opinio_agents.synthesis.support.mention_mask` with ``named``, as every count of an
+   aspect): the aspect's most specific word (or most of its words) or a word that also names it
+   (:func:`~opinio_agents.synthesis.support.aspect_forms`: "wi-fi" for internet) in the text, or
+   MiniLM cosine with the aspect of at least 0.45 (and above its generic words).
 
 3. **target** (a third, stricter signal): the aspect's name is an opinion target of the
    text for the triplet extractor aspect naming uses
@@ -43,7 +44,43 @@ import json
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 SPACE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real-reviews" / "space_dev.json"
+
+
+def text_mentions(
+    query: str,
+    text: str,
+    stored: list,  # type: ignore[type-arg]
+    *,
+    vector: np.ndarray | None = None,
+    embeddings: np.ndarray | None = None,
+    query_vector: np.ndarray | None = None,
+    generic_vectors: np.ndarray | None = None,
+) -> bool:
+    """The mention signal: whether ``text`` mentions the aspect ``query`` by the one definition.
+
+    :func:`~opinio_agents.synthesis.support.mention_mask` with ``named`` (the words that also name the
+    aspect count, as in every count of it), the text scored as one more of the entity's ``stored``
+    sentences (the IDFs are theirs); dense too when the embeddings are given.
+    """
+    from opinio_agents.models import Sentence
+    from opinio_agents.stores.catalog import StoredSentence
+    from opinio_agents.synthesis.support import mention_mask
+    from opinio_agents.text.preprocess import tokenize_for_bm25
+
+    row = StoredSentence(
+        Sentence(sentence_id="x:x:0", entity_id="x", review_id="x", index=0, text=text, start=0, end=len(text)),
+        tuple(tokenize_for_bm25(text)),
+        0.0,
+    )
+    matrix = None if embeddings is None or vector is None else np.vstack([embeddings, vector])
+    mask = mention_mask(
+        query, [*stored, row], embeddings=matrix, query_embedding=query_vector if matrix is not None else None,
+        generic_embeddings=generic_vectors, named=True,
+    )
+    return bool(mask[-1])
 
 
 def main() -> int:
@@ -57,17 +94,13 @@ def main() -> int:
         print(f"no data at {args.data}; nothing to run")
         return 0
 
-    import numpy as np
-
     from opinio_agents.api import OpinioRAG
     from opinio_agents.hiro.aspects import discover_aspects, namer_for
     from opinio_agents.hiro.highlights import QUERY_FREE_SETTINGS, aspect_forms
-    from opinio_agents.models import Entity, Sentence
-    from opinio_agents.stores.catalog import StoredSentence
+    from opinio_agents.models import Entity
     from opinio_agents.synthesis.selection import is_first_person, names_only_in_passing
     from opinio_agents.synthesis.support import generic_terms, mention_mask
     from opinio_agents.synthesis.verification import HighlightVerifier, _discussed
-    from opinio_agents.text.preprocess import tokenize_for_bm25
     from opinio_agents.triplets.aspects import aspect_words
 
     entities = [Entity.model_validate(r) for r in json.loads(args.data.read_text(encoding="utf-8"))]
@@ -121,19 +154,11 @@ def main() -> int:
             asides += aside
             words = set(aspect_words(h.text))
             by_verifier = _discussed(h.query, found, words, verifier.similarity)
-            row = StoredSentence(
-                Sentence(sentence_id="x:x:0", entity_id="x", review_id="x", index=0, text=h.text, start=0,
-                         end=len(h.text)),
-                tuple(tokenize_for_bm25(h.text)),
-                0.0,
-            )
             query_vector, generic_vectors = encoded[h.query]
-            # IDFs come from the entity's sentences: the text is scored as one of them
-            mask = mention_mask(
-                h.query, [*stored, row], embeddings=np.vstack([embeddings, vector]),
-                query_embedding=query_vector, generic_embeddings=generic_vectors,
+            by_mention = text_mentions(
+                h.query, h.text, stored, vector=vector, embeddings=embeddings, query_vector=query_vector,
+                generic_vectors=generic_vectors,
             )
-            by_mention = bool(mask[-1])
             off_verifier += not by_verifier
             off_mention += not by_mention
             if not by_verifier and not by_mention:
@@ -147,7 +172,8 @@ def main() -> int:
         row_of = {s.sentence.sentence_id: i for i, s in enumerate(stored)}
         masks = {
             query: mention_mask(
-                query, stored, embeddings=embeddings, query_embedding=query_vector, generic_embeddings=generic_vectors
+                query, stored, embeddings=embeddings, query_embedding=query_vector,
+                generic_embeddings=generic_vectors, named=True,
             )
             for query, (query_vector, generic_vectors) in encoded.items()
         }

@@ -464,6 +464,9 @@ class QueryEvidence:
         mentions: Sentence ids of the entity's sentences that mention the query, as
             ``support`` counts them (:func:`~opinio_agents.synthesis.support.aspect_mentions`);
             quotes come from these when a side has enough of them.
+        named: The ids among ``mentions`` that name the query by a word (its own words or a word that
+            also names it, :func:`~opinio_agents.synthesis.support.aspect_mentions` without embeddings),
+            not only by an embedding's closeness: key points come from these when a side has enough of them.
     """
 
     query: str
@@ -475,6 +478,7 @@ class QueryEvidence:
     pool_vectors: np.ndarray | None = None
     query_vector: np.ndarray | None = None
     mentions: frozenset[str] | None = None
+    named: frozenset[str] | None = None
 
 
 

@@ -257,6 +257,7 @@ class HighlightPipeline(Summarizer):
                     pool_vectors=embeddings[pool_rows],
                     query_vector=query_vector,
                     mentions=frozenset(stored[int(i)].sentence.sentence_id for i in mentioning),
+                    named=frozenset(stored[int(i)].sentence.sentence_id for i in aspect_mentions(query, stored)),
                 )
             )
         return items

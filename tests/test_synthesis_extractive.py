@@ -252,6 +252,65 @@ def test_a_side_with_mentions_leads_with_one(synth) -> None:
     assert {e.sentence_id for e in pro.evidence} <= item.mentions
 
 
+def test_a_side_with_named_mentions_leads_with_one(synth) -> None:
+    # The sample's restaurant PRO was "There is a supermarket around the corner for snacks and water.": a
+    # mention of "restaurant" only by its embedding (cosine 0.455), copied into 20 reviews, so central.
+    copies = [ev(i, "There is a supermarket around the corner for snacks and water.", 0.4) for i in range(8)]
+    said = [
+        ev(10, "The restaurant was excellent.", 0.8),
+        ev(11, "Great restaurant with a creative menu.", 0.8),
+        ev(12, "Honestly the restaurant could compete with the best places in town.", 0.6),
+    ]
+    candidates = [*copies, *said]
+    item = QueryEvidence(
+        query="restaurant", evidence=candidates, support=Support(reviews=11, positive=11),
+        mentions=frozenset(e.sentence_id for e in candidates), named=frozenset(e.sentence_id for e in said),
+    )
+    (pro,) = synth.synthesize(item)
+    assert "supermarket" not in pro.text and "restaurant" in pro.text.lower(), pro.text
+    # without enough named ones, the dense mentions stay in
+    few = QueryEvidence(
+        query="restaurant", evidence=candidates, support=Support(reviews=11, positive=11),
+        mentions=item.mentions, named=frozenset([said[0].sentence_id]),
+    )
+    kept, _ = synth._mentions_only(few, candidates, np.eye(len(candidates)))
+    assert len(kept) == len(candidates)
+    # nor where the words say a minority of it: "noise level" names the level; reviewers say "noisy"
+    noise = [
+        ev(20, "Bring earplugs, the noise level is unbearable.", -0.7),
+        ev(21, "Reception is on the first floor, not at street level.", -0.2),
+        *(ev(22 + i, t, -0.6) for i, t in enumerate(
+            ["Very noisy rooms.", "Not a quiet room.", "Loud music until 2am.", "Thin walls, we heard everything."]
+        )),
+    ]
+    level = QueryEvidence(
+        query="noise level", evidence=noise, support=Support(reviews=6, negative=6),
+        mentions=frozenset(e.sentence_id for e in noise), named=frozenset(e.sentence_id for e in noise[:2]),
+    )
+    assert len(synth._mentions_only(level, noise, np.eye(len(noise)))[0]) == len(noise)
+
+
+def test_key_points_state_opinions_not_facts(synth) -> None:
+    # The sample's check-in CON ended with "Check-in is at 2." (the clause of "Our room was not ready until
+    # 5pm even though check-in is at 2." about check-in) and its shuttle PRO was "They advertise a free shuttle.".
+    cons = [
+        *(ev(i, "Our room was not ready until 5pm even though check-in is at 2.", -0.4) for i in range(5)),
+        ev(10, "Slow check-in and they had lost our reservation.", -0.6),
+        ev(11, "The check-in process was chaotic.", -0.6),
+    ]
+    item = QueryEvidence(query="check-in", evidence=cons, support=Support(reviews=7, negative=7))
+    (con,) = synth.synthesize(item)
+    assert "is at 2" not in con.text and con.text.startswith(("Slow", "The check-in")), con.text
+    pros = [
+        *(ev(i, "They advertise a free shuttle but it turns out you have to book it a day in advance.", 0.3)
+          for i in range(3)),
+        ev(10, "The free shuttle to the airport was super convenient.", 0.8),
+    ]
+    item = QueryEvidence(query="shuttle", evidence=pros, support=Support(reviews=4, positive=4))
+    (pro,) = synth.synthesize(item)
+    assert "advertise" not in pro.text, pro.text
+
+
 def test_a_compound_about_another_aspect_is_not_a_mention_of_its_first_word() -> None:
     # The sample's query-free room CON quoted "We did not use room service." as a complaint about the room.
     sentences = [
@@ -295,9 +354,27 @@ def test_a_word_that_names_one_word_of_a_longer_query_stands_for_that_word_only(
         stored("5", 0, "Comfortable rooms.", 0.5),
         stored("6", 0, "The bed was made daily.", 0.1),
     ]
-    assert mention_mask("bed comfort", sentences, named=True).tolist() == [False, True, False, False, False, True]
-    assert mention_mask("room decor", sentences, named=True).tolist()[2]  # furniture stands for decor
+    # "The bed was made daily." names the bed, the query's common word, not its comfort
+    assert mention_mask("bed comfort", sentences, named=True).tolist() == [False, True, False, False, False, False]
+    # furniture stands for decor, but "room decor" only beside "room" (the lobby's or corridors' decor is not
+    # the room's); the test below has the sentence that says both
+    assert not mention_mask("room decor", sentences, named=True).tolist()[2]
     assert not mention_mask("room decor", sentences).tolist()[2]
+
+
+def test_a_word_naming_the_specific_term_needs_the_other_terms_however_common() -> None:
+    # The sample hotel: "room" is in most sentences, so "decor" is the query's most specific word; a word that
+    # also names decor ("decorated") must not stand for the whole of "room decor" on its own.
+    sentences = [stored(str(i), 0, f"The room number {i} was on the third floor.", 0.0) for i in range(6)]
+    sentences += [
+        stored("a", 0, "The corridors were decorated for the holidays.", 0.4),
+        stored("b", 0, "Dated furniture in our room.", -0.5),
+        stored("c", 0, "Stylish decor everywhere.", 0.5),
+        stored("d", 0, "Bring comfortable shoes, the streets are steep.", 0.4),
+        stored("e", 0, "Super comfy beds.", 0.7),
+    ]
+    assert mention_mask("room decor", sentences, named=True).tolist()[6:] == [False, True, True, False, False]
+    assert mention_mask("bed comfort", sentences, named=True).tolist()[6:] == [False, False, False, False, True]
 
 
 def test_dense_mentions_catch_paraphrases(encoder) -> None:

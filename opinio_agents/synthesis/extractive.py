@@ -34,7 +34,13 @@ from opinio_agents.embeddings import Encoder, get_encoder
 from opinio_agents.errors import ConfigError
 from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, Polarity, QueryEvidence, Support
 from opinio_agents.synthesis.base import Synthesizer
-from opinio_agents.synthesis.keypoint import KEY_POINT_SETTINGS, aspect_segments, focused_text, to_key_point
+from opinio_agents.synthesis.keypoint import (
+    KEY_POINT_SETTINGS,
+    aspect_segments,
+    focused_text,
+    is_opinion,
+    to_key_point,
+)
 from opinio_agents.synthesis.selection import (
     SELECTION_SETTINGS,
     SelectionWeights,
@@ -87,6 +93,11 @@ class ExtractiveSynthesizer(Synthesizer):
         mentions_share: A side's key points come only from its candidates that mention the query
             (``item.mentions``) when those make at least this share of its distinct candidates and
             ``min_side_evidence`` of them (:meth:`_mentions_only`).
+        named_share: Among those, only the candidates that name the query by a word (``item.named``) when
+            they make at least this share of them (distinct statements) and ``min_side_evidence`` of them
+            (:meth:`_named_only`); None: no such preference.
+        must_judge: Key points state an opinion (:func:`~opinio_agents.synthesis.keypoint.is_opinion`) while
+            the side has a candidate that does: no facts ("Check-in is at 2.").
     """
 
     name = "extractive"
@@ -112,6 +123,8 @@ class ExtractiveSynthesizer(Synthesizer):
         focus_candidates: int = KEY_POINT_SETTINGS.focus_candidates,
         drop_narrative: bool | None = None,
         mentions_share: float = KEY_POINT_SETTINGS.mentions_share,
+        named_share: float | None = KEY_POINT_SETTINGS.named_share,
+        must_judge: bool = KEY_POINT_SETTINGS.must_judge,
     ) -> None:
         super().__init__()
         if not 0.0 < split_threshold <= 0.5:
@@ -150,6 +163,10 @@ class ExtractiveSynthesizer(Synthesizer):
         if not 0.0 <= mentions_share <= 1.0:
             raise ConfigError(f"mentions_share={mentions_share} must be in [0, 1]")
         self.mentions_share = mentions_share
+        if named_share is not None and not 0.0 <= named_share <= 1.0:
+            raise ConfigError(f"named_share={named_share} must be in [0, 1] (or None)")
+        self.named_share = named_share
+        self.must_judge = must_judge
 
     @property
     def encoder(self) -> Encoder:
@@ -222,6 +239,8 @@ class ExtractiveSynthesizer(Synthesizer):
             # Opinions, not accounts of what a reviewer did (is_narrative), while the side has one.
             told = [i for i, p in enumerate(points) if not (self.drop_narrative and is_narrative(p))]
             told = told or list(range(len(points)))
+            if self.must_judge:  # opinions, not facts ("Check-in is at 2.", "They advertise a free shuttle.")
+                told = [i for i in told if is_opinion(points[i])] or told
             chosen = select_points(
                 [points[i] for i in told],
                 vectors[told],
@@ -352,16 +371,36 @@ class ExtractiveSynthesizer(Synthesizer):
         with the words that also name an aspect counted
         (:func:`~opinio_agents.synthesis.support.aspect_forms`) it gains instead (figures in
         ``benchmarks/README.md``).
+
+        Then the ones that name the query by a word (``item.named``, :meth:`_named_only`) when they say most
+        of it: on the sample, "There is a supermarket around the corner for snacks and water." is a mention
+        of "restaurant" only by its embedding (cosine 0.455), and most of the side's mentions say "restaurant".
         """
         if item.mentions is None:
             return candidates, vectors
         rows = [i for i, e in enumerate(candidates) if e.sentence_id in item.mentions]
         if len(rows) == len(candidates):
-            return candidates, vectors
+            return self._named_only(item, candidates, vectors)
         # Counted as distinct statements: one guest's sentence copied into twenty reviews is one.
         said = len(distinct_indices([e.text for e in candidates]))
         said_by_mentions = len(distinct_indices([candidates[i].text for i in rows]))
         if said_by_mentions < max(self.min_side_evidence, said * self.mentions_share):
+            return candidates, vectors
+        return self._named_only(item, [candidates[i] for i in rows], vectors[rows])
+
+    def _named_only(
+        self, item: QueryEvidence, candidates: list[Evidence], vectors: np.ndarray
+    ) -> tuple[list[Evidence], np.ndarray]:
+        """The candidates that name the query by a word (``item.named``), when they say ``named_share`` of what
+        the side's candidates say (distinct statements) and ``min_side_evidence`` of them."""
+        if item.named is None or self.named_share is None:
+            return candidates, vectors
+        rows = [i for i, e in enumerate(candidates) if e.sentence_id in item.named]
+        if len(rows) == len(candidates):
+            return candidates, vectors
+        said = len(distinct_indices([e.text for e in candidates]))
+        said_by_named = len(distinct_indices([candidates[i].text for i in rows]))
+        if said_by_named < max(self.min_side_evidence, said * self.named_share):
             return candidates, vectors
         return [candidates[i] for i in rows], vectors[rows]
 

@@ -34,6 +34,7 @@ __all__ = [
     "subject_clauses",
     "aspect_segments",
     "focused_text",
+    "is_opinion",
     "KeyPointSettings",
     "KEY_POINT_SETTINGS",
 ]
@@ -65,7 +66,11 @@ class KeyPointSettings:
         clause_margin: Clause-level relevance: a candidate key point that talks about several aspects
             (:func:`aspect_segments`) keeps the pieces whose cosine with the query is within this margin
             of its best piece's and loses the others ("Great hotel, friendly staff, and nice central
-            location" under location: "Nice central location."); None keeps whole points.
+            location" under location: "Nice central location."); None keeps whole points. 0.1 (was 0.2):
+            a piece about another aspect less than 0.2 below the best one stayed ("The restaurant is
+            beautiful with a pleasant staff and good food" under service); SPACE dev aspect RL 26.3 -> 26.7,
+            topics proxy 26.5 -> 26.6 alone, 27.4 / 26.8 with ``query_weights`` relevance 0 (0.05: 27.5 / 26.8,
+            0.3: 26.9 / 26.5).
         clause_ratio: A piece also needs at least this share of the best piece's cosine: where every piece
             is only loosely related to the query (MiniLM cosines of 0.1-0.3 with "service"), the margin
             alone keeps them all.
@@ -80,6 +85,16 @@ class KeyPointSettings:
         quote_sentiment: Stored sentiment a quote beyond the key points' own sentences needs on its
             highlight's side: a fact read slightly positive ("Keep in mind it is a big place...", +0.11)
             is no praise to show.
+        named_share: A side's key points come only from its mentions that name the aspect by a word (its own
+            words or the words that also name it) when those say at least this share of what its mentions
+            say, not from those only the embedding match finds near it: on the sample, "There is a supermarket
+            around the corner for snacks and water." (20 copies, cosine 0.455 with "restaurant") was the
+            restaurant PRO. Half, not any: where the words miss how an aspect is said ("noise level": "Very
+            noisy rooms" names the noise, not its level), the few that use them ("not at street level") are
+            no better key points than the rest.
+        must_judge: A key point states an opinion (:func:`is_opinion`) while the side has a candidate that
+            does: "Check-in is at 2." (the clause of "Our room was not ready until 5pm even though check-in
+            is at 2." about check-in) and "They advertise a free shuttle." are facts, not highlights.
     """
 
     max_words: int = 28
@@ -93,11 +108,13 @@ class KeyPointSettings:
     max_pool: int = 300
     min_point_support: float = 0.1
     agree_sentences: int = 5
-    clause_margin: float | None = 0.2
+    clause_margin: float | None = 0.1
     clause_ratio: float = 0.6
     focus_candidates: int = 20
     mentions_share: float = 0.0
     quote_sentiment: float = 0.25
+    named_share: float | None = 0.5
+    must_judge: bool = True
 
 
 #: The settings key points use unless a caller passes others.
@@ -303,6 +320,20 @@ def _evaluative_words() -> frozenset[str]:
 def _evaluative(word: str) -> bool:
     """Whether a lower-case word judges: an opinion word of the sentiment lexicon or an attribute adjective."""
     return word in _evaluative_words()
+
+
+def is_opinion(text: str) -> bool:
+    """Whether a key point states the reviewer's opinion: it judges something (an opinion word or an attribute
+    adjective) and does not report what the place claims ("They advertise a free shuttle": a ``claims`` word).
+
+    Example:
+        >>> is_opinion("The shuttle was free and always on time."), is_opinion("Check-in is at 2.")
+        (True, False)
+        >>> is_opinion("They advertise a free shuttle.")
+        False
+    """
+    words = _PIECE_WORD.findall(text.lower())
+    return any(_evaluative(w) for w in words) and not any(w in word_set("keypoint", "claims") for w in words)
 
 
 def _states_opinion(text: str) -> bool:

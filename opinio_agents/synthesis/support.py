@@ -266,8 +266,11 @@ def _query_idf(
     """IDF of each aspect term of the query over the sentences, and the query terms present in each.
 
     With ``named``, a sentence using a word that also names the whole aspect (:func:`aspect_forms`) holds
-    every term, and one using a word that names one term of a longer query holds that term ("comfy" is
-    "comfort" of "bed comfort", so "Bring comfortable shoes" holds "comfort" only, not "bed").
+    every term, and one using a word that names one term of a longer query holds that term only beside
+    the query's other terms ("comfy" is "comfort" of "bed comfort": "Super comfy beds" holds both, "Bring
+    comfortable shoes" neither; "decorated" is "decor" of "room decor": "The corridors were decorated"
+    holds neither, whatever the terms' IDFs, so the aspect's most specific word is never stood for by a
+    word that also names something broader).
     """
     terms = aspect_terms(query)
     term_set = set(terms)
@@ -286,7 +289,9 @@ def _query_idf(
             if any(_uses(tokens, held, form) for form in whole):
                 present = set(term_set)
             else:
-                present |= {t for t, forms in each.items() if any(_uses(tokens, held, f) for f in forms)}
+                stood_for = {t for t, forms in each.items() if any(_uses(tokens, held, f) for f in forms)}
+                if present | stood_for == term_set:  # a word naming one term counts only beside the others
+                    present = set(term_set)
         token_sets.append(present)
         for term in present:  # most sentences share no term: no Counter.update call for them
             doc_freq[term] += 1
