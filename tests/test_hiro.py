@@ -160,6 +160,29 @@ def test_specific_subpath_outranks_one_every_entity_shares():
         score_subpaths(entities["0"], BaselinePopularity.from_counts(entities), alpha=-1)
 
 
+def test_an_entity_alone_in_its_store_gets_clusters_below_the_top_level():
+    """With no other entity, the baseline was the entity itself: only top-level codes came out."""
+    from opinio_agents.hiro.indexer import subpath_ids
+    from opinio_agents.hiro.retriever import score_subpaths, select_clusters
+    from opinio_agents.hiro.store import BaselinePopularity, SubpathCounts
+
+    # 120 one-sentence reviews in two broad regions (codes 0 and 1), each with a popular child
+    # holding most of it (wifi / breakfast) and small ones.
+    paths = np.array([[0, 0]] * 50 + [[0, 1]] * 5 + [[0, 2]] * 5 + [[1, 0]] * 45 + [[1, 1]] * 10 + [[1, 2]] * 5)
+    sub = subpath_ids(paths, 12, 2)
+    reviews = np.arange(len(paths))
+    tokens = [["wifi"]] * 60 + [["breakfast"]] * 60
+    itself = BaselinePopularity.from_counts({"e": SubpathCounts.from_paths(sub, reviews)})
+    before = select_clusters(sub, reviews, tokens, itself, n_codes=12, top_k=4, min_similarity=0.0,
+                             merge_similarity=1.0)
+    assert {c.depth for c in before} == {1}
+    after = select_clusters(sub, reviews, tokens, None, n_codes=12, top_k=4, min_similarity=0.0, merge_similarity=1.0)
+    assert after[0].subpaths == [(0, 0)] and {c.depth for c in after[:2]} == {2}
+    assert {c.subpaths[0] for c in after[:2]} == {(0, 0), (1, 0)}
+    with pytest.raises(ConfigError):
+        score_subpaths(SubpathCounts.from_paths(sub, reviews), None)  # the hierarchy's n_codes is needed
+
+
 def test_select_clusters_filters_and_merges_lexically():
     from opinio_agents.hiro.retriever import select_clusters
     from opinio_agents.hiro.store import BaselinePopularity

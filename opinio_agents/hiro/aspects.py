@@ -568,21 +568,30 @@ def discover_aspects(
         stored_result = hiro.load_result(key, "aspects", params, state=state)
         if isinstance(stored_result, list):
             return [aspect_from_record(record) for record in stored_result]
-    clusters = retrieve_clusters(hiro, key, top_k=max(8, int(round(top_k * clusters_per_aspect))), alpha=alpha)
     info = hiro.index.entity_record(key)
     stored = hiro.index.sentences(key)
     total = len({s.sentence.review_id for s in stored}) or info.n_reviews
     namer = namer or default_namer(_store_uses_minilm(hiro.index))
-    found = aspects_from_clusters(
-        clusters,
-        stored,
-        total_reviews=total,
-        examples=examples,
-        namer=namer,
-        popularity=popularity,
-        second_aspects=second_aspects,
-        mentions=_mention_counter(hiro.index, key, stored, encoder),
-    )[:top_k]
+    mentions = _mention_counter(hiro.index, key, stored, encoder)
+    wanted = max(8, int(round(top_k * clusters_per_aspect)))
+    for _ in range(1 + NAMING_SETTINGS.widen_rounds):
+        clusters = retrieve_clusters(hiro, key, top_k=wanted, alpha=alpha)
+        found = aspects_from_clusters(
+            clusters,
+            stored,
+            total_reviews=total,
+            examples=examples,
+            namer=namer,
+            popularity=popularity,
+            second_aspects=second_aspects,
+            mentions=mentions,
+        )
+        # Too few named: the clusters were mostly unnamed or joined under few names (a store of one
+        # large entity, whose hierarchy's best clusters are broad praise). Look further down the list.
+        if 2 * len(found) >= top_k or len(clusters) < wanted:
+            break
+        wanted *= 2
+    found = found[:top_k]
     if params is not None:
         hiro.save_result(key, "aspects", params, [aspect_record(a) for a in found], state=state)
     return found

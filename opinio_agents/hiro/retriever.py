@@ -14,6 +14,15 @@ Space setup, ``Base`` is exactly the mean popularity over entities. Short
 subpaths are common everywhere, so their baseline is high and the score is
 normalised for depth; a subpath frequent here but rare elsewhere scores high.
 
+**A store of one entity.** With no other entity indexed, the baseline is the entity itself,
+``Base(q) = Pop(q, R_e)``, every large subpath scores about 1, and ties go to the largest: only the
+hierarchy's top-level codes (a dozen clusters of hundreds of sentences each) would come out, however
+many reviews there are. Then each subpath below the top level is compared with an even split of
+its parent instead, ``Base(q_1..q_d) = Pop(q_1..q_{d-1}, R_e) / K`` (``K`` codes per level), and a
+top-level code, a broad region that a corpus baseline rates common everywhere, keeps
+``Base = Pop``: a subpath scores high when it holds more of its parent's reviews than its siblings
+do, the popular aspects inside each broad region of the hierarchy (:func:`hierarchy_baseline`).
+
 The top-k subpaths are taken greedily (a subpath whose sentences mostly
 overlap an already chosen cluster -- typically its parent or child -- is
 skipped), then each cluster drops sentences with very low lexical (tf-idf)
@@ -43,6 +52,7 @@ __all__ = [
     "HiroCluster",
     "ScoredSubpath",
     "score_subpaths",
+    "hierarchy_baseline",
     "select_clusters",
     "retrieve_clusters",
     "DEFAULT_ALPHA",
@@ -90,25 +100,66 @@ class HiroCluster:
         return len(self.subpaths[0]) if self.subpaths else 0
 
 
+def hierarchy_baseline(counts: SubpathCounts, ids: np.ndarray, n_codes: int) -> np.ndarray:
+    """Expected reviews of each subpath in ``ids`` under an even split of its parent's reviews.
+
+    The baseline of an entity that has no other entity to be compared with (see the module
+    docstring): ``Pop(parent) / n_codes``; a top-level code, a broad region every entity has, is
+    expected in full (``Pop(q)``), as the corpus baseline rates such subpaths common everywhere.
+
+    Example:
+        >>> counts = SubpathCounts(np.array([1, 2, 27]), np.array([30, 6, 20]), 40)
+        >>> hierarchy_baseline(counts, np.array([1, 27]), 12).round(2).tolist()  # (0,) and (0, 1)
+        [30.0, 2.5]
+    """
+    base = np.int64(n_codes + 1)
+    ids = np.asarray(ids, dtype=np.int64)
+    parents = np.zeros(len(ids), dtype=np.int64)
+    scale = np.ones(len(ids), dtype=np.int64)
+    rest = ids.copy()
+    while np.any(rest >= base):  # the parent keeps every digit but the most significant one
+        deeper = rest >= base
+        parents[deeper] += (rest[deeper] % base) * scale[deeper]
+        rest[deeper] //= base
+        scale[deeper] *= base
+    # A top-level code is a broad region every entity has (the corpus baseline rates such subpaths
+    # common everywhere): it is expected in full. Deeper, a subpath is expected at an even split.
+    return np.where(parents == 0, counts.lookup(ids), counts.lookup(parents) / float(n_codes))
+
+
 def score_subpaths(
     counts: SubpathCounts,
-    baseline: BaselinePopularity,
+    baseline: BaselinePopularity | None,
     *,
     alpha: float = DEFAULT_ALPHA,
     min_reviews: int = 2,
+    n_codes: int | None = None,
 ) -> list[ScoredSubpath]:
     """Score every subpath of an entity, best first (ties: more reviews, then shorter id).
 
+    Args:
+        counts: The entity's subpath popularity.
+        baseline: Mean popularity over the corpus; None when the entity has no other entity to be
+            compared with (then :func:`hierarchy_baseline`, which needs ``n_codes``).
+        alpha: Smoothing constant.
+        min_reviews: Ignore subpaths found in fewer reviews.
+        n_codes: Codes per level of the hierarchy.
+
     Raises:
-        ConfigError: On a negative ``alpha`` or ``min_reviews < 1``.
+        ConfigError: On a negative ``alpha``, ``min_reviews < 1``, or no baseline and no ``n_codes``.
     """
     if alpha < 0:
         raise ConfigError(f"alpha={alpha} must be >= 0 (the paper uses 6)")
     if min_reviews < 1:
         raise ConfigError(f"min_reviews={min_reviews} must be >= 1")
+    if baseline is None and not n_codes:
+        raise ConfigError("without a corpus baseline the hierarchy's n_codes is needed")
     keep = counts.reviews >= min_reviews
     ids, pops = counts.ids[keep], counts.reviews[keep]
-    expected = baseline.lookup(ids) * counts.n_reviews
+    if baseline is None:
+        expected = hierarchy_baseline(counts, ids, int(n_codes or 0))
+    else:
+        expected = baseline.lookup(ids) * counts.n_reviews
     scores = pops / (expected + alpha) if alpha > 0 else pops / np.maximum(expected, 1e-9)
     order = np.lexsort((ids, -pops, -scores))
     return [ScoredSubpath(int(ids[i]), int(pops[i]), float(expected[i]), float(scores[i])) for i in order]
@@ -131,7 +182,7 @@ def select_clusters(
     sub_ids: np.ndarray,
     review_codes: np.ndarray,
     tokens: Sequence[Sequence[str]],
-    baseline: BaselinePopularity,
+    baseline: BaselinePopularity | None,
     *,
     n_codes: int,
     top_k: int = DEFAULT_TOP_K,
@@ -147,7 +198,8 @@ def select_clusters(
         sub_ids: ``(n, D)`` subpath ids of the entity's sentences.
         review_codes: Review index of each sentence.
         tokens: App. D tokens of each sentence (for the lexical filter and merge).
-        baseline: Baseline popularity over the corpus.
+        baseline: Baseline popularity over the corpus; None for an entity with no other entity to be
+            compared with (:func:`hierarchy_baseline`).
         n_codes: Codes per level of the hierarchy (to decode subpaths).
         top_k: Subpaths to retrieve.
         alpha: Smoothing constant.
@@ -166,7 +218,7 @@ def select_clusters(
     if n == 0:
         return []
     counts = SubpathCounts.from_paths(sub_ids, review_codes)
-    ranked = score_subpaths(counts, baseline, alpha=alpha, min_reviews=min_reviews)
+    ranked = score_subpaths(counts, baseline, alpha=alpha, min_reviews=min_reviews, n_codes=n_codes)
     depth = sub_ids.shape[1]
     model = TfidfModel.fit(tokens)
     vectors = model.transform(tokens)
@@ -256,11 +308,12 @@ def retrieve_clusters(
     """
     key = hiro.index.require_entity(entity_id)
     stored = hiro.index.sentences(key)
+    baseline = hiro.baseline()
     clusters = select_clusters(
         hiro.subpaths(key),
         hiro.review_codes(key),
         [s.tokens for s in stored],
-        hiro.baseline(),
+        baseline if any(other != key for other in baseline.entities) else None,
         n_codes=hiro.indexer.n_codes,
         top_k=top_k,
         alpha=alpha,
