@@ -30,17 +30,16 @@ def add_margins(records: list[dict[str, Any]], refs: dict[str, Any], use_stemmer
     """Add ``RL_other`` and ``margin`` to each record: its text against the other entities' references."""
     from opinio_agents.evaluation.human import specificity_margin
 
+    def of(entity: str, unit: str) -> list[str]:
+        entry = refs[entity]
+        return list(entry.general if unit == "general" else entry.aspects.get(unit, []))
+
     for record in records:
         unit, key = record["unit"], record["entity_id"]
-
-        def of(entity: str) -> list[str]:
-            entry = refs[entity]
-            return list(entry.general if unit == "general" else entry.aspects.get(unit, []))
-
-        others = [of(k) for k in refs if k != key and of(k)]
+        others = [of(k, unit) for k in refs if k != key and of(k, unit)]
         if not others or not record.get("text"):
             continue
-        other, margin = specificity_margin(record["text"], of(key), others, use_stemmer=use_stemmer)
+        other, margin = specificity_margin(record["text"], of(key, unit), others, use_stemmer=use_stemmer)
         record["RL_other"], record["margin"] = other, margin
 
 
