@@ -220,11 +220,15 @@ def test_copies_of_one_sentence_count_once_when_choosing_among_mentions(synth) -
     wide = [*said[:2], *(ev(20 + i, text, 0.5) for i, text in enumerate(city))]
     kept, _ = synth._mentions_only(item, wide, np.eye(len(wide)))
     assert [e.sentence_id for e in kept] == [e.sentence_id for e in said[:2]]
-    # ... unless the side asks for a share of them (the former rule: half) or has too few mentions
+    # ... nor does a side that asks for a share of them (the former rule: half) or has too few mentions:
+    # it keeps its mentions as they are, never a sentence about something else ("Had a great time here."
+    # was a Zomato restaurant's "waiting time" PRO)
     half = ExtractiveSynthesizer(synth.encoder, mentions_share=0.5)
-    assert len(half._mentions_only(item, wide, np.eye(len(wide)))[0]) == len(wide)
+    kept, kept_vectors = half._mentions_only(item, wide, np.eye(len(wide)))
+    assert [e.sentence_id for e in kept] == [e.sentence_id for e in said[:2]] and kept_vectors.shape == (2, len(wide))
     one = [said[0], *wide[2:]]
-    assert len(synth._mentions_only(item, one, np.eye(len(one)))[0]) == len(one)
+    assert [e.sentence_id for e in synth._mentions_only(item, one, np.eye(len(one)))[0]] == [said[0].sentence_id]
+    assert synth._mentions_only(item, wide[2:], np.eye(4))[0] == []  # no mention: nothing to say
 
 
 def test_a_side_with_mentions_leads_with_one(synth) -> None:

@@ -362,7 +362,8 @@ class ExtractiveSynthesizer(Synthesizer):
         Counted as distinct statements (:func:`~opinio_agents.text.duplicates.distinct_indices`): on the
         sample, "There is a supermarket around the corner for snacks and water." stands in 20 reviews, so
         it counts once. A side keeps only its mentions when they make ``mentions_share`` of its distinct
-        candidates and ``min_side_evidence`` of them; else it draws on the wider support set.
+        candidates and ``min_side_evidence`` of them; else it keeps its few mentions as they are (none: the
+        side is dropped), never the sentences that do not mention the query.
 
         So every key point and quote of a highlight is about its aspect ("We were upgraded to a slightly
         larger room" is no room-decor PRO, "a supermarket around the corner" no breakfast-buffet quote).
@@ -385,7 +386,10 @@ class ExtractiveSynthesizer(Synthesizer):
         said = len(distinct_indices([e.text for e in candidates]))
         said_by_mentions = len(distinct_indices([candidates[i].text for i in rows]))
         if said_by_mentions < max(self.min_side_evidence, said * self.mentions_share):
-            return candidates, vectors
+            # Too few to choose among by name, but never a sentence that does not mention the query: on
+            # a Zomato restaurant the "waiting time" PRO was "Had a great time here..." (no mention of a
+            # wait); with no mention at all the side has nothing to say.
+            return [candidates[i] for i in rows], vectors[rows]
         return self._named_only(item, [candidates[i] for i in rows], vectors[rows])
 
     def _named_only(
