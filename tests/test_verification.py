@@ -16,7 +16,15 @@ from rich.console import Console
 from opinio_agents.models import Evidence, Highlight, HighlightSet, Polarity, QueryEvidence, Support, Verification
 from opinio_agents.synthesis.alerts import CriticalComplaintCheck
 from opinio_agents.synthesis.base import SynthesisOutcome, Synthesizer
-from opinio_agents.synthesis.verification import HighlightVerifier, judge, sentence_stance, verify_outcome
+from opinio_agents.synthesis.verification import (
+    HighlightVerifier,
+    _discussed,
+    judge,
+    sentence_stance,
+    verify_outcome,
+)
+from opinio_agents.text.preprocess import tokenize_for_bm25
+from opinio_agents.triplets.aspects import aspect_words
 from opinio_agents.triplets.base import Triplet, TripletExtractor
 
 T = Triplet
@@ -78,6 +86,27 @@ def test_an_aspect_is_discussed_when_its_words_occur_or_a_similar_aspect_does() 
     )
     similar = judge(PROS, [T(aspect="morning meal", opinion="fresh", sentiment=1)], evidence, [0.5], some_similarity)
     assert named_in_text.verdict != "contradicted" and similar.verdict != "contradicted"
+
+
+def test_words_that_name_an_aspect_count_as_discussing_it() -> None:
+    # The words every mention count takes for an aspect (support.aspect_forms): "quiet" is about noise,
+    # "wi-fi" about the internet, "clean" about cleanliness; without the tokens they are not.
+    for aspect, text in [
+        ("noise", "Quiet and relaxing."),
+        ("internet", "Free wi-fi either in the hotel or your room."),
+        ("cleanliness", "The rooms were clean and comfortable."),
+    ]:
+        tokens = set(tokenize_for_bm25(text))
+        assert _discussed(aspect, [], set(aspect_words(text)), no_similarity, tokens), (aspect, text)
+        assert not _discussed(aspect, [], set(aspect_words(text)), no_similarity)
+    assert not _discussed("noise", [], set(), no_similarity, set(tokenize_for_bm25("The breakfast was fresh.")))
+    # a cited sentence that says "spotless" is evidence that discusses cleanliness: no contradiction
+    v = judge(
+        PROS, [T(aspect="cleanliness", opinion="great", sentiment=1)],
+        [[T(aspect="room", opinion="spotless", sentiment=1)]], [0.5], no_similarity,
+        evidence_texts=["Our room was spotless."],
+    )
+    assert v.verdict != "contradicted"
 
 
 def test_text_that_says_the_opposite_of_one_sided_evidence_is_contradicted() -> None:

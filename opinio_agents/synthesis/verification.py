@@ -61,7 +61,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -71,6 +71,8 @@ from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, Polar
 from opinio_agents.synthesis.alerts import GUARD_NOTE, CriticalComplaintCheck, find_critical
 from opinio_agents.synthesis.base import SynthesisOutcome
 from opinio_agents.synthesis.keypoint import to_key_point
+from opinio_agents.synthesis.support import aspect_forms
+from opinio_agents.text.preprocess import tokenize_for_bm25
 from opinio_agents.triplets.aos import (
     OpinionSimilarity,
     aspect_relevance,
@@ -320,13 +322,24 @@ def sentence_stance(triplets: Sequence[Triplet], subject: Sequence[str], sentime
 
 
 def _discussed(
-    aspect: str, evidence: Sequence[Triplet], words: set[str], similarity: OpinionSimilarity
+    aspect: str,
+    evidence: Sequence[Triplet],
+    words: set[str],
+    similarity: OpinionSimilarity,
+    tokens: Set[str] = frozenset(),
 ) -> bool:
-    """Whether the evidence discusses ``aspect``: a matching triplet aspect, its words, or a similar aspect."""
+    """Whether the evidence discusses ``aspect``: a matching triplet aspect, its words, or a similar aspect.
+
+    ``tokens`` (the App. D tokens of the evidence) also count the words that name the aspect in every
+    count of its mentions (:func:`~opinio_agents.synthesis.support.aspect_forms`): "Quiet and relaxing."
+    discusses noise, "Free wi-fi either in the hotel or your room." the internet.
+    """
     if any(aspects_match(aspect, t.aspect) for t in evidence):
         return True
     mine = aspect_words(aspect)
     if mine and set(mine) <= words:
+        return True
+    if tokens and any(set(form) <= tokens for form in aspect_forms(aspect)):
         return True
     others = list(dict.fromkeys(t.aspect for t in evidence if not t.is_implicit))
     return bool(others) and max(float(s) for s in similarity(aspect, others)) >= VERIFICATION_SETTINGS.aspect_similarity
@@ -499,8 +512,9 @@ def judge(
                 f"but its evidence is {_SIGN_WORD[stars[0]]} about it",
             )
     words = set(aspect_words(" ".join(evidence_texts))) if evidence_texts else set()
+    tokens = set(tokenize_for_bm25(" ".join(evidence_texts))) if evidence_texts else set()
     named = list(dict.fromkeys(t.aspect for t in highlight if not t.is_implicit))
-    if named and not any(_discussed(a, flat, words, similarity) for a in named):
+    if named and not any(_discussed(a, flat, words, similarity, tokens) for a in named):
         return verdict(
             "contradicted",
             f"names {', '.join(repr(a) for a in named)}, which none of its {cited} discusses",
