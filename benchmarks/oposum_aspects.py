@@ -22,6 +22,7 @@ import json
 import statistics
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -44,10 +45,9 @@ def shares(text: str, own: list[str], others: list[str]) -> tuple[float, float] 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument(
-        "--store-root", type=Path, default=Path(tempfile.gettempdir()) / "opinio-real-reviews-store"
-    )
+    parser.add_argument("--store-root", type=Path, default=Path(tempfile.gettempdir()) / "opinio-real-reviews-store")
     parser.add_argument("--entities", type=int, default=None, help="Only the first N products.")
+    parser.add_argument("--records", type=Path, default=None, help="Write every query's texts and shares here (JSONL).")
     args = parser.parse_args()
     folder = data_dir()
     if folder is None or not (folder / "oposum.json").is_file():
@@ -79,6 +79,9 @@ def main() -> int:
 
     runs = {"opinio": system("extractive"), "opinio, whole sentences": system(whole), "bm25-top2": bm25}
     rows: dict[str, list[tuple[float, float, int]]] = {name: [] for name in runs}
+    records: list[dict[str, object]] = []
+    labelled = 0
+    unanswered: Counter[str] = Counter()
     for entity in entities:
         segments = refs[entity.key]["aspect_segments"]
         aspects = list(segments)
@@ -89,11 +92,28 @@ def main() -> int:
             if not own or not others:
                 continue
             got = {name: shares(texts[name].get(aspect, ""), own, others) for name in runs}
+            labelled += 1
+            for name, value in got.items():
+                unanswered[name] += value is None
+            records.append(
+                {
+                    "entity": entity.key,
+                    "aspect": aspect,
+                    "texts": {n: texts[n].get(aspect, "") for n in runs},
+                    "shares": {n: got[n] for n in runs},
+                }
+            )
             if any(v is None for v in got.values()):  # only the queries every row answers
                 continue
             for name, value in got.items():
                 assert value is not None
                 rows[name].append((*value, len(texts[name][aspect].split())))
+    if args.records is not None:
+        args.records.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    print(
+        f"{labelled} labelled queries; left without a highlight (no sentence mentions the aspect): "
+        + ", ".join(f"{name} {unanswered[name]}" for name in runs)
+    )
     print("| System | Queries | On aspect | Other only | Gap | Words |\n|---|---|---|---|---|---|")
     for name, values in rows.items():
         if not values:
