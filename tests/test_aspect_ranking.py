@@ -213,3 +213,16 @@ def test_an_attribute_word_of_another_aspect_does_not_join_an_aspect_to_it():
 
     found = aspects_from_clusters(clusters, rows, namer=Namer())
     assert [a.aspect for a in found] == ["decor", "lobby"]
+
+
+def test_product_aspects_are_mentioned_by_the_words_that_name_them():
+    # support.json's also_names lists for product aspects: "easy to use" is about ease of use,
+    # "pairs with my phone" about connectivity, "fell apart" about durability; not "the last time".
+    rows = [
+        stored(0, "Very easy to use."), stored(1, "It pairs with my phone in seconds."),
+        stored(2, "The strap fell apart after a week."), stored(3, "The last time I ordered it was fine."),
+        stored(4, "Customer support sent a replacement."), stored(5, "Nice color."),
+    ]
+    aspects = ("ease of use", "connectivity", "durability", "customer service")
+    found = {a: aspect_mentions(a, rows).tolist() for a in aspects}
+    assert found == {"ease of use": [0], "connectivity": [1], "durability": [2], "customer service": [4]}
