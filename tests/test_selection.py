@@ -21,11 +21,7 @@ from opinio_agents.synthesis.selection import (
     support_pool,
 )
 from opinio_agents.text.preprocess import tokenize_for_bm25
-
-
-def unit(rows: list[list[float]]) -> np.ndarray:
-    m = np.array(rows, dtype=float)
-    return m / np.linalg.norm(m, axis=1, keepdims=True)
+from tests.selection_support import stored, unit
 
 
 class FakeEncoder:
@@ -100,13 +96,6 @@ def test_expand_pool_adds_neighbours_of_the_mentions_only() -> None:
     assert expand_pool(np.zeros(4, dtype=bool), emb).tolist() == [False] * 4
     capped = expand_pool(mask, emb, threshold=0.85, max_share=0.5)  # at most 2 of 4 sentences
     assert capped.sum() == 2 and capped[3]  # the nearest neighbour wins the one free slot
-
-
-def stored(i: int, text: str, sentiment: float) -> StoredSentence:
-    sentence = Sentence(
-        sentence_id=f"9:{i}:0", entity_id="9", review_id=str(i), index=0, text=text, start=0, end=len(text)
-    )
-    return StoredSentence(sentence, tuple(tokenize_for_bm25(text)), sentiment)
 
 
 def test_support_pool_expands_rooms_to_beds() -> None:

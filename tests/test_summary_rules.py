@@ -6,29 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 import pytest
 
 import opinio_agents.hiro.highlights as highlights
 import opinio_agents.synthesis.selection as selection
 from opinio_agents.hiro.aspects import DiscoveredAspect, HiroCluster
 from opinio_agents.hiro.highlights import aspect_highlights, summary_point
-from opinio_agents.models import Sentence
-from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.synthesis.selection import is_narrative, select_summary, stands_alone, without_connective
-from opinio_agents.text.preprocess import tokenize_for_bm25
-
-
-def unit(rows: list[list[float]]) -> np.ndarray:
-    m = np.array(rows, dtype=float)
-    return m / np.linalg.norm(m, axis=1, keepdims=True)
-
-
-def stored(i: int, text: str, sentiment: float) -> StoredSentence:
-    sentence = Sentence(
-        sentence_id=f"9:{i}:0", entity_id="9", review_id=str(i), index=0, text=text, start=0, end=len(text)
-    )
-    return StoredSentence(sentence, tuple(tokenize_for_bm25(text)), sentiment)
+from tests.selection_support import stored, unit
 
 
 def selection_settings(monkeypatch: pytest.MonkeyPatch, **changes: object) -> None:
