@@ -85,6 +85,33 @@ def data_dir() -> Path | None:
     return next((c for c in candidates if c.is_dir()), None)
 
 
+def dev_entities(
+    folder: Path, name: str, *, splits: str | None = None, limit: int | None = None
+) -> tuple[Any, list[Any]]:
+    """The references of set ``name`` and its entities to run: never one of a held-out split.
+
+    Args:
+        folder: The real-reviews folder.
+        name: The set (``space_dev``, ``fewsum``, ``oposum``).
+        splits: Comma-separated reference splits to keep (e.g. ``val``); None: every non-held-out one.
+        limit: Only the first N entities.
+    """
+    from opinio_agents.evaluation.human import load_references
+    from opinio_agents.io.loaders import iter_entities
+
+    refs = load_references(folder / f"{name}.refs.json")
+    split_of = reference_splits(folder / f"{name}.refs.json")
+    keep = {k for k, split in split_of.items() if split not in HELD_OUT_SPLITS}
+    if splits:
+        wanted = {s.strip() for s in splits.split(",") if s.strip()}
+        keep = {k for k in keep if split_of[k] in wanted}
+    held_out = sum(1 for split in split_of.values() if split in HELD_OUT_SPLITS)
+    if held_out:
+        print(f"{name}: {held_out} entities of a held-out split left out (never run)", file=sys.stderr)
+    entities = [e for e in iter_entities(folder / f"{name}.json") if e.key in refs and e.key in keep]
+    return refs, entities[:limit] if limit else entities
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default=",".join(SETS), help="Comma-separated sets (default: all present).")
@@ -126,10 +153,8 @@ def main() -> int:
         HumanEvalConfig,
         HumanReferenceEvaluator,
         human_tables_markdown,
-        load_references,
         write_human_tables,
     )
-    from opinio_agents.io.loaders import iter_entities
 
     for name in present:
         tasks = SETS.get(name, ("general",))
@@ -137,18 +162,7 @@ def main() -> int:
             tasks = tuple(t for t in tasks if t in args.tasks.split(","))
         if not tasks:
             continue
-        refs = load_references(folder / f"{name}.refs.json")
-        splits = reference_splits(folder / f"{name}.refs.json")
-        keep = {k for k, split in splits.items() if split not in HELD_OUT_SPLITS}
-        if args.splits:
-            wanted_splits = {s.strip() for s in args.splits.split(",") if s.strip()}
-            keep = {k for k in keep if splits[k] in wanted_splits}
-        held_out = sum(1 for split in splits.values() if split in HELD_OUT_SPLITS)
-        if held_out:
-            print(f"{name}: {held_out} entities of a held-out split left out (never run)", file=sys.stderr)
-        entities = [e for e in iter_entities(folder / f"{name}.json") if e.key in refs and e.key in keep]
-        if args.entities:
-            entities = entities[: args.entities]
+        refs, entities = dev_entities(folder, name, splits=args.splits, limit=args.entities)
         folder_name = f"{name}-{args.encoder}" if args.encoder else name
         rag = OpinioRAG(store_dir=args.store_root / folder_name, encoder=args.encoder)
         rag.index(entities, show_progress=True)

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from real_reviews import HELD_OUT_SPLITS, SETS, data_dir, reference_splits  # this folder's module
+from real_reviews import SETS, data_dir, dev_entities  # this folder's module
 
 
 def add_margins(records: list[dict[str, Any]], refs: dict[str, Any], use_stemmer: bool = True) -> None:
@@ -68,10 +68,8 @@ def main() -> int:
         HumanEvalConfig,
         HumanReferenceEvaluator,
         human_tables_markdown,
-        load_references,
         write_human_tables,
     )
-    from opinio_agents.io.loaders import iter_entities
 
     for name in [s.strip() for s in args.sets.split(",") if s.strip()]:
         if not (folder / f"{name}.json").is_file() or not (folder / f"{name}.refs.json").is_file():
@@ -80,14 +78,7 @@ def main() -> int:
         tasks = SETS.get(name, ("general",))
         if args.tasks:
             tasks = tuple(t for t in tasks if t in args.tasks.split(","))
-        refs = load_references(folder / f"{name}.refs.json")
-        splits = reference_splits(folder / f"{name}.refs.json")
-        keep = {k for k, split in splits.items() if split not in HELD_OUT_SPLITS}
-        if args.splits:
-            keep &= {k for k, split in splits.items() if split in set(args.splits.split(","))}
-        entities = [e for e in iter_entities(folder / f"{name}.json") if e.key in refs and e.key in keep]
-        if args.entities:
-            entities = entities[: args.entities]
+        refs, entities = dev_entities(folder, name, splits=args.splits, limit=args.entities)
         scored = {e.key: refs[e.key] for e in entities}
         config = HumanEvalConfig(tasks=tasks, baselines=baselines, margin_entities=0)  # type: ignore[arg-type]
         records: list[dict[str, Any]] = []
