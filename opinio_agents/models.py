@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
 from opinio_agents.kinds import Granularity, PolarityName, QueryMode, Verdict
 
@@ -707,6 +707,27 @@ class HighlightSet(BaseModel):
     def highlights(self) -> list[Highlight]:
         """PROS then CONS."""
         return [*self.pros, *self.cons]
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="Queries asked that got no highlight, did not fail and lost none to verification: no "
+        "review sentence about them takes a side."
+    )
+    @property
+    def unanswered(self) -> list[str]:
+        """The queries of ``meta.queries`` with no highlight, no failure and none dropped by verification
+        (``meta.dropped``, reported on its own), in the order asked.
+
+        Every surface says so rather than leaving the query out: "parking" for a restaurant no review
+        mentions parking at has nothing to show, which is an answer too.
+
+        Example:
+            >>> result = HighlightSet(entity_id=1, meta=RunMeta(queries=["wifi", "parking"]))
+            >>> result.add(Highlight(query="wifi", polarity=Polarity.PROS, text="Fast wifi."))
+            >>> result.unanswered
+            ['parking']
+        """
+        shown = {h.query for h in [*self.highlights, *self.meta.dropped]} | {f.query for f in self.failures}
+        return [q for q in dict.fromkeys(self.meta.queries) if q not in shown]
 
     def add(self, highlight: Highlight) -> None:
         """Append a highlight to the side given by its polarity."""

@@ -139,6 +139,23 @@ def test_highlight_markdown_to_file(small_sample, tmp_path) -> None:
     assert "mentioned in" in text
 
 
+def test_a_query_no_review_talks_about_is_named_not_left_out(small_sample, capsys) -> None:
+    # A hotel's reviews say nothing about a casino: the query gets no highlight, and every surface says
+    # so (HighlightSet.unanswered, in the JSON and on the table and markdown outputs).
+    from opinio_agents.models import HighlightSet
+
+    path, store, entities = small_sample
+    common = ["highlight", str(path), "-e", str(entities[0].entity_id), "--store", str(store), "-q", "pool",
+              "-q", "casino", "--quiet"]
+    assert main([*common, "--format", "json"]) == 0
+    result = HighlightSet.model_validate_json(capsys.readouterr().out)
+    assert result.unanswered == ["casino"] and "pool" in {h.query for h in result.highlights}
+    assert main([*common, "--format", "markdown"]) == 0
+    assert "_No highlight for casino: no review sentence about it takes a side._" in capsys.readouterr().out
+    assert main(common) == 0
+    assert "No highlight for casino" in capsys.readouterr().out
+
+
 def test_highlight_table_output(small_sample, capsys) -> None:
     path, store, entities = small_sample
     assert main(["highlight", str(path), "-e", str(entities[0].entity_id), "--store", str(store), "--quiet"]) == 0

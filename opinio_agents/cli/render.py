@@ -88,6 +88,17 @@ def support_line(highlight: Highlight) -> str:
     return text
 
 
+def unanswered_line(queries: list[str]) -> str:
+    """The line every text surface shows for the queries that got no highlight (``HighlightSet.unanswered``).
+
+    Example:
+        >>> unanswered_line(["parking"])
+        'No highlight for parking: no review sentence about it takes a side'
+    """
+    them = "it" if len(queries) == 1 else "them"
+    return f"No highlight for {', '.join(queries)}: no review sentence about {them} takes a side"
+
+
 def verdict_line(verification: Verification | None) -> str:
     """The verification in one line: verdict, AR/SF/OF and the reason ('' when not verified).
 
@@ -206,6 +217,8 @@ def to_markdown(result: HighlightSet, *, evidence: int = 3) -> str:
         for alert in result.alerts:
             lines.append(f"- **{md(alert.category)}** ({plural(alert.support, 'review')}): {md(alert.description)}")
         lines.append("")
+    if result.unanswered:
+        lines += [f"_{md(unanswered_line(result.unanswered))}._", ""]
     if result.failures:
         lines += ["## Failed queries", ""]
         lines += [f"- **{md(f.query)}**: {md(f.error)}" for f in result.failures]
@@ -261,6 +274,8 @@ def to_rich(result: HighlightSet, *, evidence: int = 2, width: int = 80) -> Grou
         for alert in result.alerts:
             table.add_row(plain(alert.category), plain(alert.support), plain(alert.description))
         parts.append(table)
+    if result.unanswered:
+        parts.append(plain(unanswered_line(result.unanswered), "dim"))
     for failure in result.failures:
         parts.append(plain(f"query {failure.query!r} failed: {failure.error}", "red"))
     if len(parts) == 1:
