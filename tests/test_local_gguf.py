@@ -50,6 +50,22 @@ def test_a_file_llama_cpp_cannot_read_is_a_config_error(tmp_path: Path) -> None:
         LlamaCppChatModel.load(_empty_gguf(tmp_path))
 
 
+def test_models_load_without_amx_buffers_only_on_a_cpu_with_amx(monkeypatch: pytest.MonkeyPatch) -> None:
+    # llama-cpp-python 0.3.36's AMX buffer type crashed every multi-token decode on Xeons with AMX: there a
+    # model loads with use_extra_bufts=False; the default parameters come back afterwards.
+    pytest.importorskip("llama_cpp", reason="needs llama-cpp-python (extra gguf)")
+    from llama_cpp import llama_cpp as bindings
+
+    from opinio_agents.llm import llamacpp
+
+    default = bindings.llama_model_default_params
+    for amx in (True, False):
+        monkeypatch.setattr(llamacpp, "cpu_has_amx", lambda amx=amx: amx)
+        with llamacpp.model_params_for_this_cpu():
+            assert bindings.llama_model_default_params().use_extra_bufts is (not amx)
+        assert bindings.llama_model_default_params is default
+
+
 # -- the real model --------------------------------------------------------------------------------------------
 def test_answer_with_exact_usage_and_the_prefix_reused_by_the_next_call(local_gguf_llm: Any) -> None:
     model: LlamaCppChatModel = local_gguf_llm

@@ -152,8 +152,13 @@ def test_llama_cpp_server_honours_response_format_json_schema(local_llm_path: Pa
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
+    # python -m llama_cpp.server, with the model parameters the package uses on this CPU (no AMX buffers)
+    launch = (
+        "import runpy; from opinio_agents.llm.llamacpp import model_params_for_this_cpu; "
+        "cpu = model_params_for_this_cpu(); cpu.__enter__(); runpy.run_module('llama_cpp.server', run_name='__main__')"
+    )
     server = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(local_llm_path), "--host", "127.0.0.1",
+        [sys.executable, "-c", launch, "--model", str(local_llm_path), "--host", "127.0.0.1",
          "--port", str(port), "--n_ctx", "2048", "--model_alias", "smollm2"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )

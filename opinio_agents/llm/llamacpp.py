@@ -37,6 +37,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,7 @@ from opinio_agents.llm.local_common import (
     stop_at,
 )
 
-__all__ = ["LlamaCppChatModel", "llama_cpp_available", "default_threads"]
+__all__ = ["LlamaCppChatModel", "llama_cpp_available", "default_threads", "model_params_for_this_cpu"]
 
 #: Answer tokens the repetition penalty looks back over (llama.cpp penalises the last N sampled tokens):
 #: the whole of an answer within the default budget of 256, as transformers' penalty does.
@@ -70,6 +71,44 @@ def llama_cpp_available() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("llama_cpp") is not None
+
+
+def cpu_has_amx() -> bool:
+    """Whether llama.cpp's CPU backend reports Intel AMX (``AMX_INT8 = 1`` in its system info)."""
+    from llama_cpp import llama_cpp as bindings
+
+    return "AMX_INT8 = 1" in bindings.llama_print_system_info().decode("utf-8", "replace")
+
+
+@contextmanager
+def model_params_for_this_cpu() -> Iterator[None]:
+    """While active, llama.cpp models load without extra weight buffer types on a CPU with AMX.
+
+    The AMX buffer type of llama-cpp-python 0.3.36's prebuilt wheel crashes the process (SIGSEGV in
+    ``llama_decode``) on the first batch of more than one token on Xeons with AMX (SmolLM2-135M Q4_1;
+    a one-token prompt decodes): ``use_extra_bufts=False`` keeps the weights in the plain CPU
+    buffers, which decode the same tokens. ``Llama()`` takes its model parameters from
+    ``llama_model_default_params`` with no argument for it, so that function is wrapped while the
+    model loads (callers hold :data:`_LOADED_LOCK`; the server launcher of the real-model tests
+    keeps it for its whole process). Nothing changes on a CPU without AMX.
+    """
+    from llama_cpp import llama_cpp as bindings
+
+    if not cpu_has_amx():
+        yield
+        return
+    default = bindings.llama_model_default_params
+
+    def without_extra_buffers() -> Any:
+        params = default()
+        params.use_extra_bufts = False
+        return params
+
+    bindings.llama_model_default_params = without_extra_buffers
+    try:
+        yield
+    finally:
+        bindings.llama_model_default_params = default
 
 
 class _Engine:
@@ -186,14 +225,15 @@ class LlamaCppChatModel(InProcessChatModel):
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         try:
-            llama = Llama(
-                model_path=str(source),
-                n_ctx=0,  # the model's training context
-                n_threads=threads,
-                n_threads_batch=threads,
-                last_n_tokens_size=_PENALTY_WINDOW,
-                verbose=False,
-            )
+            with model_params_for_this_cpu():
+                llama = Llama(
+                    model_path=str(source),
+                    n_ctx=0,  # the model's training context
+                    n_threads=threads,
+                    n_threads_batch=threads,
+                    last_n_tokens_size=_PENALTY_WINDOW,
+                    verbose=False,
+                )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ConfigError(
                 f"llm='gguf:{spec}': llama.cpp cannot load {str(source)!r} ({type(exc).__name__}: {str(exc)[:300]})"
