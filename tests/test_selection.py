@@ -334,6 +334,37 @@ def test_ordered_summary_states_the_staff_first_and_the_surroundings_late(monkey
     )
 
 
+def test_ordered_summary_gives_its_words_to_the_topics_human_summaries_state_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import dataclasses
+
+    import opinio_agents.synthesis.selection as selection
+    from opinio_agents.synthesis.selection import names_summary_topic, summary_of
+
+    def hl(query: str, text: str, reviews: int) -> Highlight:
+        return Highlight(query=query, polarity=Polarity.PROS, text=text, support=Support(reviews=reviews))
+
+    tasting = hl("wine tasting", "Free wine in the evening.", 60)
+    staff = hl("staff", "Friendly staff.", 40)
+    location = hl("location", "Great location near the metro.", 30)
+    positions = {"wine tasting": 0.5, "staff": 0.3, "location": 0.2}
+    assert [names_summary_topic(a) for a in ("staff", "front desk", "location", "wine tasting", "internet")] == [
+        True, True, True, False, False
+    ]
+    # the wine tasting is mentioned more, but human summaries state the staff and the location
+    assert summary_of([tasting, staff, location], budget_words=7, positions=positions) == (
+        "Friendly staff. Great location near the metro."
+    )
+    assert "Free wine" in (summary_of([tasting, staff, location], budget_words=12, positions=positions) or "")
+    assert "Free wine" in (summary_of([tasting, staff, location], budget_words=7) or "")  # not ordered: by mentions
+    off = dataclasses.replace(selection.SELECTION_SETTINGS, other_topic_weight=1.0)
+    monkeypatch.setattr(selection, "SELECTION_SETTINGS", off)
+    assert summary_of([tasting, staff, location], budget_words=7, positions=positions) == (
+        "Friendly staff. Free wine in the evening."
+    )
+
+
 def test_summary_budget_is_a_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     import dataclasses
 
