@@ -358,6 +358,12 @@ def test_ordered_summary_gives_its_words_to_the_topics_human_summaries_state_fir
     )
     assert "Free wine" in (summary_of([tasting, staff, location], budget_words=12, positions=positions) or "")
     assert "Free wine" in (summary_of([tasting, staff, location], budget_words=7) or "")  # not ordered: by mentions
+    # an entity none of whose aspects is such a topic keeps them in order of mentions (not alphabetical)
+    speaker = hl("speaker", "The speaker sounds rich.", 90)
+    apps = hl("apps", "Handy apps.", 10)
+    assert summary_of([apps, speaker], budget_words=5, positions={"apps": 0.5, "speaker": 0.5}) == (
+        "The speaker sounds rich."
+    )
     off = dataclasses.replace(selection.SELECTION_SETTINGS, other_topic_weight=1.0)
     monkeypatch.setattr(selection, "SELECTION_SETTINGS", off)
     assert summary_of([tasting, staff, location], budget_words=7, positions=positions) == (
