@@ -88,6 +88,27 @@ def test_location_key_point_keeps_only_its_location_clause() -> None:
     assert whole.text == MULTI
 
 
+def test_the_clause_kept_is_the_one_that_names_the_aspect_by_its_words() -> None:
+    # "food" is in neither clause; "breakfast" also names it (support.aspect_forms), so that clause is the key point.
+    text = "The room was tiny but the breakfast was excellent."
+    item = item_of([text] * 3, "food", Topics())
+    (pro,) = ExtractiveSynthesizer(Topics()).synthesize(item)  # type: ignore[arg-type]
+    assert pro.text == "The breakfast was excellent."
+    assert {e.text for e in pro.evidence} == {text}  # the quote stays the review's whole sentence
+    (whole,) = ExtractiveSynthesizer(Topics(), aspect_clause=False).synthesize(item)  # type: ignore[arg-type]
+    assert whole.text == text
+
+
+def test_a_term_of_several_words_names_a_clause_only_whole() -> None:
+    from opinio_agents.synthesis.keypoint import best_clause
+
+    text = "The room was tiny but the room service was excellent"
+    assert best_clause(text, "food", terms=["room service"]) == "the room service was excellent"
+    assert best_clause("The room was tiny but the dinner was excellent", "food", terms=["room service"]) == (
+        "The room was tiny but the dinner was excellent"  # "room" alone names no food clause
+    )
+
+
 def test_clause_settings_are_checked() -> None:
     with pytest.raises(ConfigError, match="clause_margin"):
         ExtractiveSynthesizer(Topics(), clause_margin=-0.1)  # type: ignore[arg-type]

@@ -49,7 +49,7 @@ from opinio_agents.synthesis.selection import (
     select_points,
     supported_points,
 )
-from opinio_agents.synthesis.support import SIDE_SHARE, shown_sides
+from opinio_agents.synthesis.support import SIDE_SHARE, aspect_forms, shown_sides
 from opinio_agents.text.duplicates import distinct_indices
 from opinio_agents.text.polarity import evidence_polarity
 
@@ -98,6 +98,9 @@ class ExtractiveSynthesizer(Synthesizer):
             (:meth:`_named_only`); None: no such preference.
         must_judge: Key points state an opinion (:func:`~opinio_agents.synthesis.keypoint.is_opinion`) while
             the side has a candidate that does: no facts ("Check-in is at 2.").
+        aspect_clause: A key point keeps the clause that names the query by its words or by the words that also
+            name it (:func:`~opinio_agents.synthesis.support.aspect_forms`), not only by the query's own words
+            ("The room was tiny but the breakfast was excellent" under food: "The breakfast was excellent.").
     """
 
     name = "extractive"
@@ -125,6 +128,7 @@ class ExtractiveSynthesizer(Synthesizer):
         mentions_share: float = KEY_POINT_SETTINGS.mentions_share,
         named_share: float | None = KEY_POINT_SETTINGS.named_share,
         must_judge: bool = KEY_POINT_SETTINGS.must_judge,
+        aspect_clause: bool = KEY_POINT_SETTINGS.aspect_clause,
     ) -> None:
         super().__init__()
         if not 0.0 < split_threshold <= 0.5:
@@ -167,6 +171,7 @@ class ExtractiveSynthesizer(Synthesizer):
             raise ConfigError(f"named_share={named_share} must be in [0, 1] (or None)")
         self.named_share = named_share
         self.must_judge = must_judge
+        self.aspect_clause = aspect_clause
 
     @property
     def encoder(self) -> Encoder:
@@ -215,6 +220,8 @@ class ExtractiveSynthesizer(Synthesizer):
         """
         highlights: list[Highlight] = []
         sides = self.sides(item)
+        # The words that also name the aspect pick the clause about it (best_clause), as the query's own words do.
+        terms = [" ".join(form) for form in aspect_forms(item.query)] if self.aspect_clause else []
         for rank, side in enumerate(sides):
             sign = 1 if side is Polarity.PROS else -1
             candidates, vectors = self._side_candidates(item, sign)
@@ -226,7 +233,7 @@ class ExtractiveSynthesizer(Synthesizer):
             max_points = self.max_points if majority else max(1, self.max_points - 1)
             texts = [c.text for c in candidates]
             # Scored as the key points they become (trimmed clause, no filler): what the reader gets.
-            points = [to_key_point(t, item.query, sign=sign, max_words=self.max_words) for t in texts]
+            points = [to_key_point(t, item.query, sign=sign, max_words=self.max_words, terms=terms) for t in texts]
             sentiments = [c.sentiment or 0.0 for c in candidates]
             scores = score_candidates(
                 points, vectors, sentiments=sentiments, query_vector=item.query_vector, weights=self.weights
