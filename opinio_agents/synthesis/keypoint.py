@@ -242,6 +242,26 @@ def _describes(words: Sequence[str]) -> bool:
     return all(w in modifiers or _evaluative(w) for w in words)
 
 
+_DETERMINERS = frozenset({"a", "an", "the", "this", "that", "our", "their", "its", "my", "his", "her", "your"})
+
+
+def _left_open(piece: str) -> bool:
+    """Whether a comma piece ends inside a noun phrase: a determiner and an adjective, its noun after the
+    comma ("in the quieter, residential part", "a lovely, spacious room"), so the piece cannot stand alone.
+
+    Example:
+        >>> _left_open("Good location in the quieter"), _left_open("We had a lovely"), _left_open("I loved the room")
+        (True, True, False)
+    """
+    words = _PIECE_WORD.findall(piece.lower())
+    if len(words) < 2 or words[-2] not in _DETERMINERS:
+        return False
+    from lemminflect import getAllLemmas
+
+    tags = getAllLemmas(words[-1])
+    return "ADJ" in tags and ("NOUN" not in tags or _evaluative(words[-1]))
+
+
 def aspect_segments(text: str) -> list[str]:
     """The pieces of ``text`` that can each be about an aspect of their own, in order.
 
@@ -255,6 +275,8 @@ def aspect_segments(text: str) -> list[str]:
         ['Great hotel', 'friendly staff', 'and nice central location']
         >>> aspect_segments("The staff was friendly, helpful, and prompt.")
         ['The staff was friendly, helpful, and prompt']
+        >>> aspect_segments("Good location in the quieter, residential part of Venice.")
+        ['Good location in the quieter, residential part of Venice']
     """
     out: list[str] = []
     for clause in _CLAUSE_SPLIT.split(text.strip().rstrip(".!?")):
@@ -264,7 +286,7 @@ def aspect_segments(text: str) -> list[str]:
                 words = _PIECE_WORD.findall(piece.lower())
                 if not words:
                     continue
-                if out and _describes(words):
+                if out and (_describes(words) or _left_open(out[-1])):
                     out[-1] = f"{out[-1]}, {piece}"
                 else:
                     out.append(piece)
