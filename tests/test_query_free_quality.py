@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
+
 from opinio_agents.hiro.aspects import DiscoveredAspect, HiroCluster
 from opinio_agents.hiro.highlights import aspect_highlights
 from opinio_agents.synthesis.selection import names_only_in_passing, without_repeats
@@ -109,10 +113,13 @@ def test_query_free_highlight_never_shows_a_point_that_only_passes_by_its_aspect
     assert pro.text == "The rooms are spacious and bright.", pro.text
 
 
-def test_judged_point_rejection_needs_a_second_signal() -> None:
+def test_judged_point_rejection_needs_a_second_signal(monkeypatch: pytest.MonkeyPatch) -> None:
     # The opinion-target check reads neither point as an opinion about noise. "Quiet and relaxing." has
     # no second signal against it (not first person, not a place), so it stays; the first-person
-    # account goes.
+    # account goes. (Without must_judge, which would leave the account out before the check.)
+    from opinio_agents.hiro import highlights
+
+    monkeypatch.setattr(highlights, "QUERY_FREE_SETTINGS", replace(highlights.QUERY_FREE_SETTINGS, must_judge=False))
     rows = [
         stored(0, "We asked for another room with less noise before we got there.", 0.3),
         stored(1, "Quiet and relaxing.", 0.6),

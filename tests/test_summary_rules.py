@@ -71,6 +71,11 @@ def test_query_free_key_point_is_no_subjectless_story(monkeypatch: pytest.Monkey
     (pro,) = aspect_highlights(pool, rows, embeddings=embeddings, max_points=1)
     assert pro.text == "The pool is lovely and warm."
     selection_settings(monkeypatch, subjectless_story=False)
+    from opinio_agents.hiro import highlights  # and without must_judge, which leaves the story out too
+
+    monkeypatch.setattr(
+        highlights, "QUERY_FREE_SETTINGS", dataclasses.replace(highlights.QUERY_FREE_SETTINGS, must_judge=False)
+    )
     (told,) = aspect_highlights(pool, rows, embeddings=embeddings, max_points=1)
     assert told.text.startswith("Had the pool")
 
