@@ -386,18 +386,24 @@ class ExtractiveSynthesizer(Synthesizer):
         """
         if item.mentions is None:
             return candidates, vectors
-        rows = [i for i, e in enumerate(candidates) if e.sentence_id in item.mentions]
+        rows, enough = self._rows_in(candidates, item.mentions, self.mentions_share)
         if len(rows) == len(candidates):
             return self._named_only(item, candidates, vectors)
-        # Counted as distinct statements: one guest's sentence copied into twenty reviews is one.
-        said = len(distinct_indices([e.text for e in candidates]))
-        said_by_mentions = len(distinct_indices([candidates[i].text for i in rows]))
-        if said_by_mentions < max(self.min_side_evidence, said * self.mentions_share):
+        if not enough:
             # Too few to choose among by name, but never a sentence that does not mention the query: on
             # a Zomato restaurant the "waiting time" PRO was "Had a great time here..." (no mention of a
             # wait); with no mention at all the side has nothing to say.
             return [candidates[i] for i in rows], vectors[rows]
         return self._named_only(item, [candidates[i] for i in rows], vectors[rows])
+
+    def _rows_in(self, candidates: list[Evidence], ids: frozenset[str], share: float) -> tuple[list[int], bool]:
+        """The rows of ``candidates`` whose sentence is in ``ids``, and whether they say enough: at least
+        ``min_side_evidence`` distinct statements and ``share`` of what all the candidates say (counted as
+        distinct statements: one guest's sentence copied into twenty reviews is one)."""
+        rows = [i for i, e in enumerate(candidates) if e.sentence_id in ids]
+        said = len(distinct_indices([e.text for e in candidates]))
+        said_by_rows = len(distinct_indices([candidates[i].text for i in rows]))
+        return rows, said_by_rows >= max(self.min_side_evidence, said * share)
 
     def _named_only(
         self, item: QueryEvidence, candidates: list[Evidence], vectors: np.ndarray
@@ -406,12 +412,8 @@ class ExtractiveSynthesizer(Synthesizer):
         the side's candidates say (distinct statements) and ``min_side_evidence`` of them."""
         if item.named is None or self.named_share is None:
             return candidates, vectors
-        rows = [i for i, e in enumerate(candidates) if e.sentence_id in item.named]
-        if len(rows) == len(candidates):
-            return candidates, vectors
-        said = len(distinct_indices([e.text for e in candidates]))
-        said_by_named = len(distinct_indices([candidates[i].text for i in rows]))
-        if said_by_named < max(self.min_side_evidence, said * self.named_share):
+        rows, enough = self._rows_in(candidates, item.named, self.named_share)
+        if len(rows) == len(candidates) or not enough:
             return candidates, vectors
         return [candidates[i] for i in rows], vectors[rows]
 
