@@ -37,7 +37,8 @@ Every LLM run goes through the façade as a user's would: the extractive fallbac
 verification (on by default for model-written text) included. Columns: queries,
 schema-valid rate and the ``meta.llm`` counts (answered / repaired / fallback / failed /
 contradicted), highlights the model wrote (``origin == "llm"``) with their verification
-verdicts, citations outside the query's evidence (must be 0), ROUGE-1/L F1 of the
+verdicts, citations outside what the synthesizer was given for the query (its top-K evidence and
+support pool; must be 0), ROUGE-1/L F1 of the
 highlights against the references of their query (the sample: the expert review's
 text for that aspect; SPACE: the best of the three aspect summaries), seconds of
 synthesis and of verification per query, the model's wall and CPU seconds per query (this
@@ -217,7 +218,9 @@ def _run(rag: Any, variant: str, model: Any, key: str, queries: list[str], refs:
     started = time.perf_counter()
     for event in rag.stream_highlights(key, queries, synthesizer=kind):
         if isinstance(event, SynthesisOutcome):
-            evidence[event.item.query] = {e.sentence_id for e in event.item.evidence}
+            # what the synthesizer was given: the top-K evidence and the entity-wide support pool
+            given = [*event.item.evidence, *(event.item.pool or [])]
+            evidence[event.item.query] = {e.sentence_id for e in given}
         elif isinstance(event, SummaryDone):
             result = event.result
     wall = time.perf_counter() - started
