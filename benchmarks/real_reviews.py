@@ -76,6 +76,20 @@ def domain_tables(records: list[dict[str, Any]], domains: dict[str, str]) -> lis
     ]
 
 
+#: What a benchmark over the real-reviews folder prints when there is none (it then exits 0).
+NO_DATA = "no real-reviews folder found (set OPINIO_REAL_REVIEWS); nothing to run"
+
+
+def baselines_arg(text: str | None) -> list[str] | None:
+    """The ``--baselines`` argument: None for every baseline that applies, ``none`` for the system only.
+
+    Example:
+        >>> baselines_arg(None), baselines_arg("none"), baselines_arg("lexrank,centroid")
+        (None, [], ['lexrank', 'centroid'])
+    """
+    return None if text is None else [b for b in text.split(",") if b and b != "none"]
+
+
 def data_dir() -> Path | None:
     """The real-reviews folder: ``$OPINIO_REAL_REVIEWS`` or ``../shared/data/real-reviews``."""
     env = os.environ.get("OPINIO_REAL_REVIEWS")
@@ -136,11 +150,10 @@ def main() -> int:
         help="Comma-separated baselines to run beside the system (default: all that apply; 'none': the system only).",
     )
     args = parser.parse_args()
-    baselines = None if args.baselines is None else [b for b in args.baselines.split(",") if b and b != "none"]
-
+    baselines = baselines_arg(args.baselines)
     folder = data_dir()
     if folder is None:
-        print("no real-reviews folder found (set OPINIO_REAL_REVIEWS); nothing to run")
+        print(NO_DATA)
         return 0
     wanted = [s.strip() for s in args.sets.split(",") if s.strip()]
     present = [s for s in wanted if (folder / f"{s}.json").is_file() and (folder / f"{s}.refs.json").is_file()]

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from real_reviews import SETS, data_dir, dev_entities  # this folder's module
+from real_reviews import NO_DATA, SETS, baselines_arg, data_dir, dev_entities  # this folder's module
 
 
 def add_margins(records: list[dict[str, Any]], refs: dict[str, Any], use_stemmer: bool = True) -> None:
@@ -56,11 +56,10 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "opinio-single-entity-out")
     parser.add_argument("--no-plots", action="store_true")
     args = parser.parse_args()
-    baselines = None if args.baselines is None else [b for b in args.baselines.split(",") if b and b != "none"]
-
+    baselines = baselines_arg(args.baselines)
     folder = data_dir()
     if folder is None:
-        print("no real-reviews folder found (set OPINIO_REAL_REVIEWS); nothing to run")
+        print(NO_DATA)
         return 0
 
     from opinio_agents.api import OpinioRAG
