@@ -101,7 +101,6 @@ def main() -> int:
     from opinio_agents.synthesis.selection import is_first_person, names_only_in_passing
     from opinio_agents.synthesis.support import generic_terms, mention_mask
     from opinio_agents.synthesis.verification import HighlightVerifier, _discussed
-    from opinio_agents.text.preprocess import tokenize_for_bm25
     from opinio_agents.triplets.aspects import aspect_words
 
     entities = [Entity.model_validate(r) for r in json.loads(args.data.read_text(encoding="utf-8"))]
@@ -154,7 +153,7 @@ def main() -> int:
             )
             asides += aside
             words = set(aspect_words(h.text))
-            by_verifier = _discussed(h.query, found, words, verifier.similarity, set(tokenize_for_bm25(h.text)))
+            by_verifier = _discussed(h.query, found, words, verifier.similarity, (h.text,))
             query_vector, generic_vectors = encoded[h.query]
             by_mention = text_mentions(
                 h.query, h.text, stored, vector=vector, embeddings=embeddings, query_vector=query_vector,

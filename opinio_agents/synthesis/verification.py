@@ -61,9 +61,10 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence, Set
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from opinio_agents.errors import ConfigError
@@ -326,23 +327,30 @@ def _discussed(
     evidence: Sequence[Triplet],
     words: set[str],
     similarity: OpinionSimilarity,
-    tokens: Set[str] = frozenset(),
+    texts: tuple[str, ...] = (),
 ) -> bool:
     """Whether the evidence discusses ``aspect``: a matching triplet aspect, its words, or a similar aspect.
 
-    ``tokens`` (the App. D tokens of the evidence) also count the words that name the aspect in every
-    count of its mentions (:func:`~opinio_agents.synthesis.support.aspect_forms`): "Quiet and relaxing."
-    discusses noise, "Free wi-fi either in the hotel or your room." the internet.
+    The evidence's ``texts`` also count by the words that name the aspect in every count of its mentions
+    (:func:`~opinio_agents.synthesis.support.aspect_forms`, over their App. D tokens, tokenized only when the
+    triplets and the aspect's own words do not settle it): "Quiet and relaxing." discusses noise, "Free
+    wi-fi either in the hotel or your room." the internet.
     """
     if any(aspects_match(aspect, t.aspect) for t in evidence):
         return True
     mine = aspect_words(aspect)
     if mine and set(mine) <= words:
         return True
-    if tokens and any(set(form) <= tokens for form in aspect_forms(aspect)):
+    if texts and any(set(form) <= _evidence_tokens(texts) for form in aspect_forms(aspect)):
         return True
     others = list(dict.fromkeys(t.aspect for t in evidence if not t.is_implicit))
     return bool(others) and max(float(s) for s in similarity(aspect, others)) >= VERIFICATION_SETTINGS.aspect_similarity
+
+
+@lru_cache(maxsize=256)
+def _evidence_tokens(texts: tuple[str, ...]) -> frozenset[str]:
+    """The App. D tokens of a highlight's evidence texts (read once per evidence set for its named aspects)."""
+    return frozenset(tokenize_for_bm25(" ".join(texts)))
 
 
 def _quoted(opinion: str, texts: Sequence[str]) -> bool:
@@ -512,9 +520,8 @@ def judge(
                 f"but its evidence is {_SIGN_WORD[stars[0]]} about it",
             )
     words = set(aspect_words(" ".join(evidence_texts))) if evidence_texts else set()
-    tokens = set(tokenize_for_bm25(" ".join(evidence_texts))) if evidence_texts else set()
     named = list(dict.fromkeys(t.aspect for t in highlight if not t.is_implicit))
-    if named and not any(_discussed(a, flat, words, similarity, tokens) for a in named):
+    if named and not any(_discussed(a, flat, words, similarity, tuple(evidence_texts or ())) for a in named):
         return verdict(
             "contradicted",
             f"names {', '.join(repr(a) for a in named)}, which none of its {cited} discusses",
