@@ -49,17 +49,23 @@ def test_notebook_is_committed_without_outputs(name: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
-def test_notebook_runs(name: str, tmp_path: Path) -> None:
+def test_notebook_runs(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the kernel inherits TMPDIR: the notebook's own temporary store is left under tmp_path, not in /tmp
+    temporary, workdir = tmp_path / "tmp", tmp_path / "work"
+    temporary.mkdir()
+    workdir.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     client = nbclient.NotebookClient(
-        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(workdir)}}
     )
     client.execute()
     text = "\n".join(
         out.get("text", "") for cell in nb.cells if cell.cell_type == "code" for out in cell.get("outputs", [])
     )
     assert "opinio-store" not in {p.name for p in NOTEBOOKS.iterdir()}  # never writes into the repo
-    assert list(tmp_path.iterdir()) == []  # nor into its working directory (`jupyter nbconvert` runs in notebooks/)
+    assert list(workdir.iterdir()) == []  # nor into its working directory (`jupyter nbconvert` runs in notebooks/)
+    assert any(p.name.startswith("opinio-store-") for p in temporary.iterdir())  # its store, under TMPDIR
     assert "entity 101:" in text and "entity 202:" in text
     CHECKS[name](text)
 

@@ -143,7 +143,6 @@ class EntityWorker:
         self.chroma_port = chroma_port
         self.encoder: Encoder = (encoder_factory or get_encoder)()
         self.embed_chunk = embed_chunk
-        self.scratch = Path(tempfile.mkdtemp(prefix="opinio-ray-worker-"))
         self.worker_id = f"{os.uname().nodename}:{os.getpid()}"
         self._stages: Indexer | None = None
 
@@ -163,7 +162,7 @@ class EntityWorker:
 
     def index(self, entity: Entity) -> dict[str, Any]:
         """Index one entity (vectors to the server) and return its catalog rows as a JSON-ready dict."""
-        directory = Path(tempfile.mkdtemp(prefix="entity-", dir=self.scratch))
+        directory = Path(tempfile.mkdtemp(prefix="opinio-ray-entity-"))  # removed below, whatever happens
         try:
             store = SentenceStore(directory, chroma_host=self.chroma_host, chroma_port=self.chroma_port)
             indexer = self._indexer(store)
