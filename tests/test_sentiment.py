@@ -74,6 +74,19 @@ def test_review_rules_change_plain_vader() -> None:
     assert tuned.score([text])[0] < 0
 
 
+def test_super_intensifies_the_word_after_it(scorer: VaderSentimentScorer) -> None:
+    # SPACE dev hotel 1029276's parking PRO read "Parking is super expensive." (VADER: "super" is +2.9 praise).
+    plain = VaderSentimentScorer(use_review_rules=False)
+    assert plain.score(["Parking is super expensive."])[0] > 0
+    labels = [sentiment_label(s) for s in scorer.score(["Parking is super expensive.", "Pricy too!"])]
+    assert labels == [-1, -1]
+    assert [sentiment_label(s) for s in scorer.score(["The staff were super friendly.", "Super!", "A super hotel."])] == [
+        1,
+        1,
+        1,
+    ]
+
+
 def test_scores_in_range_and_protocol(scorer: VaderSentimentScorer) -> None:
     scores = scorer.score(POSITIVE + NEGATIVE + ["GREAT!!! BEST HOTEL EVER!!!"])
     assert all(-1.0 <= s <= 1.0 for s in scores)

@@ -13,6 +13,9 @@ sentences/s) and adapts it to hotel/restaurant reviews in two ways:
   lexicon valence is negative, so VADER's own scoring (intensifiers, ``but``,
   capitals, ``!``) still applies to the rest of the sentence. The phrase is
   removed whole, so its own negation words cannot flip the sentinel.
+* **Boosters** (``boosters``): "super" is praise in VADER's lexicon ("Super!")
+  but only an intensifier before a word with a valence, so "super expensive"
+  is read as VADER's "very expensive", a complaint.
 
 Scores are VADER's ``compound`` in [-1, 1]; :func:`sentiment_label` maps them
 to -1/0/+1 with VADER's customary +-0.05 threshold.
@@ -36,7 +39,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from opinio_agents.errors import ConfigError, MissingDependencyError
 from opinio_agents.models import SENTIMENT_THRESHOLD
-from opinio_agents.text.wordlists import word_patterns, word_table
+from opinio_agents.text.wordlists import word_patterns, word_set, word_table
 
 __all__ = [
     "SentimentScorer",
@@ -108,6 +111,8 @@ class VaderSentimentScorer:
         self._phrases = re.compile("|".join(f"(?:{p})" for p in phrases), re.IGNORECASE)
         praise = word_patterns("sentiment", "positive_phrases")
         self._praise = re.compile("|".join(f"(?:{p})" for p in praise), re.IGNORECASE)
+        boosters = sorted(word_set("sentiment", "boosters"))
+        self._boosters = re.compile(rf"\b(?:{'|'.join(map(re.escape, boosters))})\s+(?=([\w'-]+))", re.IGNORECASE)
 
     def _get_analyzer(self) -> Any:
         if self._analyzer is None:
@@ -137,6 +142,8 @@ class VaderSentimentScorer:
         analyzer = self._get_analyzer()
         if self._use_rules:
             text = self._phrases.sub(f" {_SENTINEL} ", self._praise.sub(f" {_PRAISE} ", text))
+            lexicon = analyzer.lexicon
+            text = self._boosters.sub(lambda m: "very " if m.group(1).lower() in lexicon else m.group(0), text)
         return float(analyzer.polarity_scores(text)["compound"])
 
     def score(self, texts: Sequence[str]) -> list[float]:
