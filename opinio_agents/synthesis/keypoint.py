@@ -133,6 +133,10 @@ _NON_TEXT = re.compile(r"[^\x20-\x7E\u00C0-\u024F\u2018\u2019\u201C\u201D\u2013\
 _REPEAT_PUNCT = re.compile(r"([!?.])[!?.]+")
 _SPACES = re.compile(r"\s+")
 _LEADING_PUNCT = re.compile(r"^[\s.,;:!?\-\u2013\u2014]+")
+#: A list number opening a review line ("4.) Indoor pool", "2) The staff", "(3) Breakfast").
+_ENUMERATOR = re.compile(r"^\(?\d{1,2}\s*[.):]+\)?\s+(?=\S)")
+#: A word that joins what a word cap cut off ("... to all the great restaurants in").
+_JOINING = re.compile(r"(?:\s+\b(?:in|at|on|for|from|by|near|into|like|than|as)\b)+$", re.IGNORECASE)
 _CLAUSE_SPLIT = re.compile(
     r"\s*(?:;|,?\s+\b(?:but|however|although|though|whereas|except that|yet)\b,?)\s+", re.IGNORECASE
 )
@@ -183,13 +187,13 @@ def clean_sentence(text: str) -> str:
     Example:
         >>> clean_sentence("<b>Snacks</b> &amp; water, this&nothing!!!")
         'Snacks &amp; water, this&nothing!'
-        >>> clean_sentence(". a good bar.")
-        'a good bar.'
+        >>> clean_sentence(". a good bar."), clean_sentence("4.) Indoor pool.")
+        ('a good bar.', 'Indoor pool.')
     """
     text = _TAG.sub(" ", text)
     text = _NON_TEXT.sub(" ", text)
     text = _REPEAT_PUNCT.sub(r"\1", text)
-    text = _LEADING_PUNCT.sub("", _SPACES.sub(" ", text)).strip()
+    text = _ENUMERATOR.sub("", _LEADING_PUNCT.sub("", _SPACES.sub(" ", text)).strip())
     letters = [c for c in text if c.isalpha()]
     if len(letters) >= 8 and sum(c.isupper() for c in letters) > 0.7 * len(letters):
         text = text.lower()  # SHOUTED sentences become sentence case in to_key_point
@@ -449,7 +453,7 @@ def _word_cap(text: str, max_words: int) -> str:
     if len(head) == len(text.strip()):
         return head
     cut = max(head.rfind(","), head.rfind(" - "), head.rfind(";"))
-    return head[:cut] if cut > len(head) // 2 else head
+    return head[:cut] if cut > len(head) // 2 else _JOINING.sub("", head)
 
 
 def _impersonal(clause: str) -> str:
