@@ -330,6 +330,19 @@ def test_a_compound_about_another_aspect_is_not_a_mention_of_its_first_word() ->
     assert mentions_any("Room service was quick, the room was big.", ["room"])
 
 
+def test_a_place_around_the_entity_does_not_stand_for_its_aspect() -> None:
+    # SPACE dev's food highlights quoted "Lots of good restaurants in the area too."; no food reference speaks of them.
+    sentences = [
+        stored("1", 0, "Lots of good restaurants in the area too.", 0.6),
+        stored("2", 0, "Close to good restaurants.", 0.6),
+        stored("3", 0, "The hotel restaurant was good and there are places to eat nearby.", 0.6),
+        stored("4", 0, "The restaurant downstairs was great.", 0.6),
+        stored("5", 0, "Great breakfast, and restaurants nearby.", 0.6),
+    ]
+    assert mention_mask("food", sentences, named=True).tolist() == [False, False, True, True, True]
+    assert mention_mask("restaurants", sentences).tolist() == [True] * 5  # asked for by name, they count
+
+
 def test_words_that_name_an_aspect_are_mentions() -> None:
     # Reviewers rarely write "cleanliness" or "service": "spotless", "friendly staff" mention them.
     sentences = [
