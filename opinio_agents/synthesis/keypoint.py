@@ -434,7 +434,8 @@ def _capped(clause: str, max_words: int, words: _QueryWords) -> str:
 
     Example:
         >>> words = _query_words("food", ["restaurant"])
-        >>> _capped("A great stay because the rooms were clean, the staff was kind, great restaurants nearby", 12, words)
+        >>> text = "A great stay because the rooms were clean, the staff was kind, great restaurants nearby"
+        >>> _capped(text, 12, words)
         'great restaurants nearby'
         >>> _capped("The restaurant was great, the rooms were clean and the staff was very kind", 8, words)
         'The restaurant was great'
