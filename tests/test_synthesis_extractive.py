@@ -155,6 +155,7 @@ def test_evidence_polarity() -> None:
             "A good restaurant and bar accessible from the lobby.",
         ),
         ("4.) Indoor pool if you want to take a dip.", "pool", "Indoor pool if you want to take a dip."),
+        ("Nice gym and pool as well (basic - but the machines were new)", "pool", "Nice gym and pool as well."),
     ],
 )
 def test_to_key_point(text: str, query: str, expected: str) -> None:

@@ -449,6 +449,21 @@ def _capped(clause: str, max_words: int, words: _QueryWords) -> str:
     return capped
 
 
+def _closed_asides(clause: str) -> str:
+    """``clause`` without a parenthesis that a clause cut or a word cap left open ("... and pool as well (basic"
+    from "(basic - but high quality ...)"), when two words or more are left.
+
+    Example:
+        >>> _closed_asides("Nice fitness room and pool as well (basic"), _closed_asides("Nice pool (heated)")
+        ('Nice fitness room and pool as well', 'Nice pool (heated)')
+    """
+    at = clause.rfind("(")
+    if at == -1 or ")" in clause[at:]:
+        return clause
+    head = clause[:at].rstrip(" ,;:-")
+    return head if len(head.split()) >= 2 else clause
+
+
 def _word_cap(text: str, max_words: int) -> str:
     head = " ".join(text.split()[:max_words])
     if len(head) == len(text.strip()):
@@ -523,7 +538,7 @@ def to_key_point(
         clause = match.group(1).capitalize() + " " + clause[match.end() :]
     if len(clause.split()) > max_words:
         clause = _capped(clause, max_words, _query_words(query, terms))
-    clause = clause.strip(" ,;:-")
+    clause = _closed_asides(clause.strip(" ,;:-"))
     clause = re.sub(r"[.!?]+$", "", clause).strip()
     clause = _DANGLING.sub("", clause).strip(" ,;:-")
     if not clause:
