@@ -65,6 +65,22 @@ def test_kmeans_recovers_blobs_and_is_seeded():
         kmeans(points[:3], 4)
 
 
+def test_kmeans_restarts_keep_the_lowest_inertia_and_depend_less_on_the_seed():
+    from opinio_agents.hiro.indexer import ResidualKMeansIndexer
+    from opinio_agents.hiro.kmeans import kmeans
+
+    rng = np.random.default_rng(7)
+    points = rng.normal(size=(400, 8)).astype(np.float32)  # no blobs: the clusters hang on the initialisation
+    single = [kmeans(points, 6, seed=s).inertia for s in range(8)]
+    best = [kmeans(points, 6, seed=s, restarts=4).inertia for s in range(8)]
+    assert all(b <= s + 1e-3 for b, s in zip(best, single))  # the seed's own run is one of the restarts
+    assert max(best) - min(best) < max(single) - min(single)
+    with pytest.raises(ConfigError, match="restarts"):
+        kmeans(points, 6, restarts=0)
+    with pytest.raises(ConfigError, match="restarts"):
+        ResidualKMeansIndexer(restarts=0)
+
+
 @pytest.mark.parametrize("tree", [True, False])
 def test_indexer_is_deterministic_for_a_seed(tree):
     from opinio_agents.hiro.indexer import ResidualKMeansIndexer

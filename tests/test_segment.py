@@ -164,3 +164,21 @@ def test_segment_entity_keeps_review_order() -> None:
         ("h1:a:1", "Two."),
         ("h1:b:0", "Three"),
     ]
+
+
+def test_a_terminator_inside_a_short_aside_ends_no_sentence() -> None:
+    # SPACE dev: "... espresso bar (delicious breakfast! ), sports bar and wine shop ..." was cut in two at the "!".
+    def texts(text: str) -> list[str]:
+        return [text[a:b] for a, b in split_sentences(text)]
+
+    aside = "The bar (delicious breakfast! ), sports bar and wine shop are classy. The staff (so kind!) helped us."
+    assert texts(aside) == [
+        "The bar (delicious breakfast! ), sports bar and wine shop are classy.",
+        "The staff (so kind!) helped us.",
+    ]
+    # An aside that ends its sentence, or holds a sentence of its own, still splits.
+    assert texts("A creperie for breakfast (yum!) The pool was great.") == [
+        "A creperie for breakfast (yum!)",
+        "The pool was great.",
+    ]
+    assert texts("Great (loved it! The staff were nice) ok.")[0] == "Great (loved it!"

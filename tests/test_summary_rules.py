@@ -97,6 +97,9 @@ def test_key_point_loses_a_leading_connective(monkeypatch: pytest.MonkeyPatch) -
     assert summary_point("Finally, the pool was great!!") == "The pool was great."
     assert summary_point("Additionally the breakfast is included.") == "The breakfast is included."
     assert without_connective("Last but not least, the staff was lovely.") == "The staff was lovely."
+    # SPACE dev: "Other than that the staff were friendly and helpful." opened a summary.
+    assert without_connective("Other than that the staff were kind.") == "The staff were kind."
+    assert without_connective("Also, the pool is great.") == "The pool is great."
     for kept in ("Well made and sturdy.", "Besides the noise, the room was fine.", "Finally."):
         assert without_connective(kept) == kept, kept
     monkeypatch.setattr(

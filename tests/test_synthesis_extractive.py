@@ -142,6 +142,20 @@ def test_evidence_polarity() -> None:
         ("Great staff<br/>and & clean rooms", "staff", "Great staff and & clean rooms."),  # decoded on ingest
         (". . absolutely beautiful property, great pool.", "building", "Absolutely beautiful property, great pool."),
         ("The room was clean and; the bed was soft", "room", "The room was clean."),
+        # SPACE dev food: the reviewer's framing carried over "and" was left as "The service to be good."
+        (
+            "I dined at the hotel restaurant one evening, and I found the food to be excellent and the service "
+            "to be good.",
+            "food",
+            "The food was excellent, the service was good.",
+        ),
+        (
+            "and.... a good restaurant and bar accessible from the lobby.",
+            "food",
+            "A good restaurant and bar accessible from the lobby.",
+        ),
+        ("4.) Indoor pool if you want to take a dip.", "pool", "Indoor pool if you want to take a dip."),
+        ("Nice gym and pool as well (basic - but the machines were new)", "pool", "Nice gym and pool as well."),
     ],
 )
 def test_to_key_point(text: str, query: str, expected: str) -> None:
@@ -151,6 +165,23 @@ def test_to_key_point(text: str, query: str, expected: str) -> None:
 def test_key_point_length_cap() -> None:
     long = "The shuttle service " + " ".join(["was very convenient"] * 20)
     assert len(to_key_point(long, "shuttle service", max_words=12).split()) <= 12
+
+
+def test_the_word_cap_keeps_what_names_the_query() -> None:
+    # SPACE dev food: the cap at the last comma kept "A great place to stay because the rooms were clean, staff was
+    # friendly and helpful." and dropped the restaurants.
+    text = (
+        "Overall, a great place to stay because the rooms were clean, staff was friendly and helpful, many "
+        "attractions and great restaurants are walking distance from the hotel."
+    )
+    point = to_key_point(text, "food", max_words=25, terms=["restaurant"])
+    assert point == "Many attractions and great restaurants are walking distance from the hotel."
+    rooms = to_key_point(text, "room", max_words=25)
+    assert rooms == "A great place to stay because the rooms were clean, staff was friendly and helpful."
+    # A cap that cuts mid-sentence does not end on the word that joined what it cut off.
+    words = "The location is very convenient to walk downtown or to all the great restaurants in the old town"
+    expected = "The location is very convenient to walk downtown or to all the great restaurants."
+    assert to_key_point(words, "location", max_words=14) == expected
 
 
 def test_clean_sentence_keeps_normal_case() -> None:
@@ -328,6 +359,19 @@ def test_a_compound_about_another_aspect_is_not_a_mention_of_its_first_word() ->
     assert mentions_any("Room service was quick.", ["room service"])
     assert not mentions_any("Room service was quick.", ["room"])
     assert mentions_any("Room service was quick, the room was big.", ["room"])
+
+
+def test_a_place_around_the_entity_does_not_stand_for_its_aspect() -> None:
+    # SPACE dev's food highlights quoted "Lots of good restaurants in the area too."; no food reference speaks of them.
+    sentences = [
+        stored("1", 0, "Lots of good restaurants in the area too.", 0.6),
+        stored("2", 0, "Close to good restaurants.", 0.6),
+        stored("3", 0, "The hotel restaurant was good and there are places to eat nearby.", 0.6),
+        stored("4", 0, "The restaurant downstairs was great.", 0.6),
+        stored("5", 0, "Great breakfast, and restaurants nearby.", 0.6),
+    ]
+    assert mention_mask("food", sentences, named=True).tolist() == [False, False, True, True, True]
+    assert mention_mask("restaurants", sentences).tolist() == [True] * 5  # asked for by name, they count
 
 
 def test_words_that_name_an_aspect_are_mentions() -> None:

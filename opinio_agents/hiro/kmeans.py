@@ -94,6 +94,10 @@ def cluster_sums(points: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.nda
     return sums, sizes
 
 
+#: Seed distance between two restarts of one k-means.
+_RESTART_STRIDE = 1_000_003
+
+
 def kmeans(
     points: np.ndarray,
     k: int,
@@ -103,6 +107,7 @@ def kmeans(
     tol: float = 1e-5,
     batch_size: int | None = None,
     init_sample: int = 20_000,
+    restarts: int = 1,
 ) -> KMeansResult:
     """Cluster ``points`` into ``k`` groups.
 
@@ -114,10 +119,39 @@ def kmeans(
         tol: Stop when the relative inertia change falls below it.
         batch_size: Mini-batch size; ``None`` runs full-batch Lloyd iterations.
         init_sample: Points drawn for k-means++ initialisation on large inputs.
+        restarts: Runs from different initialisations; the one with the lowest inertia is returned, so the
+            clusters depend less on the seed.
 
     Raises:
         ConfigError: When ``k`` is not in ``[1, n]``.
     """
+    if restarts < 1:
+        raise ConfigError(f"restarts={restarts} must be >= 1")
+    runs = (  # far-apart seeds: another restart's seed is never a neighbouring node's
+        _kmeans_once(
+            points,
+            k,
+            seed=seed + _RESTART_STRIDE * run,
+            max_iter=max_iter,
+            tol=tol,
+            batch_size=batch_size,
+            init_sample=init_sample,
+        )
+        for run in range(restarts)
+    )
+    return min(runs, key=lambda result: result.inertia)
+
+
+def _kmeans_once(
+    points: np.ndarray,
+    k: int,
+    *,
+    seed: int,
+    max_iter: int,
+    tol: float,
+    batch_size: int | None,
+    init_sample: int,
+) -> KMeansResult:
     x = np.ascontiguousarray(points, dtype=np.float32)
     n = len(x)
     if not 1 <= k <= n:

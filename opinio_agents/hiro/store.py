@@ -240,6 +240,7 @@ class HiroIndex:
                 seed=self._config.seed,
                 max_fit_points=self._config.max_fit_points,
                 tree=self._config.tree,
+                restarts=self._config.restarts,
             ).fit(points)
             fresh.info["load_seconds"] = round(load_seconds, 3)
             fresh.info["entities"] = len(keys)

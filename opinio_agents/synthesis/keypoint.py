@@ -133,6 +133,10 @@ _NON_TEXT = re.compile(r"[^\x20-\x7E\u00C0-\u024F\u2018\u2019\u201C\u201D\u2013\
 _REPEAT_PUNCT = re.compile(r"([!?.])[!?.]+")
 _SPACES = re.compile(r"\s+")
 _LEADING_PUNCT = re.compile(r"^[\s.,;:!?\-\u2013\u2014]+")
+#: A list number opening a review line ("4.) Indoor pool", "2) The staff", "(3) Breakfast").
+_ENUMERATOR = re.compile(r"^\(?\d{1,2}\s*[.):]+\)?\s+(?=\S)")
+#: A word that joins what a word cap cut off ("... to all the great restaurants in").
+_JOINING = re.compile(r"(?:\s+\b(?:in|at|on|for|from|by|near|into|like|than|as)\b)+$", re.IGNORECASE)
 _CLAUSE_SPLIT = re.compile(
     r"\s*(?:;|,?\s+\b(?:but|however|although|though|whereas|except that|yet)\b,?)\s+", re.IGNORECASE
 )
@@ -159,11 +163,14 @@ _JUDGED_CLAUSE = re.compile(
     r"(?=(?:the|this|it|its|there|everything|all)\b[^,;]*?\b(?:was|were|is|are|had|has)\b)",
     re.IGNORECASE,
 )
-#: "We found the staff to be friendly": the reviewer's framing of a judgement of a thing.
+#: "We found the staff to be friendly": the reviewer's framing of a judgement of a thing, anywhere in a clause
+#: ("I dined there one evening, and I found the food to be excellent").
 _FOUND_TO_BE = re.compile(
-    r"^(?:i|we)\s+(?:really\s+|also\s+|always\s+)?found\s+((?:the|its)\s+[a-z][a-z -]{0,40}?)\s+to\s+be\s+(?=\S)",
+    r"\b(?:i|we)\s+(?:really\s+|also\s+|always\s+)?found\s+((?:the|its)\s+[a-z][a-z -]{0,40}?)\s+to\s+be\s+(?=\S)",
     re.IGNORECASE,
 )
+#: The same framing carried over "and" ("... found the food to be excellent and the service to be good").
+_AND_TO_BE = re.compile(r"\band\s+((?:the|its)\s+[a-z][a-z -]{0,40}?)\s+to\s+be\s+(?=\S)", re.IGNORECASE)
 #: A clause cut before what its last word joins ("The room was clean and").
 _DANGLING = re.compile(r"(?:\s+\b(?:and|or|but|with|to|of|the|a|an)\b)+$", re.IGNORECASE)
 _PERSONAL = re.compile(r"\b(?:i|we|my|our|me|us|i'm|we're|i've|we've|i'd|we'd)\b", re.IGNORECASE)
@@ -180,13 +187,13 @@ def clean_sentence(text: str) -> str:
     Example:
         >>> clean_sentence("<b>Snacks</b> &amp; water, this&nothing!!!")
         'Snacks &amp; water, this&nothing!'
-        >>> clean_sentence(". a good bar.")
-        'a good bar.'
+        >>> clean_sentence(". a good bar."), clean_sentence("4.) Indoor pool.")
+        ('a good bar.', 'Indoor pool.')
     """
     text = _TAG.sub(" ", text)
     text = _NON_TEXT.sub(" ", text)
     text = _REPEAT_PUNCT.sub(r"\1", text)
-    text = _LEADING_PUNCT.sub("", _SPACES.sub(" ", text)).strip()
+    text = _ENUMERATOR.sub("", _LEADING_PUNCT.sub("", _SPACES.sub(" ", text)).strip())
     letters = [c for c in text if c.isalpha()]
     if len(letters) >= 8 and sum(c.isupper() for c in letters) > 0.7 * len(letters):
         text = text.lower()  # SHOUTED sentences become sentence case in to_key_point
@@ -386,21 +393,83 @@ def best_clause(text: str, query: str, sign: int = 0, *, terms: Sequence[str] = 
     clauses = [c.strip(" ,;") for c in _CLAUSE_SPLIT.split(text) if c and len(c.split()) >= 3]
     if len(clauses) <= 1:
         return text
+    words = _query_words(query, terms)
+    scored = [
+        (_naming(clause, words), -position if sign >= 0 else position, clause)
+        for position, clause in enumerate(clauses)
+    ]
+    best = max(scored)
+    return best[2] if best[0] > 0 else text
+
+
+_QueryWords = tuple[frozenset[str], tuple[frozenset[str], ...]]
+
+
+def _query_words(query: str, terms: Sequence[str]) -> _QueryWords:
+    """The App. D tokens that name the query: single words, and the terms of several words, each counted whole
+    ("room service" is not "room")."""
     wanted = set(tokenize_for_bm25(query))
-    phrases: list[frozenset[str]] = []  # a term of several words counts only whole ("room service" is not "room")
+    phrases: list[frozenset[str]] = []
     for term in terms:
         tokens = tokenize_for_bm25(term)
         if len(tokens) == 1:
             wanted.update(tokens)
         elif tokens:
             phrases.append(frozenset(tokens))
-    scored = []
-    for position, clause in enumerate(clauses):
-        held = set(tokenize_for_bm25(clause))
-        overlap = len(wanted & held) + sum(phrase <= held for phrase in phrases)
-        scored.append((overlap, -position if sign >= 0 else position, clause))
-    best = max(scored)
-    return best[2] if best[0] > 0 else text
+    return frozenset(wanted), tuple(phrases)
+
+
+def _naming(text: str, words: _QueryWords) -> int:
+    """How many of the query's words and whole terms ``text`` uses."""
+    held = set(tokenize_for_bm25(text))
+    return len(words[0] & held) + sum(phrase <= held for phrase in words[1])
+
+
+def _capped(clause: str, max_words: int, words: _QueryWords) -> str:
+    """``clause`` cut to ``max_words`` words, at a comma, dash or semicolon in its second half when there is one.
+
+    The cut keeps what names the query: when the clause's first ``max_words`` words do not, it starts at the
+    first piece (:func:`aspect_segments`) that does ("Overall, a great place to stay because the rooms were
+    clean, ..., many great restaurants are walking distance" for food keeps the restaurants).
+
+    Example:
+        >>> words = _query_words("food", ["restaurant"])
+        >>> text = "A great stay because the rooms were clean, the staff was kind, great restaurants nearby"
+        >>> _capped(text, 12, words)
+        'great restaurants nearby'
+        >>> _capped("The restaurant was great, the rooms were clean and the staff was very kind", 8, words)
+        'The restaurant was great'
+    """
+    capped = _word_cap(clause, max_words)
+    if _naming(capped, words) == 0 and _naming(clause, words) > 0:
+        pieces = aspect_segments(clause)
+        first = next((k for k, piece in enumerate(pieces) if _naming(piece, words) > 0), None)
+        if first is not None:
+            return _word_cap(", ".join(pieces[first:]), max_words)
+    return capped
+
+
+def _closed_asides(clause: str) -> str:
+    """``clause`` without a parenthesis that a clause cut or a word cap left open ("... and pool as well (basic"
+    from "(basic - but high quality ...)"), when two words or more are left.
+
+    Example:
+        >>> _closed_asides("Nice fitness room and pool as well (basic"), _closed_asides("Nice pool (heated)")
+        ('Nice fitness room and pool as well', 'Nice pool (heated)')
+    """
+    at = clause.rfind("(")
+    if at == -1 or ")" in clause[at:]:
+        return clause
+    head = clause[:at].rstrip(" ,;:-")
+    return head if len(head.split()) >= 2 else clause
+
+
+def _word_cap(text: str, max_words: int) -> str:
+    head = " ".join(text.split()[:max_words])
+    if len(head) == len(text.strip()):
+        return head
+    cut = max(head.rfind(","), head.rfind(" - "), head.rfind(";"))
+    return head[:cut] if cut > len(head) // 2 else _JOINING.sub("", head)
 
 
 def _impersonal(clause: str) -> str:
@@ -439,15 +508,21 @@ def _unframed(clause: str) -> str:
         ('the breakfast cost was too high', 'the rooms were clean')
         >>> _unframed("I felt welcome"), _unframed("We found it to be great")
         ('I felt welcome', 'We found it to be great')
+        >>> _unframed("I dined there, and I found the food to be excellent and the service to be good")
+        'I dined there, and the food was excellent and the service was good'
     """
     clause = _JUDGED_CLAUSE.sub("", clause, count=1)
-    found = _FOUND_TO_BE.match(clause)
+    clause, found = _FOUND_TO_BE.subn(_judged_thing, clause)
     if found:
-        thing = found.group(1)
-        head = thing.split()[-1].lower()
-        verb = "were" if head.endswith("s") and not head.endswith("ss") else "was"
-        clause = f"{thing} {verb} {clause[found.end():]}"
+        clause = _AND_TO_BE.sub(lambda m: "and " + _judged_thing(m), clause)
     return clause
+
+
+def _judged_thing(match: re.Match[str]) -> str:
+    """"the rooms" of "found the rooms to be" as "the rooms were " ("was" after a singular head)."""
+    thing = match.group(1)
+    head = thing.split()[-1].lower()
+    return f"{thing} {'were' if head.endswith('s') and not head.endswith('ss') else 'was'} "
 
 
 def to_key_point(
@@ -456,17 +531,14 @@ def to_key_point(
     """A concise key-point line built from one review sentence (``terms``: see :func:`best_clause`)."""
     cleaned = clean_sentence(text)
     clause = best_clause(cleaned, query, sign, terms=terms)
-    clause = _FILLERS.sub("", clause).strip()
-    clause = _unframed(_impersonal(clause))
+    clause = _LEADING_PUNCT.sub("", _FILLERS.sub("", clause)).strip()  # "and.... a good bar" -> "a good bar"
+    clause = _impersonal(_unframed(clause))
     match = _FIRST_PERSON.match(clause)
     if match:
         clause = match.group(1).capitalize() + " " + clause[match.end() :]
-    words = clause.split()
-    if len(words) > max_words:
-        head = " ".join(words[:max_words])
-        cut = max(head.rfind(","), head.rfind(" - "), head.rfind(";"))
-        clause = head[:cut] if cut > len(head) // 2 else head
-    clause = clause.strip(" ,;:-")
+    if len(clause.split()) > max_words:
+        clause = _capped(clause, max_words, _query_words(query, terms))
+    clause = _closed_asides(clause.strip(" ,;:-"))
     clause = re.sub(r"[.!?]+$", "", clause).strip()
     clause = _DANGLING.sub("", clause).strip(" ,;:-")
     if not clause:

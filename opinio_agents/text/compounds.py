@@ -24,7 +24,10 @@ from functools import cache
 from opinio_agents.text.preprocess import tokenize_for_bm25
 from opinio_agents.text.wordlists import word_set
 
-__all__ = ["names_word"]
+__all__ = ["names_word", "placed_elsewhere"]
+
+#: How many App. D tokens on either side of a place word a locator may stand ("restaurants in the area").
+_LOCATOR_WINDOW = 3
 
 
 @cache
@@ -48,4 +51,35 @@ def names_word(tokens: Sequence[str], word: str, query: Collection[str]) -> bool
     return any(
         token == word and not (i < last and tokens[i + 1] in seconds and tokens[i + 1] not in query)
         for i, token in enumerate(tokens)
+    )
+
+
+@cache
+def _places() -> tuple[frozenset[str], frozenset[str]]:
+    """The place words that may stand outside the entity, and the words that locate them (App. D tokens)."""
+    places = frozenset(t for w in word_set("support", "places_elsewhere") for t in tokenize_for_bm25(w))
+    locators = frozenset(t for w in word_set("support", "places_elsewhere_locators") for t in tokenize_for_bm25(w))
+    return places, locators
+
+
+def placed_elsewhere(tokens: Sequence[str], word: str) -> bool:
+    """Whether every use of the place ``word`` in ``tokens`` (App. D tokens, in order) is located around the
+    entity rather than in it ("Lots of good restaurants in the area.", "Close to good restaurants."): such a
+    place does not stand for the aspect its word names (a hotel's food). False for a word that is no place
+    (``support.json``'s ``places_elsewhere``) and for a sentence that does not use it.
+
+    Example:
+        >>> placed_elsewhere(("lot", "good", "restaurant", "area"), "restaurant")
+        True
+        >>> placed_elsewhere(("hotel", "restaurant", "good", "plenty", "place", "eat", "nearby"), "restaurant")
+        False
+        >>> placed_elsewhere(("breakfast", "nearby"), "breakfast")
+        False
+    """
+    places, locators = _places()
+    if word not in places:
+        return False
+    at = [i for i, token in enumerate(tokens) if token == word]
+    return bool(at) and all(
+        locators.intersection(tokens[max(0, i - _LOCATOR_WINDOW) : i + _LOCATOR_WINDOW + 1]) for i in at
     )

@@ -82,6 +82,7 @@ _HAS_LETTER = re.compile(r"[^\W\d_]")
 _ENTITY = re.compile(r"&#?\w{1,8};")
 _SEMI = re.compile(r";\s+")
 _BUT = re.compile(r"\s(?=but\s)")
+_NEW_SENTENCE = re.compile(r"[.!?\u2026]+\s+\w")
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
@@ -144,6 +145,8 @@ def _split_block(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
         if not nxt:
             continue  # End of block: the block end closes the sentence anyway.
         spaced = nxt.isspace()
+        if _in_parenthesis(text, sent_start, match.start(), end):
+            continue  # "(delicious breakfast! )", "(very nice!) helped us": the aside goes on
         if punct[0] in "!?\u2026":
             if punct[0] == "\u2026" and first_after.islower():
                 continue
@@ -170,6 +173,29 @@ def _split_block(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
         yield sent_start, cut
         sent_start = cut
     yield sent_start, end
+
+
+#: How far after a terminator inside a parenthesis the closing one may come for the aside to go on.
+_ASIDE_REACH = 40
+
+
+def _in_parenthesis(text: str, sent_start: int, at: int, end: int) -> bool:
+    """Whether the terminator at ``at`` stands inside a parenthesis opened in this sentence that closes within
+    :data:`_ASIDE_REACH` characters, before any other terminator, and the sentence goes on after it in lower
+    case ("We loved the staff (so kind!) and the pool"; not "(yum!) The pool ...").
+
+    Example:
+        >>> text = "The bar (great cocktails!) and the pool. Fine."
+        >>> _in_parenthesis(text, 0, text.index("!"), len(text)), _in_parenthesis(text, 0, text.index(". "), len(text))
+        (True, False)
+    """
+    if text.count("(", sent_start, at) <= text.count(")", sent_start, at):
+        return False
+    close = text.find(")", at, min(end, at + _ASIDE_REACH))
+    if close == -1 or _NEW_SENTENCE.search(text, at, close) is not None:
+        return False
+    following = text[close + 1 : end].lstrip()[:1]
+    return bool(following) and not (following.isupper() or following.isdigit())  # "(yum!) Next ..." ends
 
 
 def _period_may_end(text: str, sent_start: int, dot: int, first_after: str) -> bool:
