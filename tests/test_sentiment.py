@@ -80,11 +80,8 @@ def test_super_intensifies_the_word_after_it(scorer: VaderSentimentScorer) -> No
     assert plain.score(["Parking is super expensive."])[0] > 0
     labels = [sentiment_label(s) for s in scorer.score(["Parking is super expensive.", "Pricy too!"])]
     assert labels == [-1, -1]
-    assert [sentiment_label(s) for s in scorer.score(["The staff were super friendly.", "Super!", "A super hotel."])] == [
-        1,
-        1,
-        1,
-    ]
+    praise = scorer.score(["The staff were super friendly.", "Super!", "A super hotel."])
+    assert [sentiment_label(s) for s in praise] == [1, 1, 1]
 
 
 def test_scores_in_range_and_protocol(scorer: VaderSentimentScorer) -> None:
