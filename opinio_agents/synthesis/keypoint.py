@@ -187,10 +187,10 @@ def clean_sentence(text: str) -> str:
     Example:
         >>> clean_sentence("<b>Snacks</b> &amp; water, this&nothing!!!")
         'Snacks &amp; water, this&nothing!'
-        >>> clean_sentence(". a good bar."), clean_sentence("4.) Indoor pool.")
-        ('a good bar.', 'Indoor pool.')
+        >>> clean_sentence(". a good bar."), clean_sentence("4.) Indoor pool."), clean_sentence("\u00c2\u00a0 Bath ok.")
+        ('a good bar.', 'Indoor pool.', 'Bath ok.')
     """
-    text = _TAG.sub(" ", text)
+    text = _TAG.sub(" ", text).replace("\u00c2\u00a0", " ")  # a no-break space read as Latin-1: "Â "
     text = _NON_TEXT.sub(" ", text)
     text = _REPEAT_PUNCT.sub(r"\1", text)
     text = _ENUMERATOR.sub("", _LEADING_PUNCT.sub("", _SPACES.sub(" ", text)).strip())
