@@ -439,3 +439,18 @@ def test_key_points_drop_the_reviewers_framing_of_a_judgement() -> None:
     assert to_key_point("We found the hotel staff to be friendly.", "staff") == "The hotel staff was friendly."
     # Framing around no judged thing stays as written.
     assert to_key_point("I felt welcome.", "welcome") == "I felt welcome."
+
+
+def test_a_key_point_never_reads_as_the_other_side(synth) -> None:
+    # Zomato: "Taste is good but the service ... was really poor" is a negative sentence whose clause about
+    # taste ("Taste is good.") was a taste CON; a side whose every key point reads the other way shows nothing.
+    cons = [
+        *(ev(i, f"Taste is good but the service at branch {i} was really poor and slow.", -0.5) for i in range(3)),
+        ev(10, "Very bland taste too.", -0.5),
+        ev(11, "The taste was not good at all.", -0.6),
+    ]
+    item = QueryEvidence(query="taste", evidence=cons, support=Support(reviews=5, negative=5))
+    (con,) = synth.synthesize(item)
+    assert "Taste is good" not in con.text, con.text
+    only = QueryEvidence(query="taste", evidence=cons[:3], support=Support(reviews=3, negative=3))
+    assert synth.synthesize(only) == []

@@ -69,6 +69,7 @@ from opinio_agents.synthesis.selection import (
     is_first_person,
     is_narrative,
     names_only_in_passing,
+    reads_against,
     same_opinion,
     score_candidates,
     select_points,
@@ -366,6 +367,9 @@ def aspect_highlights(
             about = [j for j in about if not is_narrative(points[j], implied_subject=story)]
         if side is Polarity.CONS and cons_complain:
             about = [j for j in about if states_complaint(points[j])]
+        if SELECTION_SETTINGS.points_agree and about:  # the key point as shown must not read as the other side
+            against = reads_against([points[j] for j in about], sign)
+            about = [j for j, no in zip(about, against, strict=True) if not no]
         if not about:  # only accounts of what reviewers did, or CONS that complain of nothing: evidence only
             continue
         if QUERY_FREE_SETTINGS.must_judge:  # opinions, not facts ("The breakfast buffet wasn't included ...")

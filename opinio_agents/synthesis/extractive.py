@@ -45,6 +45,7 @@ from opinio_agents.synthesis.selection import (
     SELECTION_SETTINGS,
     SelectionWeights,
     is_narrative,
+    reads_against,
     score_candidates,
     select_points,
     supported_points,
@@ -243,9 +244,16 @@ class ExtractiveSynthesizer(Synthesizer):
                 scores = score_candidates(
                     points, vectors, sentiments=sentiments, query_vector=item.query_vector, weights=self.weights
                 )
+            # The key point as shown must not read as the other side (its clause about the query can: "Taste
+            # is good but the service was really poor" under a taste CON); a side without one says nothing.
+            kept = list(range(len(points)))
+            if SELECTION_SETTINGS.points_agree:
+                kept = [i for i, against in enumerate(reads_against(points, sign)) if not against]
+                if not kept:
+                    continue
             # Opinions, not accounts of what a reviewer did (is_narrative), while the side has one.
-            told = [i for i, p in enumerate(points) if not (self.drop_narrative and is_narrative(p))]
-            told = told or list(range(len(points)))
+            told = [i for i in kept if not (self.drop_narrative and is_narrative(points[i]))]
+            told = told or kept
             if self.must_judge:  # opinions, not facts ("Check-in is at 2.", "They advertise a free shuttle.")
                 told = [i for i in told if is_opinion(points[i])] or told
             chosen = select_points(
