@@ -454,3 +454,28 @@ def test_a_key_point_never_reads_as_the_other_side(synth) -> None:
     assert "Taste is good" not in con.text, con.text
     only = QueryEvidence(query="taste", evidence=cons[:3], support=Support(reviews=3, negative=3))
     assert synth.synthesize(only) == []
+
+
+def test_a_word_after_a_word_that_gives_it_another_sense_is_no_mention() -> None:
+    # A Zomato "waiting time" PRO was "I was eagerly waiting for the Mocktail."; a hotel's elevator was the ski lift.
+    sentences = [
+        stored("1", 0, "I was eagerly waiting for the Mocktail.", 0.5),
+        stored("2", 0, "Can't wait to go back!", 0.6),
+        stored("3", 0, "We had to wait 40 minutes for a table.", -0.6),
+        stored("4", 0, "The waiting time was short.", 0.3),
+        *(stored(str(i), 0, "We had a great time.", 0.6) for i in range(5, 8)),  # "wait" is the rare word
+    ]
+    assert mention_mask("waiting time", sentences, named=True).tolist()[:4] == [False, False, True, True]
+    lifts = [stored("1", 0, "The ski lift is a short walk away.", 0.4), stored("2", 0, "The lift was slow.", -0.5)]
+    assert mention_mask("elevator", lifts, named=True).tolist() == [False, True]
+    assert mention_mask("ski lift", lifts, named=True).tolist()[0]  # asked for by name
+    assert not mentions_any("The ski lift is a short walk away.", ["lift"])
+
+
+def test_a_product_that_replaces_another_is_no_mention_of_customer_service() -> None:
+    # Alexa: "Perfect for an alarm clock replacement." was a customer service PRO.
+    sentences = [
+        stored("1", 0, "Perfect for an alarm clock replacement.", 0.6),
+        stored("2", 0, "The seller sent a refund right away.", 0.5),
+    ]
+    assert mention_mask("customer service", sentences, named=True).tolist() == [False, True]
