@@ -139,3 +139,13 @@ def test_a_query_free_key_point_never_reads_as_the_other_side(monkeypatch: pytes
     selection_settings(monkeypatch, points_agree=False)
     (told,) = aspect_highlights(sound, rows, embeddings=embeddings, max_points=1)
     assert "poor" in told.text
+
+
+def test_a_query_free_side_of_bare_phrases_gets_no_highlight() -> None:
+    rows = [stored(0, "Waiting time.", 0.3), stored(1, "Waiting time!", 0.3), stored(2, "Waiting time...", 0.3)]
+    embeddings = unit([[1.0, 0.0], [0.99, 0.1], [0.98, 0.2]])
+    wait = DiscoveredAspect(
+        "waiting time", 3, 3, 0, 0, 3, 1.0, sentence_indices=[0, 1, 2], term_indices=[0, 1, 2],
+        clusters=[HiroCluster(subpaths=[(1,)], indices=[0, 1, 2], score=1.0)], forms=["waiting time"],
+    )
+    assert aspect_highlights(wait, rows, embeddings=embeddings, max_points=1) == []

@@ -479,3 +479,25 @@ def test_a_product_that_replaces_another_is_no_mention_of_customer_service() -> 
         stored("2", 0, "The seller sent a refund right away.", 0.5),
     ]
     assert mention_mask("customer service", sentences, named=True).tolist() == [False, True]
+
+
+def test_a_side_of_bare_phrases_gets_no_highlight(synth) -> None:
+    # Zomato: "Waiting time." (a review line of its own) was a waiting time PRO, "Quantity." a portion CON.
+    item = QueryEvidence(
+        query="waiting time",
+        evidence=[ev(0, "Waiting time.", 0.3), ev(1, "Waiting time!!", 0.3)],
+        support=Support(reviews=2, positive=2),
+    )
+    assert synth.synthesize(item) == []
+    facts = QueryEvidence(
+        query="check-in",
+        evidence=[ev(0, "Check-in is at 2.", 0.2), ev(1, "Check-in is at 2pm sharp.", 0.2)],
+        support=Support(reviews=2, positive=2),
+    )
+    assert [h.text for h in synth.synthesize(facts)]  # a fact is no bare phrase: kept while nothing judges
+
+
+def test_a_clause_split_never_leaves_even_of_even_though() -> None:
+    # Zomato: "One bad experience ee had is waiting time even." (cut at the "though" of "even though").
+    text = "One bad experience we had is the waiting time even though we booked a table."
+    assert to_key_point(text, "waiting time", sign=-1) == "One bad experience we had is the waiting time."

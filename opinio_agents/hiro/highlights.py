@@ -71,6 +71,7 @@ from opinio_agents.synthesis.selection import (
     names_only_in_passing,
     reads_against,
     same_opinion,
+    says_nothing,
     score_candidates,
     select_points,
     select_summary,
@@ -373,7 +374,11 @@ def aspect_highlights(
         if not about:  # only accounts of what reviewers did, or CONS that complain of nothing: evidence only
             continue
         if QUERY_FREE_SETTINGS.must_judge:  # opinions, not facts ("The breakfast buffet wasn't included ...")
-            about = [j for j in about if is_opinion(points[j])] or about
+            about = [j for j in about if is_opinion(points[j])] or [
+                j for j in about if not says_nothing(points[j], aspect.aspect)
+            ]
+            if not about:  # only bare phrases ("Waiting time."): nothing to say
+                continue
         earlier = [] if shown is None else shown.setdefault(side, [])
         if earlier:
             about = [j for j in about if not any(same_opinion(points[j], p) for p in earlier)] or about

@@ -46,6 +46,7 @@ from opinio_agents.synthesis.selection import (
     SelectionWeights,
     is_narrative,
     reads_against,
+    says_nothing,
     score_candidates,
     select_points,
     supported_points,
@@ -99,6 +100,8 @@ class ExtractiveSynthesizer(Synthesizer):
             (:meth:`_named_only`); None: no such preference.
         must_judge: Key points state an opinion (:func:`~opinio_agents.synthesis.keypoint.is_opinion`) while
             the side has a candidate that does: no facts ("Check-in is at 2.").
+            A side whose candidates are all bare phrases (:func:`~opinio_agents.synthesis.selection.says_nothing`:
+            "Quantity.", "Waiting time.") gets no highlight.
         aspect_clause: A key point keeps the clause that names the query by its words or by the words that also
             name it (:func:`~opinio_agents.synthesis.support.aspect_forms`), not only by the query's own words
             ("The room was tiny but the breakfast was excellent" under food: "The breakfast was excellent.").
@@ -255,7 +258,11 @@ class ExtractiveSynthesizer(Synthesizer):
             told = [i for i in kept if not (self.drop_narrative and is_narrative(points[i]))]
             told = told or kept
             if self.must_judge:  # opinions, not facts ("Check-in is at 2.", "They advertise a free shuttle.")
-                told = [i for i in told if is_opinion(points[i])] or told
+                told = [i for i in told if is_opinion(points[i])] or [
+                    i for i in told if not says_nothing(points[i], item.query)
+                ]
+                if not told:  # only bare phrases ("Quantity.", "Waiting time."): nothing to say
+                    continue
             chosen = select_points(
                 [points[i] for i in told],
                 vectors[told],
