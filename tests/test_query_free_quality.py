@@ -141,16 +141,17 @@ def test_judged_point_rejection_needs_a_second_signal(monkeypatch: pytest.Monkey
 
 def test_query_free_key_points_state_opinions_while_the_side_has_one() -> None:
     # SPACE dev: "The breakfast buffet wasn't included in the price." (a fact) led a breakfast highlight over
-    # "The breakfast buffet is expensive but worth it."; with no opinion on the side, the fact stays.
+    # "The breakfast buffet is expensive but worth it."; with no opinion on the side, the fact stays. (That
+    # sentence itself now reads as praise to the lexicon, so no CON point: SelectionSettings.points_agree.)
     rows = [
         stored(0, "The breakfast buffet wasn't included in the price.", -0.3),
         stored(1, "The breakfast buffet was not included in our rate.", -0.3),
-        stored(2, "The breakfast buffet is expensive but worth it.", -0.2),
+        stored(2, "The breakfast buffet is overpriced for what you get.", -0.2),
     ]
     embeddings = unit([[1.0, 0.0], [0.99, 0.1], [0.8, 0.6]])
     aspect = aspect_of("breakfast buffet", 3, ["breakfast buffet"], positive=0)
     (con,) = aspect_highlights(aspect, rows, embeddings=embeddings, max_points=1, budget_words=40)
-    assert con.text == "The breakfast buffet is expensive but worth it.", con.text
+    assert con.text == "The breakfast buffet is overpriced for what you get.", con.text
     (fact,) = aspect_highlights(aspect_of("breakfast buffet", 2, ["breakfast buffet"], positive=0), rows[:2],
                                 embeddings=embeddings[:2], max_points=1, budget_words=40)
     assert "not included" in fact.text or "wasn't included" in fact.text

@@ -182,3 +182,30 @@ def test_a_terminator_inside_a_short_aside_ends_no_sentence() -> None:
         "The pool was great.",
     ]
     assert texts("Great (loved it! The staff were nice) ok.")[0] == "Great (loved it!"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Zomato: the key point "Ample parking.coordination between serving boys / service has scope ..." was one
+        # "sentence" of two.
+        (
+            "Awesome food, ample parking....coordination between serving boys has scope for improvement.",
+            ["Awesome food, ample parking....", "coordination between serving boys has scope for improvement."],
+        ),
+        ("The food was good.we loved the biryani", ["The food was good.", "we loved the biryani"]),
+        (
+            "Food tasts good.. satisfactory.... good ambience",
+            ["Food tasts good..", "satisfactory....", "good ambience"],
+        ),
+        # Carried on: a continuation word, a spaced three-dot ellipsis, a name with a dot, abbreviations.
+        ("It was ok... but not great.", ["It was ok... but not great."]),
+        ("Nice..and clean room.", ["Nice..and clean room."]),
+        ("In hindsight... size isn't everything.", ["In hindsight... size isn't everything."]),
+        ("Healthy food calls for eat.fit.. good packing", ["Healthy food calls for eat.fit..", "good packing"]),
+        ("Starters e.g.the kebabs and Mr.khan served us", ["Starters e.g.the kebabs and Mr.khan served us"]),
+        ("Version v1.2 works.", ["Version v1.2 works."]),
+    ],
+)
+def test_informal_full_stops_end_a_sentence_before_a_lower_case_word(text: str, expected: list[str]) -> None:
+    assert texts(text) == expected

@@ -822,3 +822,11 @@ def test_extractive_key_points_are_opinions_not_stories() -> None:
     assert told.text == "The staff were friendly."
     (stories,) = ExtractiveSynthesizer(encoder, drop_narrative=False, must_judge=False, max_points=1).synthesize(item)
     assert "asked" in stories.text  # the two stories are central without the rule
+
+
+def test_reads_against_reads_the_shown_text_by_the_lexicon() -> None:
+    from opinio_agents.synthesis.selection import reads_against
+
+    assert reads_against(["Taste is good.", "The sound quality is extremely poor."], -1) == [True, False]
+    assert reads_against(["Taste is good.", "The sound quality is extremely poor."], 1) == [False, True]
+    assert reads_against(["Check-in is at 2."], 1) == [False]

@@ -25,6 +25,10 @@ POSITIVE = [
     # A nuisance that did not happen (positive_phrases): plain VADER reads the "no" as a complaint.
     "Plenty of lifts so no queues even at checkout time.",
     "No problems at all with check-in.",
+    # Reader's audit: "The prices are low." was no price PRO, "Never had problems ..." a CON.
+    "The prices are low.",
+    "Low prices and quick service.",
+    "Never had any issues with this speaker.",
 ]
 NEGATIVE = [
     "The decor is dated and the carpet was stained.",
@@ -43,6 +47,13 @@ NEGATIVE = [
     "Stained carpet and furniture that has seen better days.",
     "Check-in took over an hour, there was one person working.",
     "Check-in is at 4pm and they would not budge.",
+    # Reader's audit: wishes in praise words were PROS ("Would be nice to take it outside ..." under battery).
+    "Would be nice to take it outside and operate on battery.",
+    "Wish it had a battery.",
+    "I would still have expected better quality.",
+    "Sound could be better.",
+    "The way they pack it for delivery needs to improve.",
+    "Its okay but keeps dropping wifi.",
 ]
 
 

@@ -122,3 +122,33 @@ def test_small_entity_summary_prefers_the_thing_as_subject() -> None:
     assert picked[0] == 1  # the kettle as the subject, not the reviewer's exclamation
     plain = SelectionWeights(**{**dataclasses.asdict(weights), "thing_subject": 0.0})
     assert select_summary(texts, vectors, sentiments, budget_words=8, weights=plain)[0] == 0
+
+
+def test_a_query_free_key_point_never_reads_as_the_other_side(monkeypatch: pytest.MonkeyPatch) -> None:
+    # OpoSum: "The item is well made, the fit is comfortable but the sound quality is extremely poor" (a positive
+    # sentence) gave the sound quality PRO its clause about sound quality, a complaint.
+    rows = [
+        stored(0, "The item is well made, the fit is comfortable but the sound quality is extremely poor.", 0.6),
+        stored(1, "The item is well made, the case is lovely but the sound quality is very poor.", 0.6),
+        stored(2, "The sound quality is clear and loud.", 0.5),
+    ]
+    embeddings = unit([[1.0, 0.0], [0.99, 0.1], [0.7, 0.7]])
+    sound = DiscoveredAspect(
+        "sound quality", 3, 3, 0, 0, 3, 1.0, sentence_indices=[0, 1, 2], term_indices=[0, 1, 2],
+        clusters=[HiroCluster(subpaths=[(1,)], indices=[0, 1, 2], score=1.0)], forms=["sound quality"],
+    )
+    (pro,) = aspect_highlights(sound, rows, embeddings=embeddings, max_points=1)
+    assert pro.text == "The sound quality is clear and loud.", pro.text
+    selection_settings(monkeypatch, points_agree=False)
+    (told,) = aspect_highlights(sound, rows, embeddings=embeddings, max_points=1)
+    assert "poor" in told.text
+
+
+def test_a_query_free_side_of_bare_phrases_gets_no_highlight() -> None:
+    rows = [stored(0, "Waiting time.", 0.3), stored(1, "Waiting time!", 0.3), stored(2, "Waiting time...", 0.3)]
+    embeddings = unit([[1.0, 0.0], [0.99, 0.1], [0.98, 0.2]])
+    wait = DiscoveredAspect(
+        "waiting time", 3, 3, 0, 0, 3, 1.0, sentence_indices=[0, 1, 2], term_indices=[0, 1, 2],
+        clusters=[HiroCluster(subpaths=[(1,)], indices=[0, 1, 2], score=1.0)], forms=["waiting time"],
+    )
+    assert aspect_highlights(wait, rows, embeddings=embeddings, max_points=1) == []

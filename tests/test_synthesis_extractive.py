@@ -483,3 +483,65 @@ def test_key_points_drop_the_reviewers_framing_of_a_judgement() -> None:
     assert to_key_point("We found the hotel staff to be friendly.", "staff") == "The hotel staff was friendly."
     # Framing around no judged thing stays as written.
     assert to_key_point("I felt welcome.", "welcome") == "I felt welcome."
+
+
+def test_a_key_point_never_reads_as_the_other_side(synth) -> None:
+    # Zomato: "Taste is good but the service ... was really poor" is a negative sentence whose clause about
+    # taste ("Taste is good.") was a taste CON; a side whose every key point reads the other way shows nothing.
+    cons = [
+        *(ev(i, f"Taste is good but the service at branch {i} was really poor and slow.", -0.5) for i in range(3)),
+        ev(10, "Very bland taste too.", -0.5),
+        ev(11, "The taste was not good at all.", -0.6),
+    ]
+    item = QueryEvidence(query="taste", evidence=cons, support=Support(reviews=5, negative=5))
+    (con,) = synth.synthesize(item)
+    assert "Taste is good" not in con.text, con.text
+    only = QueryEvidence(query="taste", evidence=cons[:3], support=Support(reviews=3, negative=3))
+    assert synth.synthesize(only) == []
+
+
+def test_a_word_after_a_word_that_gives_it_another_sense_is_no_mention() -> None:
+    # A Zomato "waiting time" PRO was "I was eagerly waiting for the Mocktail."; a hotel's elevator was the ski lift.
+    sentences = [
+        stored("1", 0, "I was eagerly waiting for the Mocktail.", 0.5),
+        stored("2", 0, "Can't wait to go back!", 0.6),
+        stored("3", 0, "We had to wait 40 minutes for a table.", -0.6),
+        stored("4", 0, "The waiting time was short.", 0.3),
+        *(stored(str(i), 0, "We had a great time.", 0.6) for i in range(5, 8)),  # "wait" is the rare word
+    ]
+    assert mention_mask("waiting time", sentences, named=True).tolist()[:4] == [False, False, True, True]
+    lifts = [stored("1", 0, "The ski lift is a short walk away.", 0.4), stored("2", 0, "The lift was slow.", -0.5)]
+    assert mention_mask("elevator", lifts, named=True).tolist() == [False, True]
+    assert mention_mask("ski lift", lifts, named=True).tolist()[0]  # asked for by name
+    assert not mentions_any("The ski lift is a short walk away.", ["lift"])
+
+
+def test_a_product_that_replaces_another_is_no_mention_of_customer_service() -> None:
+    # Alexa: "Perfect for an alarm clock replacement." was a customer service PRO.
+    sentences = [
+        stored("1", 0, "Perfect for an alarm clock replacement.", 0.6),
+        stored("2", 0, "The seller sent a refund right away.", 0.5),
+    ]
+    assert mention_mask("customer service", sentences, named=True).tolist() == [False, True]
+
+
+def test_a_side_of_bare_phrases_gets_no_highlight(synth) -> None:
+    # Zomato: "Waiting time." (a review line of its own) was a waiting time PRO, "Quantity." a portion CON.
+    item = QueryEvidence(
+        query="waiting time",
+        evidence=[ev(0, "Waiting time.", 0.3), ev(1, "Waiting time!!", 0.3)],
+        support=Support(reviews=2, positive=2),
+    )
+    assert synth.synthesize(item) == []
+    facts = QueryEvidence(
+        query="check-in",
+        evidence=[ev(0, "Check-in is at 2.", 0.2), ev(1, "Check-in is at 2pm sharp.", 0.2)],
+        support=Support(reviews=2, positive=2),
+    )
+    assert [h.text for h in synth.synthesize(facts)]  # a fact is no bare phrase: kept while nothing judges
+
+
+def test_a_clause_split_never_leaves_even_of_even_though() -> None:
+    # Zomato: "One bad experience ee had is waiting time even." (cut at the "though" of "even though").
+    text = "One bad experience we had is the waiting time even though we booked a table."
+    assert to_key_point(text, "waiting time", sign=-1) == "One bad experience we had is the waiting time."

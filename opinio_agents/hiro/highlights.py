@@ -69,7 +69,9 @@ from opinio_agents.synthesis.selection import (
     is_first_person,
     is_narrative,
     names_only_in_passing,
+    reads_against,
     same_opinion,
+    says_nothing,
     score_candidates,
     select_points,
     select_summary,
@@ -366,10 +368,17 @@ def aspect_highlights(
             about = [j for j in about if not is_narrative(points[j], implied_subject=story)]
         if side is Polarity.CONS and cons_complain:
             about = [j for j in about if states_complaint(points[j])]
+        if SELECTION_SETTINGS.points_agree and about:  # the key point as shown must not read as the other side
+            against = reads_against([points[j] for j in about], sign)
+            about = [j for j, no in zip(about, against, strict=True) if not no]
         if not about:  # only accounts of what reviewers did, or CONS that complain of nothing: evidence only
             continue
         if QUERY_FREE_SETTINGS.must_judge:  # opinions, not facts ("The breakfast buffet wasn't included ...")
-            about = [j for j in about if is_opinion(points[j])] or about
+            about = [j for j in about if is_opinion(points[j])] or [
+                j for j in about if not says_nothing(points[j], aspect.aspect)
+            ]
+            if not about:  # only bare phrases ("Waiting time."): nothing to say
+                continue
         earlier = [] if shown is None else shown.setdefault(side, [])
         if earlier:
             about = [j for j in about if not any(same_opinion(points[j], p) for p in earlier)] or about

@@ -45,6 +45,8 @@ from opinio_agents.synthesis.selection import (
     SELECTION_SETTINGS,
     SelectionWeights,
     is_narrative,
+    reads_against,
+    says_nothing,
     score_candidates,
     select_points,
     supported_points,
@@ -98,6 +100,8 @@ class ExtractiveSynthesizer(Synthesizer):
             (:meth:`_named_only`); None: no such preference.
         must_judge: Key points state an opinion (:func:`~opinio_agents.synthesis.keypoint.is_opinion`) while
             the side has a candidate that does: no facts ("Check-in is at 2.").
+            A side whose candidates are all bare phrases (:func:`~opinio_agents.synthesis.selection.says_nothing`:
+            "Quantity.", "Waiting time.") gets no highlight.
         aspect_clause: A key point keeps the clause that names the query by its words or by the words that also
             name it (:func:`~opinio_agents.synthesis.support.aspect_forms`), not only by the query's own words
             ("The room was tiny but the breakfast was excellent" under food: "The breakfast was excellent.").
@@ -243,11 +247,22 @@ class ExtractiveSynthesizer(Synthesizer):
                 scores = score_candidates(
                     points, vectors, sentiments=sentiments, query_vector=item.query_vector, weights=self.weights
                 )
+            # The key point as shown must not read as the other side (its clause about the query can: "Taste
+            # is good but the service was really poor" under a taste CON); a side without one says nothing.
+            kept = list(range(len(points)))
+            if SELECTION_SETTINGS.points_agree:
+                kept = [i for i, against in enumerate(reads_against(points, sign)) if not against]
+                if not kept:
+                    continue
             # Opinions, not accounts of what a reviewer did (is_narrative), while the side has one.
-            told = [i for i, p in enumerate(points) if not (self.drop_narrative and is_narrative(p))]
-            told = told or list(range(len(points)))
+            told = [i for i in kept if not (self.drop_narrative and is_narrative(points[i]))]
+            told = told or kept
             if self.must_judge:  # opinions, not facts ("Check-in is at 2.", "They advertise a free shuttle.")
-                told = [i for i in told if is_opinion(points[i])] or told
+                told = [i for i in told if is_opinion(points[i])] or [
+                    i for i in told if not says_nothing(points[i], item.query)
+                ]
+                if not told:  # only bare phrases ("Quantity.", "Waiting time."): nothing to say
+                    continue
             chosen = select_points(
                 [points[i] for i in told],
                 vectors[told],

@@ -138,7 +138,7 @@ _ENUMERATOR = re.compile(r"^\(?\d{1,2}\s*[.):]+\)?\s+(?=\S)")
 #: A word that joins what a word cap cut off ("... to all the great restaurants in").
 _JOINING = re.compile(r"(?:\s+\b(?:in|at|on|for|from|by|near|into|like|than|as)\b)+$", re.IGNORECASE)
 _CLAUSE_SPLIT = re.compile(
-    r"\s*(?:;|,?\s+\b(?:but|however|although|though|whereas|except that|yet)\b,?)\s+", re.IGNORECASE
+    r"\s*(?:;|,?\s+\b(?:but|however|although|even though|though|whereas|except that|yet)\b,?)\s+", re.IGNORECASE
 )
 #: Also a boundary between the parts of a sentence about several aspects: a comma or "and" before a
 #: new subject ("The room was clean, the staff friendly and the location perfect").

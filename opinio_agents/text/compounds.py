@@ -41,15 +41,40 @@ def _compounds() -> dict[str, frozenset[str]]:
     return {first: frozenset(seconds) for first, seconds in out.items()}
 
 
+@cache
+def _other_senses() -> dict[str, frozenset[str]]:
+    """Word -> the words before it that give it another sense (App. D tokens): "ski lift", "can't wait"."""
+    out: dict[str, set[str]] = {}
+    for phrase in word_set("support", "other_sense_phrases"):
+        tokens = tokenize_for_bm25(phrase)
+        if len(tokens) == 2:
+            out.setdefault(tokens[1], set()).add(tokens[0])
+    return {word: frozenset(firsts) for word, firsts in out.items()}
+
+
 def names_word(tokens: Sequence[str], word: str, query: Collection[str]) -> bool:
     """Whether ``tokens`` (App. D tokens, in order) use ``word`` other than as the first word of a listed
-    compound whose second word ``query`` (the query's or form's tokens) does not hold."""
+    compound whose second word ``query`` (the query's or form's tokens) does not hold, or after a listed word
+    that gives it another sense ("ski lift" is no elevator, "can't wait to go back" and "eagerly waiting for the
+    new flavours" are no wait) that ``query`` does not hold.
+
+    Example:
+        >>> names_word(("ski", "lift", "close"), "lift", {"lift"}), names_word(("lift", "slow"), "lift", {"lift"})
+        (False, True)
+        >>> names_word(("cannot", "wait", "go", "back"), "wait", {"wait", "time"})
+        False
+    """
     seconds = _compounds().get(word)
-    if not seconds:
+    firsts = _other_senses().get(word)
+    if not seconds and not firsts:
         return word in tokens
+    seconds = seconds or frozenset()
+    firsts = firsts or frozenset()
     last = len(tokens) - 1
     return any(
-        token == word and not (i < last and tokens[i + 1] in seconds and tokens[i + 1] not in query)
+        token == word
+        and not (i < last and tokens[i + 1] in seconds and tokens[i + 1] not in query)
+        and not (i > 0 and tokens[i - 1] in firsts and tokens[i - 1] not in query)
         for i, token in enumerate(tokens)
     )
 

@@ -22,8 +22,11 @@ Rules, in order:
   uppercase letter (``clean.Staff``), except after known abbreviations
   (``Mr.``, ``St.``, ``e.g.``, ``approx.``; ``a.m.``/``etc.`` only end a sentence
   before a capitalised word; ``No.``/``Rm.`` never before a number), single
-  initials (``J. Smith``), ellipses before a lowercase word, and inside URLs or
-  e-mail addresses. Decimals (``$4.50``, ``3.5 stars``), ``24/7`` and ``wi-fi``
+  initials (``J. Smith``), a spaced three-dot ellipsis before a lowercase word,
+  and inside URLs or e-mail addresses. Informal full stops end a sentence before
+  a lowercase word too: ``..``, ``....`` or dots with no space after them
+  (``parking....coordination``, ``good food.worth it``), unless the next word
+  carries the sentence on (``ok... but``, ``nice..and``). Decimals (``$4.50``, ``3.5 stars``), ``24/7`` and ``wi-fi``
   contain no boundary candidates.
 * A run of emoji ends a sentence when followed by whitespace and a capital.
 * Inline HTML tags and leading bullet markers are stripped from span edges, but
@@ -153,10 +156,13 @@ def _split_block(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
             if not (spaced or nxt.isupper()):
                 continue
         elif punct[0] == ".":
-            if not (spaced or nxt.isupper()):
+            glued = nxt.islower()  # "ample parking....coordination", "the food was good.we loved it"
+            if not (spaced or nxt.isupper() or glued):
                 continue
-            if punct.startswith("..") and first_after.islower():
-                continue  # "it was ok... but not great"
+            if (glued or punct.startswith("..")) and first_after.islower() and not _lower_start(
+                text, match.start(), cut, end, dots=len(punct.rstrip("'\"\u201d\u2019)]"))
+            ):
+                continue  # "it was ok... but not great", "eat.fit", "e.g.the"
             if not _HAS_LETTER.search(text, sent_start, match.start()):
                 continue  # "1." list numbers, stray dots: nothing to end yet.
             if len(punct.rstrip("'\"\u201d\u2019)]")) == 1 and not _period_may_end(
@@ -196,6 +202,44 @@ def _in_parenthesis(text: str, sent_start: int, at: int, end: int) -> bool:
         return False
     following = text[close + 1 : end].lstrip()[:1]
     return bool(following) and not (following.isupper() or following.isdigit())  # "(yum!) Next ..." ends
+
+
+_GLUED_WORD_BEFORE = re.compile(r"(?<![\w./@-])[A-Za-z]{2,}$")
+_WORDS_AFTER = re.compile(r"[a-z]+(?:'[a-z]+)?")
+
+
+def _lower_start(text: str, dot: int, cut: int, end: int, *, dots: int) -> bool:
+    """Whether a run of ``dots`` periods at ``dot`` ends a sentence although a lower-case word follows it.
+
+    Informal reviews end sentences with "..", "...." or a period and no space ("ample parking....coordination
+    has scope", "good food.worth the price"): these end one unless the next word carries the sentence on
+    (a ``continuations`` word: "it was ok... but not great", "nice..and clean"), or they are an ellipsis of
+    three with a space after ("In hindsight... size isn't everything": a pause as often as a full stop). A
+    single period with no space after it needs a word of two letters or more on each side, the next one not
+    alone before the next terminator ("eat.fit", a name; "e.g.the", "no.of": an abbreviation, checked by the
+    caller) and no web address or number around it ("v1.2"). A spaced single period before a lower-case word already
+    ends a sentence (many reviews are written all lower case).
+
+    Example:
+        >>> t = "Ample parking....coordination has scope. ok... but fine. calls for eat.fit.. good food.worth it"
+        >>> [_lower_start(t, t.index(p), t.index(p) + n, len(t), dots=n) for p, n in
+        ...  (("....c", 4), ("... b", 3), (".fit", 1), (".worth", 1))]
+        [True, False, False, True]
+        >>> [t[s:e] for s, e in split_sentences(t)][:3]
+        ['Ample parking....', 'coordination has scope.', 'ok... but fine.']
+        >>> [t[s:e] for s, e in split_sentences(t)][3:]
+        ['calls for eat.fit..', 'good food.', 'worth it']
+    """
+    after = text[cut:end].lstrip()
+    words = _WORDS_AFTER.match(after)
+    if words is None or words.group() in word_set("segment", "continuations"):
+        return False
+    if dots > 1:
+        return dots != 3 or not text[cut : cut + 1].isspace()  # "In hindsight... size isn't everything"
+    if _GLUED_WORD_BEFORE.search(text, max(0, dot - 40), dot) is None or len(words.group()) < 2:
+        return False
+    rest = after[words.end() :]
+    return rest[:1] in (" ", "\t") and _WORDS_AFTER.match(rest.lstrip()) is not None
 
 
 def _period_may_end(text: str, sent_start: int, dot: int, first_after: str) -> bool:
