@@ -31,25 +31,17 @@ _LOCATOR_WINDOW = 3
 
 
 @cache
-def _compounds() -> dict[str, frozenset[str]]:
-    """First word -> the second words that make it a compound about another aspect (App. D tokens)."""
+def _pairs(name: str, *, by_second: bool) -> dict[str, frozenset[str]]:
+    """The two-word phrases of ``support.json``'s list ``name`` (App. D tokens), one word -> the words paired
+    with it: by the first word for ``other_aspect_compounds`` ("room" -> "service"), by the second for
+    ``other_sense_phrases`` ("lift" -> "ski")."""
     out: dict[str, set[str]] = {}
-    for phrase in word_set("support", "other_aspect_compounds"):
+    for phrase in word_set("support", name):
         tokens = tokenize_for_bm25(phrase)
         if len(tokens) == 2:
-            out.setdefault(tokens[0], set()).add(tokens[1])
-    return {first: frozenset(seconds) for first, seconds in out.items()}
-
-
-@cache
-def _other_senses() -> dict[str, frozenset[str]]:
-    """Word -> the words before it that give it another sense (App. D tokens): "ski lift", "can't wait"."""
-    out: dict[str, set[str]] = {}
-    for phrase in word_set("support", "other_sense_phrases"):
-        tokens = tokenize_for_bm25(phrase)
-        if len(tokens) == 2:
-            out.setdefault(tokens[1], set()).add(tokens[0])
-    return {word: frozenset(firsts) for word, firsts in out.items()}
+            key, other = (tokens[1], tokens[0]) if by_second else (tokens[0], tokens[1])
+            out.setdefault(key, set()).add(other)
+    return {word: frozenset(others) for word, others in out.items()}
 
 
 def names_word(tokens: Sequence[str], word: str, query: Collection[str]) -> bool:
@@ -64,8 +56,8 @@ def names_word(tokens: Sequence[str], word: str, query: Collection[str]) -> bool
         >>> names_word(("cannot", "wait", "go", "back"), "wait", {"wait", "time"})
         False
     """
-    seconds = _compounds().get(word)
-    firsts = _other_senses().get(word)
+    seconds = _pairs("other_aspect_compounds", by_second=False).get(word)
+    firsts = _pairs("other_sense_phrases", by_second=True).get(word)
     if not seconds and not firsts:
         return word in tokens
     seconds = seconds or frozenset()
