@@ -61,17 +61,17 @@ from opinio_agents.hiro.store import HiroIndex, as_hiro_index
 from opinio_agents.models import SENTIMENT_THRESHOLD, Evidence, Highlight, HighlightSet, Polarity, RunMeta, Support
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.sentence_store import SentenceStore
-from opinio_agents.synthesis.keypoint import KEY_POINT_SETTINGS, is_opinion, mentions_any, to_key_point
+from opinio_agents.synthesis.keypoint import KEY_POINT_SETTINGS, mentions_any, to_key_point
 from opinio_agents.synthesis.selection import (
     SELECTION_SETTINGS,
     SelectionWeights,
     SummaryLayout,
+    agreeing_points,
     is_first_person,
     is_narrative,
     names_only_in_passing,
-    reads_against,
+    opinion_points,
     same_opinion,
-    says_nothing,
     score_candidates,
     select_points,
     select_summary,
@@ -368,15 +368,11 @@ def aspect_highlights(
             about = [j for j in about if not is_narrative(points[j], implied_subject=story)]
         if side is Polarity.CONS and cons_complain:
             about = [j for j in about if states_complaint(points[j])]
-        if SELECTION_SETTINGS.points_agree and about:  # the key point as shown must not read as the other side
-            against = reads_against([points[j] for j in about], sign)
-            about = [j for j, no in zip(about, against, strict=True) if not no]
+        about = agreeing_points(points, about, sign)  # the key point as shown must not read as the other side
         if not about:  # only accounts of what reviewers did, or CONS that complain of nothing: evidence only
             continue
         if QUERY_FREE_SETTINGS.must_judge:  # opinions, not facts ("The breakfast buffet wasn't included ...")
-            about = [j for j in about if is_opinion(points[j])] or [
-                j for j in about if not says_nothing(points[j], aspect.aspect)
-            ]
+            about = opinion_points(points, about, aspect.aspect)
             if not about:  # only bare phrases ("Waiting time."): nothing to say
                 continue
         earlier = [] if shown is None else shown.setdefault(side, [])

@@ -38,15 +38,14 @@ from opinio_agents.synthesis.keypoint import (
     KEY_POINT_SETTINGS,
     aspect_segments,
     focused_text,
-    is_opinion,
     to_key_point,
 )
 from opinio_agents.synthesis.selection import (
     SELECTION_SETTINGS,
     SelectionWeights,
+    agreeing_points,
     is_narrative,
-    reads_against,
-    says_nothing,
+    opinion_points,
     score_candidates,
     select_points,
     supported_points,
@@ -249,18 +248,14 @@ class ExtractiveSynthesizer(Synthesizer):
                 )
             # The key point as shown must not read as the other side (its clause about the query can: "Taste
             # is good but the service was really poor" under a taste CON); a side without one says nothing.
-            kept = list(range(len(points)))
-            if SELECTION_SETTINGS.points_agree:
-                kept = [i for i, against in enumerate(reads_against(points, sign)) if not against]
-                if not kept:
-                    continue
+            kept = agreeing_points(points, range(len(points)), sign)
+            if not kept:
+                continue
             # Opinions, not accounts of what a reviewer did (is_narrative), while the side has one.
             told = [i for i in kept if not (self.drop_narrative and is_narrative(points[i]))]
             told = told or kept
             if self.must_judge:  # opinions, not facts ("Check-in is at 2.", "They advertise a free shuttle.")
-                told = [i for i in told if is_opinion(points[i])] or [
-                    i for i in told if not says_nothing(points[i], item.query)
-                ]
+                told = opinion_points(points, told, item.query)
                 if not told:  # only bare phrases ("Quantity.", "Waiting time."): nothing to say
                     continue
             chosen = select_points(

@@ -249,9 +249,6 @@ def _describes(words: Sequence[str]) -> bool:
     return all(w in modifiers or _evaluative(w) for w in words)
 
 
-_DETERMINERS = frozenset({"a", "an", "the", "this", "that", "our", "their", "its", "my", "his", "her", "your"})
-
-
 def _left_open(piece: str) -> bool:
     """Whether a comma piece ends inside a noun phrase: a determiner and an adjective, its noun after the
     comma ("in the quieter, residential part", "a lovely, spacious room"), so the piece cannot stand alone.
@@ -261,7 +258,7 @@ def _left_open(piece: str) -> bool:
         (True, True, False)
     """
     words = _PIECE_WORD.findall(piece.lower())
-    if len(words) < 2 or words[-2] not in _DETERMINERS:
+    if len(words) < 2 or words[-2] not in word_set("keypoint", "determiners"):
         return False
     from lemminflect import getAllLemmas
 

@@ -44,7 +44,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -80,6 +80,8 @@ __all__ = [
     "states_complaint",
     "reads_against",
     "says_nothing",
+    "agreeing_points",
+    "opinion_points",
     "select_summary",
     "SummaryItem",
     "compose_summary",
@@ -443,17 +445,47 @@ def says_nothing(text: str, query: str = "") -> bool:
     if len(words) > SELECTION_SETTINGS.bare_words or is_opinion(text):
         return False
     degree = word_set("keypoint", "modifiers") - _JOINERS
+    determiners = word_set("keypoint", "determiners")
     if degree.intersection(words):
         return False
     for word in words:
         tags = getAllLemmas(word)
-        if tags and ("ADJ" in tags or "NOUN" not in tags) and word not in _DETERMINERS:
+        if tags and ("ADJ" in tags or "NOUN" not in tags) and word not in determiners:
             return False
     return True
 
 
-_DETERMINERS = frozenset({"a", "an", "the", "this", "that", "their", "its", "our", "my"})
 _JOINERS = frozenset({"a", "and", "but", "or"})
+
+
+def agreeing_points(points: Sequence[str], indices: Iterable[int], sign: int) -> list[int]:
+    """Of ``indices``, the key points the review lexicon does not read as the other side of ``sign``
+    (:func:`reads_against`), with ``SelectionSettings.points_agree`` on; all of them with it off. One rule for
+    the query key points and HIRO's aspect highlights.
+
+    Example:
+        >>> agreeing_points(["Taste is good.", "The food was bland."], range(2), -1)
+        [1]
+    """
+    indices = list(indices)
+    if not SELECTION_SETTINGS.points_agree or not indices:
+        return indices
+    against = reads_against([points[i] for i in indices], sign)
+    return [i for i, no in zip(indices, against, strict=True) if not no]
+
+
+def opinion_points(points: Sequence[str], indices: Sequence[int], query: str = "") -> list[int]:
+    """Of ``indices``, the key points that state an opinion (:func:`~opinio_agents.synthesis.keypoint.is_opinion`);
+    where none does, those that say something (not :func:`says_nothing`); none when every one is a bare phrase.
+    One rule for the query key points and HIRO's aspect highlights (``must_judge``).
+
+    Example:
+        >>> opinion_points(["Check-in is at 2.", "Great check-in."], [0, 1]), opinion_points(["Quantity."], [0])
+        ([1], [])
+    """
+    from opinio_agents.synthesis.keypoint import is_opinion
+
+    return [i for i in indices if is_opinion(points[i])] or [i for i in indices if not says_nothing(points[i], query)]
 
 
 def lexical_centrality(token_lists: Sequence[Sequence[str]]) -> np.ndarray:
