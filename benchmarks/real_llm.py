@@ -49,10 +49,12 @@ and prompt / completion tokens per query. The load average is printed with the t
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import importlib.util
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -342,6 +344,8 @@ def main() -> int:
         models["hf-baseline"] = baseline_chat_model(args.baseline_code, models["hf"])
         print(f"model (hf-baseline): LocalChatModel of {args.baseline_code} over the same weights")
     store = Path(args.store or tempfile.mkdtemp(prefix="opinio-real-llm-"))
+    if not args.store:  # a temporary store goes when the run ends, however it ends
+        atexit.register(shutil.rmtree, store, ignore_errors=True)
     rag = OpinioRAG(store)
     asked = [v.strip() for v in args.variants.split(",") if v.strip()]
     # (row name, variant, model): extractive once, each LLM variant per backend
