@@ -7,11 +7,16 @@ Example:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from opinio_agents.models import Sentence
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.text.preprocess import tokenize_for_bm25
+
+if TYPE_CHECKING:
+    from opinio_agents.hiro.aspects import DiscoveredAspect
 
 
 def unit(rows: list[list[float]]) -> np.ndarray:
@@ -26,3 +31,14 @@ def stored(i: int, text: str, sentiment: float) -> StoredSentence:
         sentence_id=f"9:{i}:0", entity_id="9", review_id=str(i), index=0, text=text, start=0, end=len(text)
     )
     return StoredSentence(sentence, tuple(tokenize_for_bm25(text)), sentiment)
+
+
+def one_cluster_aspect(name: str, count: int) -> DiscoveredAspect:
+    """A discovered aspect ``name`` of sentences 0 .. count - 1, all positive, all using its name, in one cluster."""
+    from opinio_agents.hiro.aspects import DiscoveredAspect, HiroCluster
+
+    indices = list(range(count))
+    return DiscoveredAspect(
+        name, count, count, 0, 0, count, 1.0, sentence_indices=indices, term_indices=indices,
+        clusters=[HiroCluster(subpaths=[(1,)], indices=indices, score=1.0)], forms=[name],
+    )

@@ -21,7 +21,7 @@ from opinio_agents.synthesis.selection import (
     support_pool,
 )
 from opinio_agents.text.preprocess import tokenize_for_bm25
-from tests.selection_support import stored, unit
+from tests.selection_support import one_cluster_aspect, stored, unit
 
 
 class FakeEncoder:
@@ -648,7 +648,6 @@ def test_query_free_further_points_must_not_repeat_an_earlier_points_topics_and_
 
 
 def test_query_free_key_points_must_be_opinions_about_their_aspect_when_judged() -> None:
-    from opinio_agents.hiro.aspects import DiscoveredAspect, HiroCluster
     from opinio_agents.hiro.highlights import aspect_highlights
 
     rows = [
@@ -657,10 +656,7 @@ def test_query_free_key_points_must_be_opinions_about_their_aspect_when_judged()
         stored(2, "A pharmacy is across the road.", 0.4),
     ]
     embeddings = unit([[1.0, 0.0], [0.6, 0.8], [0.9, 0.43]])
-    aspect = DiscoveredAspect(
-        "road", 3, 3, 0, 0, 3, 1.0, sentence_indices=[0, 1, 2], term_indices=[0, 1, 2],
-        clusters=[HiroCluster(subpaths=[(1,)], indices=[0, 1, 2], score=1.0)], forms=["road"],
-    )
+    aspect = one_cluster_aspect("road", 3)
     calls: list[list[str]] = []
 
     def judged(forms, texts):  # the opinion targets an extractor would find: only "The road ... quiet"

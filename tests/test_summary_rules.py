@@ -10,10 +10,9 @@ import pytest
 
 import opinio_agents.hiro.highlights as highlights
 import opinio_agents.synthesis.selection as selection
-from opinio_agents.hiro.aspects import DiscoveredAspect, HiroCluster
 from opinio_agents.hiro.highlights import aspect_highlights, summary_point
 from opinio_agents.synthesis.selection import is_narrative, select_summary, stands_alone, without_connective
-from tests.selection_support import stored, unit
+from tests.selection_support import one_cluster_aspect, stored, unit
 
 
 def selection_settings(monkeypatch: pytest.MonkeyPatch, **changes: object) -> None:
@@ -64,10 +63,7 @@ def test_query_free_key_point_is_no_subjectless_story(monkeypatch: pytest.Monkey
         stored(2, "The pool is lovely and warm.", 0.6),
     ]
     embeddings = unit([[1.0, 0.0], [0.99, 0.1], [0.7, 0.7]])
-    pool = DiscoveredAspect(
-        "pool", 3, 3, 0, 0, 3, 1.0, sentence_indices=[0, 1, 2], term_indices=[0, 1, 2],
-        clusters=[HiroCluster(subpaths=[(1,)], indices=[0, 1, 2], score=1.0)], forms=["pool"],
-    )
+    pool = one_cluster_aspect("pool", 3)
     (pro,) = aspect_highlights(pool, rows, embeddings=embeddings, max_points=1)
     assert pro.text == "The pool is lovely and warm."
     selection_settings(monkeypatch, subjectless_story=False)
@@ -133,10 +129,7 @@ def test_a_query_free_key_point_never_reads_as_the_other_side(monkeypatch: pytes
         stored(2, "The sound quality is clear and loud.", 0.5),
     ]
     embeddings = unit([[1.0, 0.0], [0.99, 0.1], [0.7, 0.7]])
-    sound = DiscoveredAspect(
-        "sound quality", 3, 3, 0, 0, 3, 1.0, sentence_indices=[0, 1, 2], term_indices=[0, 1, 2],
-        clusters=[HiroCluster(subpaths=[(1,)], indices=[0, 1, 2], score=1.0)], forms=["sound quality"],
-    )
+    sound = one_cluster_aspect("sound quality", 3)
     (pro,) = aspect_highlights(sound, rows, embeddings=embeddings, max_points=1)
     assert pro.text == "The sound quality is clear and loud.", pro.text
     selection_settings(monkeypatch, points_agree=False)
@@ -147,8 +140,5 @@ def test_a_query_free_key_point_never_reads_as_the_other_side(monkeypatch: pytes
 def test_a_query_free_side_of_bare_phrases_gets_no_highlight() -> None:
     rows = [stored(0, "Waiting time.", 0.3), stored(1, "Waiting time!", 0.3), stored(2, "Waiting time...", 0.3)]
     embeddings = unit([[1.0, 0.0], [0.99, 0.1], [0.98, 0.2]])
-    wait = DiscoveredAspect(
-        "waiting time", 3, 3, 0, 0, 3, 1.0, sentence_indices=[0, 1, 2], term_indices=[0, 1, 2],
-        clusters=[HiroCluster(subpaths=[(1,)], indices=[0, 1, 2], score=1.0)], forms=["waiting time"],
-    )
+    wait = one_cluster_aspect("waiting time", 3)
     assert aspect_highlights(wait, rows, embeddings=embeddings, max_points=1) == []
