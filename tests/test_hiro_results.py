@@ -226,3 +226,33 @@ def test_code_digest_covers_every_module_whose_results_are_stored():
     for source in (inspect.getfile(QueryFreeSummarizer), highlights.__file__, selection.__file__):
         relative = Path(source).resolve().relative_to(root)
         assert relative.parts[0] in _RESULT_CODE, relative
+
+
+def test_query_free_smoothing_follows_the_baseline_an_entity_is_compared_with(tmp_path, data, base_store, monkeypatch):
+    """Beside other entities the summary's aspects use ``alpha``; alone in its store, ``alone_alpha``."""
+    import opinio_agents.hiro.highlights as highlights
+    from opinio_agents.api import OpinioRAG
+    from opinio_agents.hiro import HiroIndex
+    from opinio_agents.hiro.highlights import QUERY_FREE_SETTINGS, query_free_result
+
+    assert QUERY_FREE_SETTINGS.alone_alpha != QUERY_FREE_SETTINGS.alpha
+    used: list[float] = []
+    real = highlights.discover_aspects
+
+    def recording(*args, **kwargs):
+        used.append(kwargs["alpha"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(highlights, "discover_aspects", recording)
+    shared = HiroIndex(_store(tmp_path, base_store))
+    assert shared.corpus_baseline("2") is not None
+    query_free_result(shared, "2", small_entity=0, cache=False)
+    rag = OpinioRAG(tmp_path / "alone", encoder=HashEncoder(), verify=False)
+    rag.index(data.entities[3:4], fit_hiro=False)
+    rag.close()
+    alone = HiroIndex(SentenceStore(tmp_path / "alone"))
+    key = alone.index.entity_keys()[0]
+    assert alone.corpus_baseline(key) is None
+    query_free_result(alone, key, small_entity=0, cache=False)
+    query_free_result(alone, key, alpha=6.0, small_entity=0, cache=False)  # a caller's value is kept
+    assert used == [QUERY_FREE_SETTINGS.alpha, QUERY_FREE_SETTINGS.alone_alpha, 6.0]

@@ -108,10 +108,20 @@ class QueryFreeSettings:
     and ``benchmarks/aspect_fidelity.py`` measure them, the figures are in ``benchmarks/README.md``).
 
     Attributes:
-        alpha: HIRO smoothing: large, so popular aspects (staff, rooms, location) outrank
-            entity-specific names.
+        alpha: HIRO smoothing, in reviews: large, so popular aspects (staff, rooms, location) outrank
+            entity-specific names, but not so large that what this entity's reviewers raise more often than
+            others' (its pool, its wine hour, the sights it is near) never gets a cluster. 30 (was 60; the paper's
+            6 favours names): over hierarchy seeds 0-3 of one SPACE dev store, general RL 26.98 -> 26.95, specificity
+            margin 1.80 -> 2.05 (alternate-hotel halves: RL 27.79 / 26.07 -> 27.75 / 26.05, margin 1.95 / 1.63 ->
+            2.25 / 1.84; margin up for 11 hotels, down for 4); 15: 26.60 (2.10), 120: 27.01 (1.81), 6: 23.24 (1.58).
+        alone_alpha: The smoothing of an entity alone in its store, whose subpaths are compared with an even
+            split of their parent (:func:`~opinio_agents.hiro.retriever.hierarchy_baseline`) rather than with
+            other entities: a weaker estimate of what is expected anyway, so it is smoothed more. Each SPACE dev
+            hotel alone in its store (``benchmarks/single_entity.py``): general RL 28.7 (margin 3.6) at 60,
+            28.0 (3.5) at 30, whose clusters then favour one guest's story ("We were given a free upgraded to a
+            superior room ...").
         clusters_per_aspect: Clusters per aspect of the summary's aspect discovery (discovery's own
-            default is 4): at alpha 60 the popular aspects are already first.
+            default is 4): at this alpha the popular aspects are already first.
         second_aspects: Whether the summary's aspect discovery ranks second aspects (off: they lowered
             general ROUGE-L).
         weights: Selection weights of query-free key points: centrality counts most, and genericity (0.4, the
@@ -142,7 +152,8 @@ class QueryFreeSettings:
             cost 28.6 -> 28.0 (its negations read "not too far from the attractions" as a complaint).
     """
 
-    alpha: float = 60.0
+    alpha: float = 30.0
+    alone_alpha: float = 60.0
     clusters_per_aspect: float = 2.0
     second_aspects: bool = False
     weights: SelectionWeights = SelectionWeights(centrality=0.8, genericity=0.4)
@@ -688,8 +699,8 @@ def query_free_result(
         index: The sentence store (the HIRO hierarchy is fitted on first use) or a :class:`HiroIndex`.
         entity_id: An indexed entity.
         top_k: Aspects to turn into highlights (paper: 8 clusters).
-        alpha: HIRO smoothing constant; None for ``QueryFreeSettings.alpha`` (60),
-            which favours what many reviewers raise over what is rare elsewhere
+        alpha: HIRO smoothing constant; None for ``QueryFreeSettings.alpha`` (30; ``alone_alpha``, 60,
+            for an entity alone in its store), which favours what many reviewers raise over what is rare elsewhere
             (the paper's 6 favours specificity: hotel and street names).
         split_threshold: Share of the reviews mentioning the aspect the other side needs for a highlight
             (:func:`~opinio_agents.synthesis.support.shown_sides`, the rule of every surface).
@@ -719,10 +730,9 @@ def query_free_result(
     started = time.perf_counter()
     hiro = as_hiro_index(index)
     key = hiro.index.require_entity(entity_id)
-    alpha = QUERY_FREE_SETTINGS.alpha if alpha is None else alpha
     params: dict[str, Any] = {
         "top_k": top_k,
-        "alpha": float(alpha),
+        "alpha": None if alpha is None else float(alpha),  # None: resolved on computing (the store decides)
         "split_threshold": float(split_threshold),
         "max_cited": max_cited,
         "summary_words": summary_words,
@@ -790,7 +800,7 @@ def _compute_result(
     key: str,
     *,
     top_k: int,
-    alpha: float,
+    alpha: float | None,
     split_threshold: float,
     max_cited: int,
     summary_words: int,
@@ -800,6 +810,9 @@ def _compute_result(
     name_weight: float,
     small_entity: int,
 ) -> QueryFreeResult:
+    if alpha is None:  # an entity alone in its store is compared with its own hierarchy: smoothed more
+        alone = hiro.corpus_baseline(key) is None
+        alpha = QUERY_FREE_SETTINGS.alone_alpha if alone else QUERY_FREE_SETTINGS.alpha
     aspects = discover_aspects(
         hiro,
         key,

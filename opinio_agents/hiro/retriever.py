@@ -308,12 +308,11 @@ def retrieve_clusters(
     """
     key = hiro.index.require_entity(entity_id)
     stored = hiro.index.sentences(key)
-    baseline = hiro.baseline()
     clusters = select_clusters(
         hiro.subpaths(key),
         hiro.review_codes(key),
         [s.tokens for s in stored],
-        baseline if any(other != key for other in baseline.entities) else None,
+        hiro.corpus_baseline(key),
         n_codes=hiro.indexer.n_codes,
         top_k=top_k,
         alpha=alpha,

@@ -363,6 +363,20 @@ class HiroIndex:
                 self._baseline = BaselinePopularity.from_counts({k: self.popularity(k) for k in keys})
             return self._baseline
 
+    def corpus_baseline(self, entity_id: str | int) -> BaselinePopularity | None:
+        """The corpus popularity an entity's subpaths are compared with, or None when no other entity is indexed.
+
+        With None, HIRO's retriever compares each subpath with an even split of its parent instead
+        (:func:`~opinio_agents.hiro.retriever.hierarchy_baseline`); the query-free highlights smooth that
+        estimate more (``QueryFreeSettings.alone_alpha``).
+
+        Raises:
+            StoreError: When the entity is not indexed.
+        """
+        key = self.index.require_entity(entity_id)
+        baseline = self.baseline()
+        return baseline if any(other != key for other in baseline.entities) else None
+
     # -- derived results, persisted with the hierarchy --------------------------------------
     def result_state(self, entity_id: str | int) -> str:
         """Digest of what the entity's HIRO results depend on (changes whenever one of them may).
