@@ -19,6 +19,12 @@ Usage:
     python benchmarks/real_reviews.py --sets fewsum --splits val                # FewSum dev only (also per domain)
     python benchmarks/real_reviews.py --sets space_dev --encoder torch       # fp32 reference backend
     python benchmarks/real_reviews.py --sets space_dev --tasks general --baselines none   # the system only: fast reruns
+    python benchmarks/real_reviews.py --sets space_dev --tasks general --baselines none --hiro-seeds 0,1,2,3
+
+The query-free (general) summary is built on the HIRO hierarchy's clusters, and one k-means fit is one
+draw: ``--hiro-seeds`` also copies each set's store once per seed (``<set>-hiro-seed<S>``, beside it),
+refits each copy's hierarchy with that seed and scores the general task on it, then prints the mean RL and
+specificity margin over the seeds (compare changes of the general summary on that mean, not on one fit).
     OPINIO_REAL_REVIEWS=/path/to/real-reviews python benchmarks/real_reviews.py
 """
 
@@ -27,6 +33,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -126,6 +134,64 @@ def dev_entities(
     return refs, entities[:limit] if limit else entities
 
 
+def seed_copy(store: Path, seed: int) -> Path:
+    """A copy of ``store`` beside it whose HIRO hierarchy is fitted with ``seed`` (made once, then reused)."""
+    from opinio_agents.hiro.store import HiroIndex
+    from opinio_agents.stores import SentenceStore
+
+    copy = store.with_name(f"{store.name}-hiro-seed{seed}")
+    if not (copy / "hiro").is_dir():
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(store, copy, ignore=shutil.ignore_patterns("hiro", "writer.lock"))
+        HiroIndex(SentenceStore(copy), seed=seed).fit()
+    return copy
+
+
+def general_over_seeds(
+    store: Path, seeds: list[int], refs: Any, keys: list[str], out: Path, encoder: str | None
+) -> list[dict[str, Any]]:
+    """The general task's mean RL and margin on one refitted copy of ``store`` per seed, one row each."""
+    from opinio_agents.api import OpinioRAG
+    from opinio_agents.evaluation.human import HumanEvalConfig, HumanReferenceEvaluator
+
+    rows = []
+    for seed in seeds:
+        rag = OpinioRAG(store_dir=seed_copy(store, seed), encoder=encoder)
+        evaluator = HumanReferenceEvaluator(rag, refs, HumanEvalConfig(tasks=("general",), baselines=[]))
+        records = [r for r in evaluator.run(keys) if r["system"] == "opinio"]
+        rag.close()
+        out.mkdir(parents=True, exist_ok=True)
+        with open(out / f"general_seed{seed}.jsonl", "w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(r) + "\n" for r in records)
+        rows.append({
+            "seed": seed,
+            "RL": statistics.mean(r["RL"] for r in records),
+            "margin": statistics.mean(r["margin"] for r in records if r.get("margin") is not None),
+        })
+    return rows
+
+
+def seeds_markdown(rows: list[dict[str, Any]], label: str) -> str:
+    """The per-seed general rows and their mean as a markdown table.
+
+    Example:
+        >>> print(seeds_markdown([{"seed": 0, "RL": 27.0, "margin": 2.0}, {"seed": 1, "RL": 26.0, "margin": 1.0}], "x"))
+        ### x general over hierarchy seeds
+        <BLANKLINE>
+        | seed | RL | margin |
+        |---|---|---|
+        | 0 | 27.00 | 2.00 |
+        | 1 | 26.00 | 1.00 |
+        | mean | 26.50 | 1.50 |
+    """
+    lines = [f"### {label} general over hierarchy seeds", "", "| seed | RL | margin |", "|---|---|---|"]
+    lines += [f"| {r['seed']} | {r['RL']:.2f} | {r['margin']:.2f} |" for r in rows]
+    mean_rl = statistics.mean(r["RL"] for r in rows)
+    mean_margin = statistics.mean(r["margin"] for r in rows)
+    lines.append(f"| mean | {mean_rl:.2f} | {mean_margin:.2f} |")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default=",".join(SETS), help="Comma-separated sets (default: all present).")
@@ -149,8 +215,14 @@ def main() -> int:
         "--baselines", default=None,
         help="Comma-separated baselines to run beside the system (default: all that apply; 'none': the system only).",
     )
+    parser.add_argument(
+        "--hiro-seeds", default=None,
+        help="Comma-separated HIRO seeds: also score the general task on a copy of each set's store refitted "
+        "with each seed, and print the mean (see above).",
+    )
     args = parser.parse_args()
     baselines = baselines_arg(args.baselines)
+    seeds = [int(s) for s in args.hiro_seeds.split(",") if s.strip()] if args.hiro_seeds else []
     folder = data_dir()
     if folder is None:
         print(NO_DATA)
@@ -197,6 +269,12 @@ def main() -> int:
             print(note, file=sys.stderr)
         print(f"wrote {args.out / folder_name}", file=sys.stderr)
         rag.close()
+        if seeds and "general" in tasks:
+            rows = general_over_seeds(
+                args.store_root / folder_name, seeds, refs, [e.key for e in entities],
+                args.out / folder_name, args.encoder,
+            )
+            print(seeds_markdown(rows, name) + "\n")
     return 0
 
 
