@@ -228,6 +228,22 @@ def test_mention_needs_the_rare_query_term() -> None:
     assert mask.tolist() == [False] * 8 + [True]
 
 
+def test_a_generic_head_word_alone_is_no_mention_of_a_longer_query() -> None:
+    # Reader's audit: on OpoSum, "The sound quality is great." counted as a mention of "picture quality".
+    # On a TV, "picture" is the commoner word: "quality" was the query's most specific one and counted alone.
+    texts = [
+        "The sound quality is great.",
+        "Picture quality is superb.",
+        "The picture is crisp.",
+        "Great picture for the price.",
+        "Had a great time.",
+    ]
+    sentences = [stored(str(i), k, text, 0.5) for i in range(3) for k, text in enumerate(texts)]
+    assert mention_mask("picture quality", sentences, named=True).tolist()[:2] == [False, True]
+    assert not mention_mask("waiting time", sentences, named=True).any()
+    assert mention_mask("quality", sentences, named=True).tolist()[:5] == [True, True, False, False, False]
+
+
 def test_copies_of_one_sentence_count_once_when_choosing_among_mentions(synth) -> None:
     # The sample's breakfast PRO opened with "There is a supermarket around the corner ...", which stands in
     # 20 reviews: the mentions were a minority of the candidates but most of what they say.
