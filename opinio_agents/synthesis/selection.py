@@ -437,8 +437,10 @@ def says_nothing(text: str, query: str = "") -> bool:
     """
     from lemminflect import getAllLemmas
 
-    from opinio_agents.synthesis.keypoint import is_opinion
+    from opinio_agents.synthesis.keypoint import is_label, is_opinion
 
+    if is_label(text):  # "Pros.": a list's label
+        return True
     tokens = set(tokenize_for_bm25(text))
     if query and tokens and tokens <= set(tokenize_for_bm25(query)):
         return True
