@@ -104,6 +104,9 @@ class KeyPointSettings:
             tiny but the breakfast was excellent" stayed whole under food. SPACE dev aspect RL 27.4 -> 27.6
             (margin 3.3 -> 3.5), topics proxy 26.8 -> 27.1 (margin 3.1 -> 3.3), both alternate-hotel halves of
             each up, OpoSum aspect-label gap 60.7 -> 61.0 (``benchmarks/README.md``).
+        min_cut_words: Fewest words a word cap keeps when it backs off to a clause boundary, away from a verb
+            or subject it cut from its complement (:func:`_closed_cut`: "... and the food was"); with no such
+            boundary the cut stays as it is. Reader's audit (``benchmarks/README.md``), not tuned.
     """
 
     max_words: int = 28
@@ -125,6 +128,7 @@ class KeyPointSettings:
     named_share: float | None = 0.5
     must_judge: bool = True
     aspect_clause: bool = True
+    min_cut_words: int = 4
 
 
 #: The settings key points use unless a caller passes others.
@@ -524,8 +528,6 @@ _BOUNDARY = re.compile(
     r"\s*(?:[,;]|\s-\s)|\s+(?=(?:and|but|or|which|who|that|because|while|when|where|so|as|since|though|although|if)\b)",
     re.IGNORECASE,
 )
-#: Fewest words a cut backed off to a clause boundary keeps.
-_MIN_CUT_WORDS = 4
 
 
 def _final_word(words: Sequence[str]) -> str:
@@ -539,7 +541,7 @@ def _closed_cut(head: str) -> str:
     Words that open what the cut dropped (``keypoint.json``'s ``open_words``: "between the", "which", "very")
     go from its end; when it then ends on a verb that needs its complement or a subject that needs its verb
     (``needs_predicate``: "... and the food was"), it backs off to the clause boundary before that clause, and
-    trims again. At least ``_MIN_CUT_WORDS`` words stay; with no boundary left it ends as it is.
+    trims again. At least ``KeyPointSettings.min_cut_words`` words stay; with no boundary left it ends as it is.
 
     Example:
         >>> _closed_cut("Great place, the staff were kind and the food was")
@@ -548,14 +550,15 @@ def _closed_cut(head: str) -> str:
         ('A stay in a lovely room', 'The layout of the keys')
     """
     open_words, needs_predicate = word_set("keypoint", "open_words"), word_set("keypoint", "needs_predicate")
+    least = KEY_POINT_SETTINGS.min_cut_words
     while True:
         words = head.split()
-        while len(words) > _MIN_CUT_WORDS and _final_word(words) in open_words:
+        while len(words) > least and _final_word(words) in open_words:
             words.pop()
         head = " ".join(words).rstrip(" ,;:-")
         if _final_word(words) not in needs_predicate:
             return head
-        ends = [m.start() for m in _BOUNDARY.finditer(head) if len(head[: m.start()].split()) >= _MIN_CUT_WORDS]
+        ends = [m.start() for m in _BOUNDARY.finditer(head) if len(head[: m.start()].split()) >= least]
         if not ends:
             return head
         head = head[: ends[-1]]
