@@ -155,7 +155,7 @@ def test_a_summary_never_says_one_sentence_twice() -> None:
 
     shown = [
         pro("food", "Food was tasty. Good portions.", 40),
-        pro("taste", "Food was tasty! Spicy curries.", 30),
+        pro("taste", "Food was tasty! Spicy curries. ? ? ?.", 30),
         pro("staff", "Food was tasty.", 20),
     ]
     assert summary_of(shown) == "Food was tasty. Good portions. Spicy curries."

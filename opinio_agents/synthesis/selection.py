@@ -720,12 +720,13 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 def without_repeated_sentences(texts: Sequence[str]) -> list[str]:
     """The texts of one paragraph in order, each less the sentences an earlier one already says in the same words
-    (after lowercasing and punctuation, :func:`_key`); a text left with none is dropped. Two highlights may share a
-    key point ("Food was tasty." under food and under taste), and a paragraph must not say it twice; paraphrases
-    stay (:func:`same_opinion` judges those where it applies).
+    (after lowercasing and punctuation, :func:`_key`) and those with no word at all ("? ? ?." of a Zomato review);
+    a text left with none is dropped. Two highlights may share a key point ("Food was tasty." under food and under
+    taste), and a paragraph must not say it twice; paraphrases stay (:func:`same_opinion` judges those where it
+    applies).
 
     Example:
-        >>> without_repeated_sentences(["Food was tasty. Good service.", "food was tasty!", "Great food."])
+        >>> without_repeated_sentences(["Food was tasty. Good service.", "food was tasty! ? ?.", "Great food."])
         ['Food was tasty. Good service.', 'Great food.']
     """
     seen: set[str] = set()
@@ -734,7 +735,7 @@ def without_repeated_sentences(texts: Sequence[str]) -> list[str]:
         kept = []
         for sentence in _SENTENCE_END.split(text.strip()):
             key = _key(sentence)
-            if key not in seen:
+            if key and key not in seen:
                 seen.add(key)
                 kept.append(sentence)
         if kept:
