@@ -29,6 +29,9 @@ POSITIVE = [
     "The prices are low.",
     "Low prices and quick service.",
     "Never had any issues with this speaker.",
+    # Reader's audit: OpoSum's "It's very lightweight." (humans: +0.66) was shown as a CON; VADER had no valence.
+    "It's very lightweight.",
+    "A small, light-weight appliance.",
 ]
 NEGATIVE = [
     "The decor is dated and the carpet was stained.",

@@ -142,3 +142,22 @@ def test_a_query_free_side_of_bare_phrases_gets_no_highlight() -> None:
     embeddings = unit([[1.0, 0.0], [0.99, 0.1], [0.98, 0.2]])
     wait = one_cluster_aspect("waiting time", 3)
     assert aspect_highlights(wait, rows, embeddings=embeddings, max_points=1) == []
+
+
+def test_a_summary_never_says_one_sentence_twice() -> None:
+    # Reader's audit: two highlights sharing a key point ("Food was tasty." under food and under taste) put it
+    # twice in one summary; the other sentences of each stay, and paraphrases are not this rule's business.
+    from opinio_agents.models import Highlight, Polarity, Support
+    from opinio_agents.synthesis.selection import SummaryLayout, summary_of
+
+    def pro(query: str, text: str, reviews: int) -> Highlight:
+        return Highlight(query=query, polarity=Polarity.PROS, text=text, support=Support(reviews=reviews))
+
+    shown = [
+        pro("food", "Food was tasty. Good portions.", 40),
+        pro("taste", "Food was tasty! Spicy curries. ? ? ?.", 30),
+        pro("staff", "Food was tasty.", 20),
+    ]
+    assert summary_of(shown) == "Food was tasty. Good portions. Spicy curries."
+    layout = SummaryLayout(sentences=[h.text for h in shown])
+    assert summary_of(shown, layout=layout) == "Food was tasty. Good portions. Spicy curries."

@@ -9,7 +9,8 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.models import Evidence, Polarity, QueryEvidence, Sentence, Support
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.synthesis.extractive import ExtractiveSynthesizer, evidence_polarity
-from opinio_agents.synthesis.keypoint import clean_sentence, mentions_any, to_key_point
+from opinio_agents.synthesis.keypoint import clean_sentence, focused_text, is_opinion, mentions_any, to_key_point
+from opinio_agents.synthesis.selection import says_nothing
 from opinio_agents.synthesis.support import aspect_forms, count_support, generic_terms, mention_mask
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
@@ -184,6 +185,39 @@ def test_the_word_cap_keeps_what_names_the_query() -> None:
     assert to_key_point(words, "location", max_words=14) == expected
 
 
+def test_a_word_cap_never_ends_on_a_word_that_needs_more() -> None:
+    # Reader's audit: Zomato key points cut by the 24-word cap ended "... the food was." and "... which was.".
+    text = "The place has a lovely rooftop with a view of the lake and a live band on weekends and the food was tasty"
+    expected = "The place has a lovely rooftop with a view of the lake and a live band on weekends."
+    assert to_key_point(text, "rooftop", max_words=22) == expected
+    text = "Loved the rooftop seating with a great view of the lake which was lit up beautifully at night for us"
+    assert to_key_point(text, "seating", max_words=13) == "Loved the rooftop seating with a great view of the lake."
+    # OpoSum: a preposition and its article go, the clause about the query stays (not backed off to "if").
+    text = (
+        "I would purchase this keyboard in a heartbeat if it weren't for one thing : the ridiculous layout of the "
+        "navigation keys between the arrow keys"
+    )
+    assert to_key_point(text, "layout", max_words=24).endswith("the ridiculous layout of the navigation keys.")
+
+
+def test_a_piece_cut_from_its_sentence_is_no_subordinate_clause() -> None:
+    # OpoSum weight: "I would recommend this vacuum to anyone, as it is lightweight, ..." was cut to
+    # "As it is lightweight.".
+    point = focused_text(["I would recommend it", "as it is lightweight"], [0.1, 0.5], margin=0.1)
+    assert point == "It is lightweight."
+
+
+def test_a_list_label_is_no_part_of_a_key_point() -> None:
+    # Reader's audit: Zomato's "Pros : ..." and OpoSum's "The good : Thin but well padded ..." were shown as they were.
+    assert to_key_point("Pros : Good ambience and tasty food.", "food") == "Good ambience and tasty food."
+    assert to_key_point("Cons:- slow service", "service") == "Slow service."
+    assert to_key_point("The good : Thin but well padded sleeve.", "protection") == "Thin but well padded sleeve."
+    assert to_key_point("Pros and cons of the place are many.", "place") == "Pros and cons of the place are many."
+    # A key point that is only a label is never an opinion to show.
+    assert not is_opinion(to_key_point("The good :", "quality"))
+    assert says_nothing(to_key_point("Pros -", "food"))
+
+
 def test_clean_sentence_keeps_normal_case() -> None:
     assert clean_sentence("Wi-Fi was OK") == "Wi-Fi was OK"
 
@@ -226,6 +260,22 @@ def test_mention_needs_the_rare_query_term() -> None:
     sentences.append(stored("9", 0, "The shuttle was late.", -0.5))
     mask = mention_mask("shuttle service", sentences)
     assert mask.tolist() == [False] * 8 + [True]
+
+
+def test_a_generic_head_word_alone_is_no_mention_of_a_longer_query() -> None:
+    # Reader's audit: on OpoSum, "The sound quality is great." counted as a mention of "picture quality".
+    # On a TV, "picture" is the commoner word: "quality" was the query's most specific one and counted alone.
+    texts = [
+        "The sound quality is great.",
+        "Picture quality is superb.",
+        "The picture is crisp.",
+        "Great picture for the price.",
+        "Had a great time.",
+    ]
+    sentences = [stored(str(i), k, text, 0.5) for i in range(3) for k, text in enumerate(texts)]
+    assert mention_mask("picture quality", sentences, named=True).tolist()[:2] == [False, True]
+    assert not mention_mask("waiting time", sentences, named=True).any()
+    assert mention_mask("quality", sentences, named=True).tolist()[:5] == [True, True, False, False, False]
 
 
 def test_copies_of_one_sentence_count_once_when_choosing_among_mentions(synth) -> None:

@@ -35,6 +35,8 @@ __all__ = [
     "aspect_segments",
     "focused_text",
     "is_opinion",
+    "is_label",
+    "without_label",
     "KeyPointSettings",
     "KEY_POINT_SETTINGS",
 ]
@@ -102,6 +104,9 @@ class KeyPointSettings:
             tiny but the breakfast was excellent" stayed whole under food. SPACE dev aspect RL 27.4 -> 27.6
             (margin 3.3 -> 3.5), topics proxy 26.8 -> 27.1 (margin 3.1 -> 3.3), both alternate-hotel halves of
             each up, OpoSum aspect-label gap 60.7 -> 61.0 (``benchmarks/README.md``).
+        min_cut_words: Fewest words a word cap keeps when it backs off to a clause boundary, away from a verb
+            or subject it cut from its complement (:func:`_closed_cut`: "... and the food was"); with no such
+            boundary the cut stays as it is. Reader's audit (``benchmarks/README.md``), not tuned.
     """
 
     max_words: int = 28
@@ -123,6 +128,7 @@ class KeyPointSettings:
     named_share: float | None = 0.5
     must_judge: bool = True
     aspect_clause: bool = True
+    min_cut_words: int = 4
 
 
 #: The settings key points use unless a caller passes others.
@@ -135,8 +141,6 @@ _SPACES = re.compile(r"\s+")
 _LEADING_PUNCT = re.compile(r"^[\s.,;:!?\-\u2013\u2014]+")
 #: A list number opening a review line ("4.) Indoor pool", "2) The staff", "(3) Breakfast").
 _ENUMERATOR = re.compile(r"^\(?\d{1,2}\s*[.):]+\)?\s+(?=\S)")
-#: A word that joins what a word cap cut off ("... to all the great restaurants in").
-_JOINING = re.compile(r"(?:\s+\b(?:in|at|on|for|from|by|near|into|like|than|as)\b)+$", re.IGNORECASE)
 _CLAUSE_SPLIT = re.compile(
     r"\s*(?:;|,?\s+\b(?:but|however|although|even though|though|whereas|except that|yet)\b,?)\s+", re.IGNORECASE
 )
@@ -319,6 +323,8 @@ def focused_text(
         'The staff is nice.'
         >>> focused_text(["We liked the price", "and the location"], [0.1, 0.5], margin=0.1) is None
         True
+        >>> focused_text(["I would recommend it to anyone", "as it is lightweight"], [0.1, 0.5], margin=0.1)
+        'It is lightweight.'
         >>> focused_text(["The location is perfect", "a walk to the square", "the metro"], [0.6, 0.2, 0.45], margin=0.2)
         'The location is perfect.'
     """
@@ -336,11 +342,19 @@ def focused_text(
         for i, s in enumerate(segments)
         if near[i] and (not any(near[:i]) or near[i - 1] or _states_opinion(s))
     ]
-    text = re.sub(r"^(?:and|or|but|plus)\s+", "", ", ".join(kept), flags=re.IGNORECASE).strip(" ,;")
+    text = _CUT_OPENER.sub("", ", ".join(kept)).strip(" ,;")
     text = _DANGLING.sub("", text).strip(" ,;")
     if not text or not _states_opinion(text):
         return None
     return text[0].upper() + text[1:] + "."
+
+
+#: What a piece cut from its sentence must not open with: the word that joined it to the pieces left out ("and
+#: the location"), or that made it a reason for them ("as it is lightweight" of "I would recommend this vacuum to
+#: anyone, as it is lightweight, ..." reads "It is lightweight.").
+_CUT_OPENER = re.compile(
+    r"^(?:and|or|but|plus|(?:as|because|since)(?=\s+(?:it|they|the|this|these|he|she|we|i)\b))\s+", re.IGNORECASE
+)
 
 
 @cache
@@ -356,6 +370,36 @@ def _evaluative(word: str) -> bool:
     return word in _evaluative_words()
 
 
+@cache
+def _list_label() -> re.Pattern[str]:
+    """A list label (``keypoint.json``'s ``list_labels``) and the colon, dash or arrow after it, opening a text."""
+    labels = sorted(word_set("keypoint", "list_labels"), key=len, reverse=True)
+    either = "|".join(r"\s+".join(re.escape(w) for w in label.split()) for label in labels)
+    return re.compile(rf"^(?:{either})\s*(?:[:=>\-\u2013\u2014]+|\.{{2,}})\s*", re.IGNORECASE)
+
+
+def without_label(text: str) -> str:
+    """``text`` without a list label opening it ("Pros : Good ambience" -> "Good ambience"); a label needs its
+    colon or dash ("Pros and cons of the place" stays).
+
+    Example:
+        >>> without_label("Pros : Good ambience"), without_label("Cons:- slow service"), without_label("The good food")
+        ('Good ambience', 'slow service', 'The good food')
+    """
+    return _list_label().sub("", text, count=1)
+
+
+def is_label(text: str) -> bool:
+    """Whether ``text`` is only a list label ("Pros.", "The good :", "Cons -"): no key point to show.
+
+    Example:
+        >>> is_label("Pros."), is_label("The good :"), is_label("Good.")
+        (True, True, False)
+    """
+    words = " ".join(_PIECE_WORD.findall(text.lower()))
+    return bool(words) and words in word_set("keypoint", "list_labels")
+
+
 def is_opinion(text: str) -> bool:
     """Whether a key point states the reviewer's opinion: it judges something (an opinion word or an attribute
     adjective) and does not report what the place claims ("They advertise a free shuttle": a ``claims`` word).
@@ -366,6 +410,8 @@ def is_opinion(text: str) -> bool:
         >>> is_opinion("They advertise a free shuttle.")
         False
     """
+    if is_label(text):  # "The good." heads a list of praise, it is none
+        return False
     words = _PIECE_WORD.findall(text.lower())
     return any(_evaluative(w) for w in words) and not any(w in word_set("keypoint", "claims") for w in words)
 
@@ -462,11 +508,60 @@ def _closed_asides(clause: str) -> str:
 
 
 def _word_cap(text: str, max_words: int) -> str:
+    """``text`` cut to ``max_words`` words: at a comma, dash or semicolon in the second half of what is kept
+    when there is one, else at the word limit, backing off to an earlier clause boundary when the cut ends
+    on a word that needs more (:func:`_closed_cut`).
+
+    Example:
+        >>> _word_cap("The staff were kind and the room was big but the food was bland", 13)
+        'The staff were kind and the room was big'
+    """
     head = " ".join(text.split()[:max_words])
     if len(head) == len(text.strip()):
         return head
     cut = max(head.rfind(","), head.rfind(" - "), head.rfind(";"))
-    return head[:cut] if cut > len(head) // 2 else _JOINING.sub("", head)
+    return head[:cut] if cut > len(head) // 2 else _closed_cut(head)
+
+
+#: Where a clause can end before a cut: punctuation, or a word that opens the next clause.
+_BOUNDARY = re.compile(
+    r"\s*(?:[,;]|\s-\s)|\s+(?=(?:and|but|or|which|who|that|because|while|when|where|so|as|since|though|although|if)\b)",
+    re.IGNORECASE,
+)
+
+
+def _final_word(words: Sequence[str]) -> str:
+    """The last of ``words`` (a text split at spaces) in lower case without its punctuation ("was," -> "was")."""
+    return words[-1].lower().strip(".,;:!?-()\"") if words else ""
+
+
+def _closed_cut(head: str) -> str:
+    """``head`` (a text cut at a word limit) ending on a word that can end a clause.
+
+    Words that open what the cut dropped (``keypoint.json``'s ``open_words``: "between the", "which", "very")
+    go from its end; when it then ends on a verb that needs its complement or a subject that needs its verb
+    (``needs_predicate``: "... and the food was"), it backs off to the clause boundary before that clause, and
+    trims again. At least ``KeyPointSettings.min_cut_words`` words stay; with no boundary left it ends as it is.
+
+    Example:
+        >>> _closed_cut("Great place, the staff were kind and the food was")
+        'Great place, the staff were kind'
+        >>> _closed_cut("A stay in a lovely room which was"), _closed_cut("The layout of the keys between the")
+        ('A stay in a lovely room', 'The layout of the keys')
+    """
+    open_words, needs_predicate = word_set("keypoint", "open_words"), word_set("keypoint", "needs_predicate")
+    least = KEY_POINT_SETTINGS.min_cut_words
+    while True:
+        words = head.split()
+        while len(words) > least and _final_word(words) in open_words:
+            words.pop()
+        head = " ".join(words).rstrip(" ,;:-")
+        if _final_word(words) not in needs_predicate:
+            return head
+        ends = [m.start() for m in _BOUNDARY.finditer(head) if len(head[: m.start()].split()) >= least]
+        if not ends:
+            return head
+        head = head[: ends[-1]]
 
 
 def _impersonal(clause: str) -> str:
@@ -528,6 +623,7 @@ def to_key_point(
     """A concise key-point line built from one review sentence (``terms``: see :func:`best_clause`)."""
     cleaned = clean_sentence(text)
     clause = best_clause(cleaned, query, sign, terms=terms)
+    clause = without_label(clause)  # "Pros : Good ambience" -> "Good ambience"
     clause = _LEADING_PUNCT.sub("", _FILLERS.sub("", clause)).strip()  # "and.... a good bar" -> "a good bar"
     clause = _impersonal(_unframed(clause))
     match = _FIRST_PERSON.match(clause)

@@ -80,6 +80,7 @@ __all__ = [
     "states_complaint",
     "reads_against",
     "says_nothing",
+    "without_repeated_sentences",
     "agreeing_points",
     "opinion_points",
     "select_summary",
@@ -436,8 +437,10 @@ def says_nothing(text: str, query: str = "") -> bool:
     """
     from lemminflect import getAllLemmas
 
-    from opinio_agents.synthesis.keypoint import is_opinion
+    from opinio_agents.synthesis.keypoint import is_label, is_opinion
 
+    if is_label(text):  # "Pros.": a list's label
+        return True
     tokens = set(tokenize_for_bm25(text))
     if query and tokens and tokens <= set(tokenize_for_bm25(query)):
         return True
@@ -710,6 +713,34 @@ def score_candidates(
 
 def _key(text: str) -> str:
     return " ".join(_WORD.findall(text.lower()))
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def without_repeated_sentences(texts: Sequence[str]) -> list[str]:
+    """The texts of one paragraph in order, each less the sentences an earlier one already says in the same words
+    (after lowercasing and punctuation, :func:`_key`) and those with no word at all ("? ? ?." of a Zomato review);
+    a text left with none is dropped. Two highlights may share a key point ("Food was tasty." under food and under
+    taste), and a paragraph must not say it twice; paraphrases stay (:func:`same_opinion` judges those where it
+    applies).
+
+    Example:
+        >>> without_repeated_sentences(["Food was tasty. Good service.", "food was tasty! ? ?.", "Great food."])
+        ['Food was tasty. Good service.', 'Great food.']
+    """
+    seen: set[str] = set()
+    out: list[str] = []
+    for text in texts:
+        kept = []
+        for sentence in _SENTENCE_END.split(text.strip()):
+            key = _key(sentence)
+            if key and key not in seen:
+                seen.add(key)
+                kept.append(sentence)
+        if kept:
+            out.append(" ".join(kept))
+    return out
 
 
 def select_points(
@@ -1192,7 +1223,7 @@ def summary_of(
             for h in highlights
             if h.text not in parts and any(n.startswith(f"{GUARD_NOTE}: added because") for n in h.notes)
         ]
-        return " ".join(parts) or None
+        return " ".join(without_repeated_sentences(parts)) or None
     if layout is not None:
         positions = layout.positions if positions is None else positions
         weights = layout.weights if weights is None else weights
@@ -1215,4 +1246,4 @@ def summary_of(
             )
         else:
             chosen = sorted(chosen, key=lambda item: (positions.get(item.group, 0.5), first[item.group], item.rank))
-    return " ".join(item.text for item in chosen) or None
+    return " ".join(without_repeated_sentences([item.text for item in chosen])) or None

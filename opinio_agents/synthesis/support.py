@@ -282,9 +282,11 @@ def _query_idf(
     token_sets: list[set[str]] = []
     for stored in sentences:
         tokens = stored.tokens
-        present = term_set.intersection(tokens)
+        present = used = term_set.intersection(tokens)  # how common a word is counts its every use
         if present:  # "room service" does not mention the room (text/compounds.py)
-            present = {t for t in present if names_word(tokens, t, term_set)}
+            present = used = {t for t in present if names_word(tokens, t, term_set)}
+            if _only_generic(present, term_set):  # "sound quality" does not mention "picture quality"
+                present = set()
         if (whole or each) and len(present) < len(term_set):
             held = set(tokens)
             if any(_uses(tokens, held, form) for form in whole):
@@ -294,10 +296,32 @@ def _query_idf(
                 if present | stood_for == term_set:  # a word naming one term counts only beside the others
                     present = set(term_set)
         token_sets.append(present)
-        for term in present:  # most sentences share no term: no Counter.update call for them
+        for term in present | used:  # most sentences share no term: no Counter.update call for them
             doc_freq[term] += 1
     n = len(sentences)
     return {t: math.log(1.0 + n / (1.0 + doc_freq[t])) for t in terms}, token_sets
+
+
+def _only_generic(present: set[str], terms: set[str]) -> bool:
+    """Whether a sentence holds only ``generic_heads`` words (``support.json``) of a query of several ``terms``
+    that also has another word: "quality" alone is no mention of "picture quality" ("The sound quality is
+    great"), "time" alone none of "waiting time" ("Had a great time"). A query of generic words only ("quality
+    time") keeps the usual coverage rule.
+
+    Example:
+        >>> _only_generic({"quality"}, {"picture", "quality"}), _only_generic({"picture"}, {"picture", "quality"})
+        (True, False)
+        >>> _only_generic({"quality"}, {"time", "quality"})
+        False
+    """
+    generic = _generic_heads()
+    return len(terms) > 1 and present <= generic and not terms <= generic
+
+
+@cache
+def _generic_heads() -> frozenset[str]:
+    """The ``generic_heads`` words of ``support.json`` as App. D tokens (read once)."""
+    return frozenset(t for w in word_set("support", "generic_heads") for t in tokenize_for_bm25(w))
 
 
 def generic_terms(query: str, sentences: Sequence[StoredSentence], *, ratio: float = 0.6) -> list[str]:
