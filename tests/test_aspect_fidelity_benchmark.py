@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-import importlib
-import sys
-from pathlib import Path
-
 import pytest
 
 from opinio_agents.models import Sentence
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.text.preprocess import tokenize_for_bm25
-
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+from tests.benchmark_support import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def fidelity():  # type: ignore[no-untyped-def]
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        yield importlib.import_module("aspect_fidelity")
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    return load_benchmark("aspect_fidelity")
 
 
 def stored(i: int, text: str) -> StoredSentence:

@@ -171,16 +171,9 @@ def test_real_encoder_keeps_the_part_about_the_query(encoder, text: str, query: 
 
 
 def test_oposum_benchmark_shares_count_content_words_by_label() -> None:
-    import importlib.util
-    import sys
-    from pathlib import Path
+    from tests.benchmark_support import load_benchmark
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "oposum_aspects.py"
-    spec = importlib.util.spec_from_file_location("oposum_aspects_bench", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    module = load_benchmark("oposum_aspects")
     own = ["The battery lasts all day."]
     others = ["The screen is dim.", "The battery cover feels cheap."]
     # content words: battery, lasts, screen, dim -> 2 in the battery segments, 2 only in the others

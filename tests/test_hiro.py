@@ -253,15 +253,9 @@ def test_rouge_and_aspect_tokens():
 
 def test_label_cluster_prefers_compound_and_surface_form():
     # The earlier c-TF-IDF namer, kept in benchmarks/ to compare against the phrase namer.
-    import importlib.util
-    from pathlib import Path
+    from tests.benchmark_support import load_benchmark
 
-    where = Path(__file__).resolve().parents[1] / "benchmarks" / "ctfidf_namer.py"
-    spec = importlib.util.spec_from_file_location("ctfidf_namer", where)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    label_cluster = module.label_cluster
+    label_cluster = load_benchmark("ctfidf_namer").label_cluster
 
     texts = ["The front desk staff were rude.", "Front desk was slow at night.", "Rude front desk.",
              "The wi-fi was slow.", "Wi-fi kept dropping.", "The pool was cold."]

@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import importlib
-import sys
-from pathlib import Path
-
 import pytest
 
+from tests.benchmark_support import load_benchmark
 from tests.fake_encoder import HashEncoder
-
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 @pytest.fixture(scope="module")
 def bench():  # type: ignore[no-untyped-def]
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        yield importlib.import_module("real_reviews")
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    return load_benchmark("real_reviews")
 
 
 def test_each_seed_gets_its_own_refitted_copy(bench, tmp_path) -> None:  # type: ignore[no-untyped-def]

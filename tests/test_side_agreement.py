@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
 from opinio_agents.errors import ConfigError
@@ -18,6 +14,7 @@ from opinio_agents.evaluation.side import (
     span_overlap,
 )
 from opinio_agents.models import Polarity
+from tests.benchmark_support import load_benchmark
 
 REVIEW = "The battery lasts all day. The screen is dim, and the speaker crackles. Shipping was fast."
 SENTENCES = [(0, 26), (27, 71), (72, 90)]  # as the segmenter stores them (start, end)
@@ -79,12 +76,7 @@ def test_human_side_majority_excludes_neutral_and_ties() -> None:
 
 
 def test_benchmark_review_segments_locates_and_dedups() -> None:
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "side_agreement.py"
-    spec = importlib.util.spec_from_file_location("side_agreement_bench", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    module = load_benchmark("side_agreement")
     entity = {"user_reviews": [{"review_id": "r1", "text": REVIEW}, {"review_id": "r2", "text": "Meh."}]}
     refs = {
         "aspect_segments": {

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import importlib
-import sys
-from pathlib import Path
-
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+from tests.benchmark_support import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def topics():  # type: ignore[no-untyped-def]
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        yield importlib.import_module("topics")
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    return load_benchmark("topics")
 
 
 def test_names_topic_matches_whole_lemmatized_words_and_phrases(topics) -> None:  # type: ignore[no-untyped-def]

@@ -8,18 +8,13 @@ skipped without it), through ``benchmarks/verifier_agreement.py``.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
 from opinio_agents.models import Evidence, Highlight, Polarity, Verification
 from opinio_agents.synthesis.verification import HighlightVerifier, judge, own_opinions, second_reading
 from opinio_agents.triplets.base import Triplet as T
 from opinio_agents.triplets.base import TripletExtractor
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.benchmark_support import load_benchmark
 
 
 def far(_: str, others: list[str]) -> list[float]:
@@ -255,12 +250,7 @@ def test_the_so_called_free_wifi_con_is_not_contradicted() -> None:
 
 
 def _benchmark():
-    spec = importlib.util.spec_from_file_location("verifier_agreement", ROOT / "benchmarks" / "verifier_agreement.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("verifier_agreement")
 
 
 def test_checked_set_is_well_formed() -> None:
