@@ -98,6 +98,24 @@ def test_indexer_is_deterministic_for_a_seed(tree):
     assert len({tuple(paths[i * 40 : (i + 1) * 40, 0].tolist()) for i in range(4)}) == 4
 
 
+def test_indexer_fingerprint_is_computed_once_per_set_of_codebooks():
+    from opinio_agents.hiro.indexer import ResidualKMeansIndexer
+
+    model = ResidualKMeansIndexer(n_codes=4, depth=2, seed=1).fit(_blobs())
+    first = model.fingerprint
+    assert model.codebooks is not None
+    with pytest.raises(ValueError, match="read-only"):  # what the cached fingerprint relies on
+        model.codebooks[0][0, 0, 0] = 1.0
+    assert model.fingerprint == first
+    expected = hashlib.sha1(b"".join(np.ascontiguousarray(b).tobytes() for b in model.codebooks)).hexdigest()[:16]
+    assert first == expected
+    moved = [b.copy() for b in model.codebooks]
+    moved[1][0, 0, 0] += 1.0
+    model.codebooks = moved  # assigning new codebooks changes it
+    assert model.fingerprint != first
+    assert not model.codebooks[1].flags.writeable
+
+
 def test_indexer_residuals_shrink_and_tree_beats_shared_codebooks():
     from opinio_agents.hiro.indexer import ResidualKMeansIndexer
 
