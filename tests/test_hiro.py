@@ -427,6 +427,40 @@ def test_hiro_index_persists_and_reuses_the_hierarchy(hash_store, tmp_path):
     assert len(list((tmp_path / "h" / "paths").glob("*.npz"))) == 1
 
 
+def test_own_hierarchy_is_fitted_on_the_entity_alone_and_follows_its_reviews(hash_data, tmp_path):
+    from opinio_agents.hiro import HiroIndex
+    from opinio_agents.stores import SentenceStore
+
+    index = SentenceStore(tmp_path / "store")
+    Indexer(index, HashEncoder()).index_entities(hash_data.entities[:3])
+    hiro = HiroIndex(index, depth=2, seed=3)
+    assert hiro.corpus_baseline("1") is not None
+    own = hiro.own("1")
+    assert own is not hiro and own is hiro.own("1")  # fitted once, then reused
+    assert own.indexer.info["entities"] == 1 and own.indexer.seed == 3 and own.indexer.depth == 2
+    assert own.corpus_baseline("1") is None  # no other entity in its baseline
+    assert own.paths("1").shape == (len(index.sentences("1")), 2)
+    assert own.indexer.fingerprint != hiro.indexer.fingerprint
+    again = HiroIndex(index, depth=2, seed=3).own("1")  # another process reads the saved fit back
+    assert again.directory == own.directory and again.indexer.fingerprint == own.indexer.fingerprint
+    changed = hash_data.entities[0].model_copy(deep=True)
+    changed.user_reviews = changed.user_reviews[:-1]
+    Indexer(index, HashEncoder()).index_entity(changed)
+    refitted = hiro.own("1")
+    assert refitted.directory != own.directory and not own.directory.exists()  # the stale fit is removed
+    assert refitted.paths("1").shape[0] == len(index.sentences("1"))
+
+
+def test_own_hierarchy_of_an_entity_alone_is_the_store_hierarchy(hash_data, tmp_path):
+    from opinio_agents.hiro import HiroIndex
+    from opinio_agents.stores import SentenceStore
+
+    index = SentenceStore(tmp_path / "alone")
+    Indexer(index, HashEncoder()).index_entities(hash_data.entities[:1])
+    hiro = HiroIndex(index, depth=2)
+    assert hiro.own("1") is hiro
+
+
 def test_new_entity_is_encoded_without_refit(hash_store, hash_data, tmp_path):
     from opinio_agents.hiro import HiroIndex
 
