@@ -123,8 +123,8 @@ class QueryFreeSummarizer(Summarizer):
         hiro: The store's fitted HIRO index (shared; see :meth:`OpinioRAG.fit_hiro`).
         top_k: Aspects to turn into highlights (paper: 8 clusters).
         alpha: HIRO smoothing constant; None for the query-free default
-            (:data:`~opinio_agents.hiro.highlights.QUERY_FREE_SETTINGS` ``.alpha``, 30, or ``.alone_alpha``, 60,
-            alone in a store: popular aspects first; the paper's 6 favours entity-specific names).
+            (:data:`~opinio_agents.hiro.highlights.QUERY_FREE_SETTINGS` ``.own_alpha``, 60, or ``.alpha``, 30,
+            for a small entity beside others: popular aspects first; the paper's 6 favours entity-specific names).
         split_threshold: Share of the reviews mentioning the aspect the other side needs for a highlight
             (:func:`~opinio_agents.synthesis.support.shown_sides`, the rule of every surface).
         max_cited: Evidence sentences per highlight.

@@ -98,6 +98,24 @@ def test_indexer_is_deterministic_for_a_seed(tree):
     assert len({tuple(paths[i * 40 : (i + 1) * 40, 0].tolist()) for i in range(4)}) == 4
 
 
+def test_indexer_fingerprint_is_computed_once_per_set_of_codebooks():
+    from opinio_agents.hiro.indexer import ResidualKMeansIndexer
+
+    model = ResidualKMeansIndexer(n_codes=4, depth=2, seed=1).fit(_blobs())
+    first = model.fingerprint
+    assert model.codebooks is not None
+    with pytest.raises(ValueError, match="read-only"):  # what the cached fingerprint relies on
+        model.codebooks[0][0, 0, 0] = 1.0
+    assert model.fingerprint == first
+    expected = hashlib.sha1(b"".join(np.ascontiguousarray(b).tobytes() for b in model.codebooks)).hexdigest()[:16]
+    assert first == expected
+    moved = [b.copy() for b in model.codebooks]
+    moved[1][0, 0, 0] += 1.0
+    model.codebooks = moved  # assigning new codebooks changes it
+    assert model.fingerprint != first
+    assert not model.codebooks[1].flags.writeable
+
+
 def test_indexer_residuals_shrink_and_tree_beats_shared_codebooks():
     from opinio_agents.hiro.indexer import ResidualKMeansIndexer
 
@@ -407,6 +425,40 @@ def test_hiro_index_persists_and_reuses_the_hierarchy(hash_store, tmp_path):
     assert again.indexer.fingerprint == fitted.fingerprint and again.indexer.depth == 2
     assert np.array_equal(again.paths("1"), paths)
     assert len(list((tmp_path / "h" / "paths").glob("*.npz"))) == 1
+
+
+def test_own_hierarchy_is_fitted_on_the_entity_alone_and_follows_its_reviews(hash_data, tmp_path):
+    from opinio_agents.hiro import HiroIndex
+    from opinio_agents.stores import SentenceStore
+
+    index = SentenceStore(tmp_path / "store")
+    Indexer(index, HashEncoder()).index_entities(hash_data.entities[:3])
+    hiro = HiroIndex(index, depth=2, seed=3)
+    assert hiro.corpus_baseline("1") is not None
+    own = hiro.own("1")
+    assert own is not hiro and own is hiro.own("1")  # fitted once, then reused
+    assert own.indexer.info["entities"] == 1 and own.indexer.seed == 3 and own.indexer.depth == 2
+    assert own.corpus_baseline("1") is None  # no other entity in its baseline
+    assert own.paths("1").shape == (len(index.sentences("1")), 2)
+    assert own.indexer.fingerprint != hiro.indexer.fingerprint
+    again = HiroIndex(index, depth=2, seed=3).own("1")  # another process reads the saved fit back
+    assert again.directory == own.directory and again.indexer.fingerprint == own.indexer.fingerprint
+    changed = hash_data.entities[0].model_copy(deep=True)
+    changed.user_reviews = changed.user_reviews[:-1]
+    Indexer(index, HashEncoder()).index_entity(changed)
+    refitted = hiro.own("1")
+    assert refitted.directory != own.directory and not own.directory.exists()  # the stale fit is removed
+    assert refitted.paths("1").shape[0] == len(index.sentences("1"))
+
+
+def test_own_hierarchy_of_an_entity_alone_is_the_store_hierarchy(hash_data, tmp_path):
+    from opinio_agents.hiro import HiroIndex
+    from opinio_agents.stores import SentenceStore
+
+    index = SentenceStore(tmp_path / "alone")
+    Indexer(index, HashEncoder()).index_entities(hash_data.entities[:1])
+    hiro = HiroIndex(index, depth=2)
+    assert hiro.own("1") is hiro
 
 
 def test_new_entity_is_encoded_without_refit(hash_store, hash_data, tmp_path):

@@ -77,3 +77,21 @@ def test_missing_dataset_is_reported(app, tmp_path):
     result = CliRunner().invoke(app, ["aspects", str(tmp_path / "none.json"), "-e", "1", "--store", str(tmp_path)])
     assert result.exit_code != 0
     assert "does not exist" in result.output
+
+
+@pytest.mark.slow
+def test_unset_options_take_the_library_defaults(app, dataset, store):
+    """Without --top/--alpha the command lists what ``OpinioRAG.aspects`` lists with its own defaults."""
+    from opinio_agents import OpinioRAG
+
+    runner = CliRunner()
+    listed = runner.invoke(app, ["aspects", str(dataset), "-e", "3", "--store", str(store), "-f", "json"])
+    assert listed.exit_code == 0, listed.output
+    expected = [a.aspect for a in OpinioRAG(store).aspects("3")]
+    assert [r["aspect"] for r in json.loads(listed.output)] == expected
+    smoothed = runner.invoke(app, ["aspects", str(dataset), "-e", "3", "--store", str(store), "-f", "json",
+                                   "--alpha", "1000", "--top", "3"])
+    assert smoothed.exit_code == 0, smoothed.output
+    assert [r["aspect"] for r in json.loads(smoothed.output)] == [
+        a.aspect for a in OpinioRAG(store).aspects("3", top_k=3, alpha=1000)
+    ]

@@ -229,13 +229,13 @@ def test_code_digest_covers_every_module_whose_results_are_stored():
 
 
 def test_query_free_smoothing_follows_the_baseline_an_entity_is_compared_with(tmp_path, data, base_store, monkeypatch):
-    """Beside other entities the summary's aspects use ``alpha``; alone in its store, ``alone_alpha``."""
+    """A small entity beside others is clustered with ``alpha``; alone in its store, with ``own_alpha``."""
     import opinio_agents.hiro.highlights as highlights
     from opinio_agents.api import OpinioRAG
     from opinio_agents.hiro import HiroIndex
     from opinio_agents.hiro.highlights import QUERY_FREE_SETTINGS, query_free_result
 
-    assert QUERY_FREE_SETTINGS.alone_alpha != QUERY_FREE_SETTINGS.alpha
+    assert QUERY_FREE_SETTINGS.own_alpha != QUERY_FREE_SETTINGS.alpha
     used: list[float] = []
     real = highlights.discover_aspects
 
@@ -255,4 +255,35 @@ def test_query_free_smoothing_follows_the_baseline_an_entity_is_compared_with(tm
     assert alone.corpus_baseline(key) is None
     query_free_result(alone, key, small_entity=0, cache=False)
     query_free_result(alone, key, alpha=6.0, small_entity=0, cache=False)  # a caller's value is kept
-    assert used == [QUERY_FREE_SETTINGS.alpha, QUERY_FREE_SETTINGS.alone_alpha, 6.0]
+    assert used == [QUERY_FREE_SETTINGS.alpha, QUERY_FREE_SETTINGS.own_alpha, 6.0]
+
+
+@pytest.mark.parametrize("own_hierarchy", [True, False])
+def test_query_free_clusters_an_entity_with_its_own_hierarchy(tmp_path, base_store, monkeypatch, own_hierarchy):
+    """An entity with enough sentences is clustered by a hierarchy of its own sentences, with ``own_alpha``."""
+    import dataclasses
+
+    import opinio_agents.hiro.highlights as highlights
+    from opinio_agents.hiro import HiroIndex
+
+    settings = dataclasses.replace(
+        highlights.QUERY_FREE_SETTINGS, small_entity_sentences=1, own_hierarchy=own_hierarchy
+    )
+    monkeypatch.setattr(highlights, "QUERY_FREE_SETTINGS", settings)
+    seen: list[tuple[HiroIndex, float]] = []
+    real = highlights.discover_aspects
+
+    def recording(index, key, **kwargs):
+        seen.append((index, kwargs["alpha"]))
+        return real(index, key, **kwargs)
+
+    monkeypatch.setattr(highlights, "discover_aspects", recording)
+    shared = HiroIndex(_store(tmp_path, base_store))
+    result = highlights.query_free_result(shared, "2", small_entity=0, cache=False)
+    [(clustered, alpha)] = seen
+    if own_hierarchy:
+        assert clustered is shared.own("2") and clustered is not shared
+        assert clustered.corpus_baseline("2") is None and alpha == settings.own_alpha
+    else:
+        assert clustered is shared and alpha == settings.alpha
+    assert result.highlights.highlights  # the summary is built from those clusters

@@ -16,7 +16,7 @@ import json
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -90,8 +90,17 @@ DatasetArg = Annotated[Path, typer.Argument(help="OpinioBank JSON/JSONL file (in
 EntityOpt = Annotated[str, typer.Option("--entity", "-e", help="Entity id.")]
 StoreOpt = Annotated[Path, typer.Option("--store", help="Store directory.")]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="table or json.")]
-TopOpt = Annotated[int, typer.Option("--top", "-n", min=1, help="How many aspects.")]
-AlphaOpt = Annotated[float, typer.Option("--alpha", min=0.0, help="HIRO smoothing constant (paper: 6).")]
+TopOpt = Annotated[
+    int | None, typer.Option("--top", "-n", min=1, help="How many aspects (default 10 listed, 8 compared).")
+]
+AlphaOpt = Annotated[
+    float | None, typer.Option("--alpha", min=0.0, help="HIRO smoothing constant (default: the paper's 6).")
+]
+
+
+def _given(**options: Any) -> dict[str, Any]:
+    """The options a user set, so that an unset one takes the library's default (defined once, in the library)."""
+    return {name: value for name, value in options.items() if value is not None}
 
 
 def aspects_command(
@@ -99,13 +108,13 @@ def aspects_command(
     entity: EntityOpt,
     store: StoreOpt = Path(".opinio"),
     output: FormatOpt = OutputFormat.table,
-    top: TopOpt = 10,
-    alpha: AlphaOpt = 6.0,
+    top: TopOpt = None,
+    alpha: AlphaOpt = None,
 ) -> None:
     """List the entity's most discussed aspects, weighed with how distinctive they are (usable as queries)."""
     try:
         rag = _open_rag(dataset, entity, store)
-        found = rag.aspects(entity, top_k=top, alpha=alpha)
+        found = rag.aspects(entity, **_given(top_k=top, alpha=alpha))
     except OpinioError as error:
         _fail(error)
         return
@@ -178,8 +187,8 @@ def compare_command(
     entity: EntityOpt,
     store: StoreOpt = Path(".opinio"),
     output: FormatOpt = OutputFormat.table,
-    top: TopOpt = 8,
-    alpha: AlphaOpt = 6.0,
+    top: TopOpt = None,
+    alpha: AlphaOpt = None,
     since: Annotated[
         datetime | None,
         typer.Option(
@@ -197,7 +206,7 @@ def compare_command(
     """
     try:
         report = _open_rag(dataset, entity, store, others=True).compare(
-            entity, top_k=top, alpha=alpha, since=since.date() if since else None
+            entity, since=since.date() if since else None, **_given(top_k=top, alpha=alpha)
         )
     except OpinioError as error:
         _fail(error)

@@ -108,18 +108,29 @@ class QueryFreeSettings:
     and ``benchmarks/aspect_fidelity.py`` measure them, the figures are in ``benchmarks/README.md``).
 
     Attributes:
-        alpha: HIRO smoothing, in reviews: large, so popular aspects (staff, rooms, location) outrank
-            entity-specific names, but not so large that what this entity's reviewers raise more often than
-            others' (its pool, its wine hour, the sights it is near) never gets a cluster. 30 (was 60; the paper's
-            6 favours names): over hierarchy seeds 0-3 of one SPACE dev store, general RL 26.98 -> 26.95, specificity
-            margin 1.80 -> 2.05 (alternate-hotel halves: RL 27.79 / 26.07 -> 27.75 / 26.05, margin 1.95 / 1.63 ->
-            2.25 / 1.84; margin up for 11 hotels, down for 4); 15: 26.60 (2.10), 120: 27.01 (1.81), 6: 23.24 (1.58).
-        alone_alpha: The smoothing of an entity alone in its store, whose subpaths are compared with an even
-            split of their parent (:func:`~opinio_agents.hiro.retriever.hierarchy_baseline`) rather than with
-            other entities: a weaker estimate of what is expected anyway, so it is smoothed more. Each SPACE dev
-            hotel alone in its store (``benchmarks/single_entity.py``): general RL 28.7 (margin 3.6) at 60,
-            28.0 (3.5) at 30, whose clusters then favour one guest's story ("We were given a free upgraded to a
-            superior room ...").
+        own_hierarchy: An entity with at least ``small_entity_sentences`` sentences is clustered by a hierarchy
+            fitted on its own sentences (:meth:`~opinio_agents.hiro.store.HiroIndex.own`, the seed and settings
+            of the store's), not by the store's, whose codes go to what tells the entities apart. Over
+            hierarchy seeds 0-3 of one SPACE dev store (``benchmarks/real_reviews.py --hiro-seeds 0,1,2,3``),
+            general RL 26.63 / 28.07 / 26.14 / 26.76 -> 28.67 / 28.39 / 27.04 / 26.63 (mean 26.90 -> 27.68),
+            specificity margin 1.95 / 2.79 / 1.70 / 1.79 -> 3.57 / 3.25 / 2.46 / 1.72 (mean 2.06 -> 2.75);
+            alternate-hotel halves RL 27.67 / 26.05 -> 28.16 / 27.15, margin 2.25 / 1.84 -> 2.62 / 2.89. The
+            store's hierarchy compared with the entity's own split only (its baseline without the other
+            entities, alpha 60) gave 26.89 (1.88): the gain is the hierarchy, not the baseline.
+        alpha: HIRO smoothing, in reviews, of an entity clustered by the store's hierarchy (a small entity
+            beside others, or every entity without ``own_hierarchy``): large, so popular aspects (staff, rooms,
+            location) outrank entity-specific names, but not so large that what this entity's reviewers raise
+            more often than others' (its pool, its wine hour, the sights it is near) never gets a cluster. 30
+            (was 60; the paper's 6 favours names), measured before ``own_hierarchy``: over hierarchy seeds 0-3
+            of one SPACE dev store, general RL 26.98 -> 26.95, specificity margin 1.80 -> 2.05 (alternate-hotel
+            halves: RL 27.79 / 26.07 -> 27.75 / 26.05, margin 1.95 / 1.63 -> 2.25 / 1.84; margin up for 11
+            hotels, down for 4); 15: 26.60 (2.10), 120: 27.01 (1.81), 6: 23.24 (1.58).
+        own_alpha: The smoothing of an entity clustered by its own hierarchy (``own_hierarchy``, or alone in
+            its store), whose subpaths are compared with an even split of their parent
+            (:func:`~opinio_agents.hiro.retriever.hierarchy_baseline`) rather than with other entities: a
+            weaker estimate of what is expected anyway, so it is smoothed more. Each SPACE dev hotel alone in
+            its store (``benchmarks/single_entity.py``): general RL 28.7 (margin 3.6) at 60, 28.0 (3.5) at 30,
+            whose clusters then favour one guest's story ("We were given a free upgraded to a superior room ...").
         clusters_per_aspect: Clusters per aspect of the summary's aspect discovery (discovery's own
             default is 4): at this alpha the popular aspects are already first.
         second_aspects: Whether the summary's aspect discovery ranks second aspects (off: they lowered
@@ -152,8 +163,9 @@ class QueryFreeSettings:
             cost 28.6 -> 28.0 (its negations read "not too far from the attractions" as a complaint).
     """
 
+    own_hierarchy: bool = True
     alpha: float = 30.0
-    alone_alpha: float = 60.0
+    own_alpha: float = 60.0
     clusters_per_aspect: float = 2.0
     second_aspects: bool = False
     weights: SelectionWeights = SelectionWeights(centrality=0.8, genericity=0.4)
@@ -699,9 +711,9 @@ def query_free_result(
         index: The sentence store (the HIRO hierarchy is fitted on first use) or a :class:`HiroIndex`.
         entity_id: An indexed entity.
         top_k: Aspects to turn into highlights (paper: 8 clusters).
-        alpha: HIRO smoothing constant; None for ``QueryFreeSettings.alpha`` (30; ``alone_alpha``, 60,
-            for an entity alone in its store), which favours what many reviewers raise over what is rare elsewhere
-            (the paper's 6 favours specificity: hotel and street names).
+        alpha: HIRO smoothing constant; None for ``QueryFreeSettings.own_alpha`` (60; ``alpha``, 30, for a
+            small entity clustered by the store's hierarchy beside others), which favours what many reviewers
+            raise over what is rare elsewhere (the paper's 6 favours specificity: hotel and street names).
         split_threshold: Share of the reviews mentioning the aspect the other side needs for a highlight
             (:func:`~opinio_agents.synthesis.support.shown_sides`, the rule of every surface).
         max_cited: Evidence sentences per highlight.
@@ -810,11 +822,15 @@ def _compute_result(
     name_weight: float,
     small_entity: int,
 ) -> QueryFreeResult:
-    if alpha is None:  # an entity alone in its store is compared with its own hierarchy: smoothed more
-        alone = hiro.corpus_baseline(key) is None
-        alpha = QUERY_FREE_SETTINGS.alone_alpha if alone else QUERY_FREE_SETTINGS.alpha
+    # An entity with enough sentences for clusters is clustered by a hierarchy of its own sentences.
+    sentences = len(hiro.index.sentences(key))
+    own = QUERY_FREE_SETTINGS.own_hierarchy and sentences >= QUERY_FREE_SETTINGS.small_entity_sentences
+    clustered = hiro.own(key) if own else hiro
+    if alpha is None:  # subpaths compared with an even split of their parent rather than other entities
+        alone = clustered.corpus_baseline(key) is None
+        alpha = QUERY_FREE_SETTINGS.own_alpha if alone else QUERY_FREE_SETTINGS.alpha
     aspects = discover_aspects(
-        hiro,
+        clustered,
         key,
         top_k=top_k,
         alpha=alpha,
@@ -847,7 +863,7 @@ def _compute_result(
         aspects,
         stored,
         embeddings,
-        paths=hiro.paths(key),
+        paths=clustered.paths(key),
         max_cited=max_cited,
     ) if chosen else []
     taken = {(h.query, h.polarity) for h in picked}

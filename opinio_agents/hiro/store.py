@@ -5,6 +5,7 @@ Layout under ``<store>/hiro/``::
     codebooks-<fp>.npz, indexer.json  the fitted residual k-means hierarchy (indexer.json names the codebooks)
     paths/<collection>.npz         one entity's sentence paths + content fingerprint
     results/<collection>/<kind>-<params>.json  derived results (aspects, query-free highlights), see below
+    own/<collection>/<digest>/     one entity's own hierarchy (:meth:`HiroIndex.own`), laid out alike
 
 The hierarchy is fitted once over the sentences of all indexed entities and
 then reused: an entity indexed later is only *encoded*. Fitting is an explicit
@@ -36,10 +37,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import threading
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -155,6 +158,8 @@ class HiroIndex:
         auto_fit: Fit the hierarchy on first use when none is saved (the
             standalone default); with False, using an unfitted index raises
             :class:`~opinio_agents.errors.StoreError` and only :meth:`fit` fits.
+        entities: The entities the hierarchy covers: it is fitted on them and they alone make up
+            its baseline (default: every entity of the store; :meth:`own` gives one entity's).
 
     A saved hierarchy is always loaded as it is; ``n_codes``/``depth``/``seed``
     only matter when :meth:`fit` runs. All methods are safe to call from
@@ -172,9 +177,12 @@ class HiroIndex:
         tree: bool = True,
         directory: str | Path | None = None,
         auto_fit: bool = True,
+        entities: Sequence[str] | None = None,
     ) -> None:
         self.index = index
         self.auto_fit = auto_fit
+        self._scope = None if entities is None else frozenset(entities)
+        self._own: dict[str, HiroIndex] = {}
         self._directory = Path(directory) if directory is not None else index.store_dir / "hiro"
         self._config = ResidualKMeansIndexer(
             n_codes=n_codes, depth=depth, seed=seed, max_fit_points=max_fit_points, tree=tree
@@ -224,7 +232,7 @@ class HiroIndex:
         Raises:
             StoreError: When the store has no indexed entity.
         """
-        keys = [self.index.require_entity(e) for e in entity_ids] if entity_ids else self.index.entity_keys()
+        keys = [self.index.require_entity(e) for e in entity_ids] if entity_ids else self._entity_keys()
         if not keys:
             raise StoreError(
                 f"{str(self.index.store_dir)!r} has no indexed entity to fit the HIRO hierarchy on; "
@@ -353,7 +361,7 @@ class HiroIndex:
         Only complete entities count: one that a writer is indexing right now (listed by
         ``entity_keys`` while the writer works) joins once its completion marker is written.
         """
-        keys = [k for k in self.index.entity_keys() if self.index.is_complete(k)]
+        keys = [k for k in self._entity_keys() if self.index.is_complete(k)]
         for key in keys:
             self.paths(key)  # refreshes stale paths and resets the cache if anything changed
         with self._lock:
@@ -368,7 +376,7 @@ class HiroIndex:
 
         With None, HIRO's retriever compares each subpath with an even split of its parent instead
         (:func:`~opinio_agents.hiro.retriever.hierarchy_baseline`); the query-free highlights smooth that
-        estimate more (``QueryFreeSettings.alone_alpha``).
+        estimate more (``QueryFreeSettings.own_alpha``).
 
         Raises:
             StoreError: When the entity is not indexed.
@@ -376,6 +384,61 @@ class HiroIndex:
         key = self.index.require_entity(entity_id)
         baseline = self.baseline()
         return baseline if any(other != key for other in baseline.entities) else None
+
+    def own(self, entity_id: str | int) -> HiroIndex:
+        """The entity's own hierarchy: fitted on its sentences alone, with no other entity in its baseline.
+
+        The query-free summary clusters an entity with it (``QueryFreeSettings``): a hierarchy fitted
+        on every entity spends its codes on what tells the entities apart, one fitted on this entity's
+        sentences on what its reviewers discuss. It is fitted on first use with this hierarchy's
+        settings and seed (about a second for a thousand sentences), saved under
+        ``own/<collection>/`` beside the store's hierarchy, and fitted again when the entity's reviews
+        change (the folder is named by their fingerprint; older ones are removed). An entity alone
+        in the hierarchy already has it: this index itself.
+
+        Raises:
+            StoreError: When the entity is not indexed.
+
+        Example:
+            >>> hiro.own("101").corpus_baseline("101") is None          # doctest: +SKIP
+            True
+        """
+        key = self.index.require_entity(entity_id)
+        if not any(other != key for other in self._entity_keys()):
+            return self
+        indexer = self.indexer
+        digest = hashlib.sha1(
+            f"{self._content_fingerprint(key)}:{indexer.n_codes}:{indexer.depth}:{indexer.seed}:"
+            f"{indexer.tree}:{indexer.max_fit_points}".encode()
+        ).hexdigest()[:16]
+        folder = self.directory / "own" / collection_name(key) / digest
+        with self._lock:
+            known = self._own.get(key)
+            if known is not None and known.directory == folder:
+                return known
+            own = HiroIndex(
+                self.index,
+                n_codes=indexer.n_codes,
+                depth=indexer.depth,
+                seed=indexer.seed,
+                max_fit_points=indexer.max_fit_points,
+                tree=indexer.tree,
+                directory=folder,
+                auto_fit=False,
+                entities=[key],
+            )
+            if not own.fitted:
+                own.fit([key])
+                for stale in folder.parent.iterdir():  # fitted on reviews the entity no longer has
+                    if stale != folder and stale.is_dir():
+                        shutil.rmtree(stale, ignore_errors=True)
+            self._own[key] = own
+            return own
+
+    def _entity_keys(self) -> list[str]:
+        """The store's entities this hierarchy covers (all of them unless ``entities`` was given)."""
+        keys = self.index.entity_keys()
+        return keys if self._scope is None else [k for k in keys if k in self._scope]
 
     # -- derived results, persisted with the hierarchy --------------------------------------
     def result_state(self, entity_id: str | int) -> str:
@@ -393,7 +456,7 @@ class HiroIndex:
         indexer = self.indexer
         digest = hashlib.sha1()
         digest.update(f"{indexer.fingerprint}\x00{key}\x00{self.index.generation(key)}\x00".encode())
-        for other in self.index.entity_keys():
+        for other in self._entity_keys():
             if self.index.is_complete(other):
                 digest.update(f"{other}:{self.index.generation(other)}\x01".encode())
         digest.update(result_code_digest().encode())
