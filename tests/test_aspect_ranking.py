@@ -226,3 +226,18 @@ def test_product_aspects_are_mentioned_by_the_words_that_name_them():
     aspects = ("ease of use", "connectivity", "durability", "customer service")
     found = {a: aspect_mentions(a, rows).tolist() for a in aspects}
     assert found == {"ease of use": [0], "connectivity": [1], "durability": [2], "customer service": [4]}
+
+
+def test_a_form_of_several_words_is_a_phrase_not_a_bag_of_its_words():
+    # food's "room service": "Great rooms, good service." holds both words but no room service, so it is no
+    # mention of a hotel's food (it was a food key point); "The room service was fast." is one.
+    from opinio_agents.text.compounds import stands_together
+
+    rows = [
+        stored(0, "Top notch hotel, great rooms, good service."),
+        stored(1, "The room service was fast."),
+        stored(2, "Nice room, friendly service and staff."),
+    ]
+    assert aspect_mentions("food", rows).tolist() == [1]
+    assert stands_together(("front", "desk", "staff"), ("front", "desk"))
+    assert not stands_together(("desk", "front"), ("front", "desk"))

@@ -826,3 +826,23 @@ def test_reads_against_reads_the_shown_text_by_the_lexicon() -> None:
     assert reads_against(["Taste is good.", "The sound quality is extremely poor."], -1) == [True, False]
     assert reads_against(["Taste is good.", "The sound quality is extremely poor."], 1) == [False, True]
     assert reads_against(["Check-in is at 2."], 1) == [False]
+
+
+def test_query_key_points_prefer_the_third_person_to_the_reviewers_voice() -> None:
+    # Human aspect summaries say "The staff were friendly and helpful.", not "Loved the friendly and helpful staff."
+    # (issue 21 items 2-3, SelectionSettings.query_weights.reviewer_voice): the clearer praise of the reviewer's
+    # voice outscores the third person without the penalty, and gives way to it with the shipped weights.
+    import dataclasses
+
+    from opinio_agents.synthesis.selection import SELECTION_SETTINGS, opens_in_reviewer_voice
+
+    texts = ["Loved the friendly and helpful staff.", "The staff were friendly and helpful."]
+    vectors = unit([[1.0, 0.2], [1.0, 0.2]])
+    without = dataclasses.replace(SELECTION_SETTINGS.query_weights, reviewer_voice=0.0)
+    before = score_candidates(texts, vectors, sentiments=[0.95, 0.3], weights=without)
+    after = score_candidates(texts, vectors, sentiments=[0.95, 0.3], weights=SELECTION_SETTINGS.query_weights)
+    assert before[0] > before[1] and after[1] > after[0]
+    assert opens_in_reviewer_voice("Found the hotel staff very helpful.")
+    assert opens_in_reviewer_voice("Had the buffet breakfast in the morning and it was VERY good.")
+    assert opens_in_reviewer_voice("Our room was clean.") and opens_in_reviewer_voice("I'm glad we stayed here.")
+    assert not opens_in_reviewer_voice("The room we had was clean.") and not opens_in_reviewer_voice("")

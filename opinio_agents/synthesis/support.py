@@ -49,7 +49,7 @@ from opinio_agents.embeddings import Encoder
 from opinio_agents.errors import ConfigError
 from opinio_agents.models import SENTIMENT_THRESHOLD, Polarity, Support
 from opinio_agents.stores.catalog import StoredSentence
-from opinio_agents.text.compounds import names_word, placed_elsewhere
+from opinio_agents.text.compounds import names_word, placed_elsewhere, stands_together
 from opinio_agents.text.preprocess import tokenize_for_bm25
 from opinio_agents.text.wordlists import word_set, words_file
 from opinio_agents.trends import Weighting, review_weights
@@ -177,8 +177,12 @@ def aspect_forms(query: str) -> tuple[tuple[str, ...], ...]:
 
 def _uses(tokens: Sequence[str], held: set[str], form: tuple[str, ...]) -> bool:
     """Whether a sentence's App. D ``tokens`` (``held`` as a set) use ``form``, not inside another aspect's compound
-    and not as a place around the entity ("restaurants nearby" do not stand for a hotel's food)."""
-    return held.issuperset(form) and all(names_word(tokens, t, form) and not placed_elsewhere(tokens, t) for t in form)
+    and not as a place around the entity ("restaurants nearby" do not stand for a hotel's food); a form of several
+    words only where they stand together (:func:`~opinio_agents.text.compounds.stands_together`: "Great rooms,
+    good service." does not use food's "room service")."""
+    if not held.issuperset(form) or (len(form) > 1 and not stands_together(tokens, form)):
+        return False
+    return all(names_word(tokens, t, form) and not placed_elsewhere(tokens, t) for t in form)
 
 
 def aspect_text(query: str) -> str:

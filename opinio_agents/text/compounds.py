@@ -24,7 +24,7 @@ from functools import cache
 from opinio_agents.text.preprocess import tokenize_for_bm25
 from opinio_agents.text.wordlists import word_set
 
-__all__ = ["names_word", "placed_elsewhere"]
+__all__ = ["names_word", "placed_elsewhere", "stands_together"]
 
 #: How many App. D tokens on either side of a place word a locator may stand ("restaurants in the area").
 _LOCATOR_WINDOW = 3
@@ -42,6 +42,28 @@ def _pairs(name: str, *, by_second: bool) -> dict[str, frozenset[str]]:
             key, other = (tokens[1], tokens[0]) if by_second else (tokens[0], tokens[1])
             out.setdefault(key, set()).add(other)
     return {word: frozenset(others) for word, others in out.items()}
+
+
+def stands_together(tokens: Sequence[str], phrase: Sequence[str]) -> bool:
+    """Whether the App. D ``tokens`` (in order) hold the words of ``phrase`` next to each other, in its order.
+
+    A name of several words ("room service", "front desk", "walking distance") is a phrase, not a bag of its
+    words: "Great rooms, good service." holds "room" and "service" but no room service, so it is no mention
+    of a hotel's food. Stopwords are not App. D tokens, so "rooms and service" still reads as the phrase.
+
+    Example:
+        >>> stands_together(("room", "service", "slow"), ("room", "service"))
+        True
+        >>> stands_together(("great", "room", "good", "service"), ("room", "service"))
+        False
+    """
+    size = len(phrase)
+    if size <= 1:
+        return not size or phrase[0] in tokens
+    first = phrase[0]
+    return any(
+        token == first and tuple(tokens[i : i + size]) == tuple(phrase) for i, token in enumerate(tokens)
+    )
 
 
 def names_word(tokens: Sequence[str], word: str, query: Collection[str]) -> bool:
