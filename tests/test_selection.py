@@ -846,3 +846,30 @@ def test_query_key_points_prefer_the_third_person_to_the_reviewers_voice() -> No
     assert opens_in_reviewer_voice("Had the buffet breakfast in the morning and it was VERY good.")
     assert opens_in_reviewer_voice("Our room was clean.") and opens_in_reviewer_voice("I'm glad we stayed here.")
     assert not opens_in_reviewer_voice("The room we had was clean.") and not opens_in_reviewer_voice("")
+
+
+def test_compose_summary_takes_the_points_of_a_highlight_that_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    import opinio_agents.synthesis.selection as selection
+    from opinio_agents.synthesis.selection import points_that_fit
+
+    items = [
+        SummaryItem("The staff was friendly and helpful. Staff went out of their way.", "staff", 50),
+        SummaryItem("The restaurant food is excellent. We ate there twice and loved it.", "food", 30),
+        SummaryItem("The pool area was very pretty and relaxing in the evening. Nice pool.", "pool", 20),
+    ]
+    texts = [i.text for i in compose_summary(items, budget_words=20, one_opinion=False)]
+    assert texts == [
+        "The staff was friendly and helpful. Staff went out of their way.",
+        "The restaurant food is excellent.",
+        "Nice pool.",
+    ]
+    # a part must fit and stand alone, and the whole text is no part of itself
+    assert points_that_fit("Great staff. Very friendly people.", 1) == ""
+    assert points_that_fit("Fast. Great staff here.", 5) == "Great staff here."
+    assert points_that_fit("Fast. Great staff here.", 1) == ""
+    assert points_that_fit("Great staff.", 5) == ""
+    off = dataclasses.replace(selection.SELECTION_SETTINGS, split_to_fit=False)
+    monkeypatch.setattr(selection, "SELECTION_SETTINGS", off)
+    assert [i.group for i in compose_summary(items, budget_words=20, one_opinion=False)] == ["staff"]
