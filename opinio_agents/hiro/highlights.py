@@ -823,8 +823,8 @@ def _compute_result(
     small_entity: int,
 ) -> QueryFreeResult:
     # An entity with enough sentences for clusters is clustered by a hierarchy of its own sentences.
-    sentences = len(hiro.index.sentences(key))
-    own = QUERY_FREE_SETTINGS.own_hierarchy and sentences >= QUERY_FREE_SETTINGS.small_entity_sentences
+    stored = hiro.index.sentences(key)
+    own = QUERY_FREE_SETTINGS.own_hierarchy and len(stored) >= QUERY_FREE_SETTINGS.small_entity_sentences
     clustered = hiro.own(key) if own else hiro
     if alpha is None:  # subpaths compared with an even split of their parent rather than other entities
         alone = clustered.corpus_baseline(key) is None
@@ -840,7 +840,6 @@ def _compute_result(
     # An aspect reviewers only name in passing ("they called us a taxi") has no opinion to highlight.
     aspects = [a for a in aspects if a.evaluated]
     namer = namer_for(hiro.index)
-    stored = hiro.index.sentences(key)
     info = hiro.index.entity_record(key)
     result = HighlightSet(
         entity_id=info.entity_id,
