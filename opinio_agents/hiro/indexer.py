@@ -89,8 +89,6 @@ class ResidualKMeansIndexer:
     )
 
     def __post_init__(self) -> None:
-        if self.codebooks is not None:
-            _freeze(self.codebooks)
         if not 2 <= self.n_codes <= 255:
             raise ConfigError(f"n_codes={self.n_codes} must be between 2 and 255 (the paper uses 12)")
         if not 1 <= self.depth <= MAX_DEPTH:
@@ -116,8 +114,8 @@ class ResidualKMeansIndexer:
     def fingerprint(self) -> str:
         """Short hash of the codebooks (changes whenever the hierarchy is refitted).
 
-        Computed once per set of codebooks: they are read-only arrays, so only assigning new
-        ones (a refit, or ``codebooks = [...]``) can change it.
+        Computed once per set of codebooks, which are made read-only when it is, so only
+        assigning new ones (a refit, or ``codebooks = [...]``) can change it.
         """
         books = self.codebooks
         if books is None:
@@ -165,7 +163,7 @@ class ResidualKMeansIndexer:
             inertia.append(float(np.einsum("ij,ij->", residual, residual)) / len(x))
             nodes = nodes * self.n_codes + codes
             books.append(book)
-        self.codebooks = _freeze(books)
+        self.codebooks = books
         self.info = {
             "fit_points": int(len(x)),
             "fit_seconds": round(time.perf_counter() - started, 3),
@@ -364,8 +362,7 @@ def decode_subpath_id(value: int, n_codes: int) -> tuple[int, ...]:
     return tuple(codes)
 
 
-def _freeze(books: list[np.ndarray]) -> list[np.ndarray]:
-    """Make fitted codebooks read-only (the fingerprint is cached on them), in place; returns ``books``."""
+def _freeze(books: list[np.ndarray]) -> None:
+    """Make codebooks read-only, in place, once their fingerprint is cached on them."""
     for book in books:
         book.flags.writeable = False
-    return books
