@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from opinio_agents.text.compounds import names_word
+from opinio_agents.text.encoding import repair_mojibake
 from opinio_agents.text.preprocess import tokenize_for_bm25
 from opinio_agents.text.wordlists import word_set
 
@@ -135,7 +136,14 @@ class KeyPointSettings:
 KEY_POINT_SETTINGS = KeyPointSettings()
 
 _TAG = re.compile(r"<[^>]{0,200}>")
-_NON_TEXT = re.compile(r"[^\x20-\x7E\u00C0-\u024F\u2018\u2019\u201C\u201D\u2013\u2014]")
+#: What a key point keeps of a review sentence: printable ASCII, Latin letters, curly quotes and dashes,
+#: the ellipsis, and the signs a price, a temperature or a fraction is written with ("€150 a night",
+#: "£20", "₹500 for two", "20°C", "½ price") and the acute accent typed as an apostrophe ("wasn´t");
+#: the rest (emoji, "™", control characters, other scripts) becomes a space.
+_NON_TEXT = re.compile(
+    r"[^\x20-\x7E\u00C0-\u024F\u2018\u2019\u201C\u201D\u2013\u2014\u2026"
+    r"\u00A2\u00A3\u00A5\u20AC\u20B9\u00B0\u00BC-\u00BE\u00B4]"
+)
 _REPEAT_PUNCT = re.compile(r"([!?.])[!?.]+")
 _SPACES = re.compile(r"\s+")
 _LEADING_PUNCT = re.compile(r"^[\s.,;:!?\-\u2013\u2014]+")
@@ -182,7 +190,10 @@ _OWNER = re.compile(r"^(?:our|my)\s+(?=[a-z])", re.IGNORECASE)
 
 
 def clean_sentence(text: str) -> str:
-    """Remove HTML tags, emoji, repeated and leading punctuation; normalise whitespace.
+    """Remove HTML tags, emoji, repeated and leading punctuation; repair mojibake; normalise whitespace.
+
+    UTF-8 text that was read as Windows-1252 is re-read first (:func:`~opinio_agents.text.encoding.repair_mojibake`:
+    "didnâ€™t" was shown as "didnâ t"); prices keep their currency sign ("€150 a night" was " 150 a night").
 
     Character references are not decoded here: every reader decodes them once, on ingest
     (:func:`~opinio_agents.io.base.decoded_entity`), so what is left is what the reviewer wrote
@@ -193,8 +204,10 @@ def clean_sentence(text: str) -> str:
         'Snacks &amp; water, this&nothing!'
         >>> clean_sentence(". a good bar."), clean_sentence("4.) Indoor pool."), clean_sentence("\u00c2\u00a0 Bath ok.")
         ('a good bar.', 'Indoor pool.', 'Bath ok.')
+        >>> clean_sentence("We didnâ€™t pay more than €150 a night \U0001F600")
+        'We didn’t pay more than €150 a night'
     """
-    text = _TAG.sub(" ", text).replace("\u00c2\u00a0", " ")  # a no-break space read as Latin-1: "Â "
+    text = _TAG.sub(" ", repair_mojibake(text))  # "didnâ€™t" -> "didn’t", "Â\u00a0" -> a no-break space
     text = _NON_TEXT.sub(" ", text)
     text = _REPEAT_PUNCT.sub(r"\1", text)
     text = _ENUMERATOR.sub("", _LEADING_PUNCT.sub("", _SPACES.sub(" ", text)).strip())
