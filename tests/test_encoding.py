@@ -1,18 +1,23 @@
-"""Mojibake repair and the characters a key point keeps (``text.encoding``, ``keypoint.clean_sentence``).
+"""Mojibake repaired on ingest (``io.encoding``, ``io.base.decoded_entity``) and what a key point keeps.
 
 SPACE's TripAdvisor dump holds UTF-8 read as Windows-1252 ("didnâ€™t", "Hamptons â€“ this
-location"); key points cut from such sentences were shown as "didnâ t" and "â “". Prices lost
-their currency sign ("€150" -> " 150") and "wasn´t" became "wasn t".
+location"); key points cut from such sentences were shown as "didnâ t" and "â “". Every reader now
+re-reads such text once, on ingest. Key points lost the currency sign of a price ("€150" -> " 150")
+and "wasn´t" became "wasn t".
 """
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from opinio_agents.io.encoding import repair_mojibake
+from opinio_agents.io.loaders import load_entities
 from opinio_agents.synthesis.keypoint import clean_sentence, to_key_point
-from opinio_agents.text.encoding import repair_mojibake
 
 _ALPHABET = "abcdefghij XYZ.,!'" + "’‘“”–—…éèàüñçÉ€£½°"
 
@@ -53,8 +58,8 @@ def test_an_invalid_run_is_left_as_it_is() -> None:
 @pytest.mark.parametrize(
     ("sentence", "shown"),
     [
-        ("We didnâ€™t realize that the room faced the street.", "We didn’t realize that the room faced the street."),
-        ("Great location â€“ close to the metro.", "Great location – close to the metro."),
+        ("We didn’t realize that the room faced the street.", "We didn’t realize that the room faced the street."),
+        ("Great location – close to the metro.", "Great location – close to the metro."),
         ("The room was €150 a night, breakfast £12.", "The room was €150 a night, breakfast £12."),
         ("It wasn´t loud at all.", "It wasn´t loud at all."),
         ("Dinner for two was ₹800… worth it.", "Dinner for two was ₹800… worth it."),
@@ -65,7 +70,14 @@ def test_clean_sentence_keeps_what_the_reviewer_wrote(sentence: str, shown: str)
     assert clean_sentence(sentence) == shown
 
 
-def test_key_point_of_a_mojibake_sentence_reads_as_written() -> None:
-    point = to_key_point("The staff were so friendly, we didnâ€™t want to leave.", "staff", sign=1)
-    assert "didn’t" in point or point == "The staff were so friendly."
+def test_readers_repair_mojibake_once_on_ingest(tmp_path: Path) -> None:
+    garbled = "The staff were so friendly, we didnâ€™t want to leave. CafÃ© &amp; bar â€“ great."
+    reviews = [{"review_id": "r1", "text": garbled}, {"review_id": "r2", "text": "Plain text stays."}]
+    data = tmp_path / "reviews.json"
+    data.write_text(json.dumps([{"entity_id": "h1", "entity_name": "HÃ´tel", "user_reviews": reviews}]), "utf-8")
+    (entity,) = load_entities(data)
+    assert entity.entity_name == "Hôtel"
+    assert entity.user_reviews[0].text == "The staff were so friendly, we didn’t want to leave. Café & bar – great."
+    assert entity.user_reviews[1].text == "Plain text stays."
+    point = to_key_point(entity.user_reviews[0].text, "staff", sign=1)
     assert "â" not in point and "€" not in point

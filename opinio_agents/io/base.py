@@ -35,6 +35,7 @@ from typing import Any, BinaryIO, ClassVar
 from pydantic import ValidationError
 
 from opinio_agents.errors import DataError
+from opinio_agents.io.encoding import repair_mojibake
 from opinio_agents.models import Entity
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "DEFAULT_MAX_REVIEW_CHARS",
     "DEFAULT_MAX_FILE_BYTES",
     "MAX_JSON_DEPTH",
+    "as_written",
     "decode_entities",
     "decoded_entity",
 ]
@@ -400,27 +402,36 @@ def decode_entities(text: str) -> str:
     return _CHARACTER_REFERENCE.sub(_decode_reference, text) if "&" in text else text
 
 
+def as_written(text: str) -> str:
+    """``text`` as its writer typed it: mojibake re-read (:func:`~opinio_agents.io.encoding.repair_mojibake`),
+    then HTML character references decoded once (:func:`decode_entities`).
+
+    Example:
+        >>> as_written("Great location â€“ old &amp; charming")
+        'Great location – old & charming'
+    """
+    return decode_entities(repair_mojibake(text))
+
+
 def decoded_entity(entity: Entity) -> Entity:
-    """``entity`` with HTML character references decoded once in its name, review texts and expert review.
+    """``entity`` with its name, review texts and expert review as written (:func:`as_written`), decoded once.
 
     Every reader's entities pass through this on ingest (:mod:`opinio_agents.io.loaders`,
     and the shipped sample), so the store, the JSON output and every surface hold the
-    text as written (``&``), and each medium escapes it once on output. Ids are kept as given.
-    The same object is returned when nothing needs decoding.
+    text as written (``&``, "didn’t" rather than "didnâ€™t"), and each medium escapes it once on output.
+    Ids are kept as given. The same object is returned when nothing needs decoding.
     """
-    name = decode_entities(entity.entity_name)
+    name = as_written(entity.entity_name)
     reviews = [
-        review.model_copy(update={"text": decode_entities(review.text)}) if "&" in review.text else review
+        review if (text := as_written(review.text)) == review.text else review.model_copy(update={"text": text})
         for review in entity.user_reviews
     ]
     expert = entity.expert_review
-    if expert is not None and any("&" in t for t in (*expert.pros.values(), *expert.cons.values())):
-        expert = expert.model_copy(
-            update={
-                "pros": {q: decode_entities(t) for q, t in expert.pros.items()},
-                "cons": {q: decode_entities(t) for q, t in expert.cons.items()},
-            }
-        )
+    if expert is not None:
+        pros = {q: as_written(t) for q, t in expert.pros.items()}
+        cons = {q: as_written(t) for q, t in expert.cons.items()}
+        if pros != expert.pros or cons != expert.cons:
+            expert = expert.model_copy(update={"pros": pros, "cons": cons})
     changed = name != entity.entity_name or expert is not entity.expert_review or any(
         new is not old for new, old in zip(reviews, entity.user_reviews, strict=True)
     )

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from functools import cache
 
 from opinio_agents.text.compounds import names_word
-from opinio_agents.text.encoding import repair_mojibake
 from opinio_agents.text.preprocess import tokenize_for_bm25
 from opinio_agents.text.wordlists import word_set
 
@@ -190,13 +189,11 @@ _OWNER = re.compile(r"^(?:our|my)\s+(?=[a-z])", re.IGNORECASE)
 
 
 def clean_sentence(text: str) -> str:
-    """Remove HTML tags, emoji, repeated and leading punctuation; repair mojibake; normalise whitespace.
+    """Remove HTML tags, emoji, repeated and leading punctuation; normalise whitespace.
 
-    UTF-8 text that was read as Windows-1252 is re-read first (:func:`~opinio_agents.text.encoding.repair_mojibake`:
-    "didnâ€™t" was shown as "didnâ t"); prices keep their currency sign ("€150 a night" was " 150 a night").
-
-    Character references are not decoded here: every reader decodes them once, on ingest
-    (:func:`~opinio_agents.io.base.decoded_entity`), so what is left is what the reviewer wrote
+    Prices keep their currency sign ("€150 a night" was shown as " 150 a night") and "wasn´t" its accent.
+    Character references and mojibake ("didnâ€™t") are not decoded here: every reader decodes them once, on
+    ingest (:func:`~opinio_agents.io.base.decoded_entity`), so what is left is what the reviewer wrote
     ("snacks &amp; water", "this&nothing") and a second decoding would change it.
 
     Example:
@@ -204,10 +201,10 @@ def clean_sentence(text: str) -> str:
         'Snacks &amp; water, this&nothing!'
         >>> clean_sentence(". a good bar."), clean_sentence("4.) Indoor pool."), clean_sentence("\u00c2\u00a0 Bath ok.")
         ('a good bar.', 'Indoor pool.', 'Bath ok.')
-        >>> clean_sentence("We didnâ€™t pay more than €150 a night \U0001F600")
+        >>> clean_sentence("We didn’t pay more than €150 a night \U0001F600")
         'We didn’t pay more than €150 a night'
     """
-    text = _TAG.sub(" ", repair_mojibake(text))  # "didnâ€™t" -> "didn’t", "Â\u00a0" -> a no-break space
+    text = _TAG.sub(" ", text).replace("\u00c2\u00a0", " ")  # a no-break space read as Latin-1: "Â "
     text = _NON_TEXT.sub(" ", text)
     text = _REPEAT_PUNCT.sub(r"\1", text)
     text = _ENUMERATOR.sub("", _LEADING_PUNCT.sub("", _SPACES.sub(" ", text)).strip())
