@@ -157,6 +157,23 @@ def test_evidence_polarity() -> None:
         ),
         ("4.) Indoor pool if you want to take a dip.", "pool", "Indoor pool if you want to take a dip."),
         ("Nice gym and pool as well (basic - but the machines were new)", "pool", "Nice gym and pool as well."),
+        # "One thing" is a filler before a colon or dash, the subject of a cleft sentence otherwise
+        # (SPACE dev: "That was disappointing is that the hotel did not contain a swimming pool.").
+        ("One thing: the wifi was slow.", "wifi", "The wifi was slow."),
+        (
+            "One thing that was disappointing is that the hotel did not contain a swimming pool.",
+            "pool",
+            "One thing that was disappointing is that the hotel did not contain a swimming pool.",
+        ),
+        (
+            "One thing I did not like was the noise from the street.",
+            "noise",
+            "One thing I did not like was the noise from the street.",
+        ),
+        # A review written as a labelled list: each heading in capitals opens an item of its own (SPACE dev showed
+        # "FREE: internet, newspaper PARKING: Gated parking so pretty safe." as a parking PRO).
+        ("FREE: internet, newspaper PARKING: Gated parking, pretty safe.", "parking", "Gated parking, pretty safe."),
+        ("The USA: a great country with a nice hotel", "hotel", "The USA: a great country with a nice hotel."),
     ],
 )
 def test_to_key_point(text: str, query: str, expected: str) -> None:

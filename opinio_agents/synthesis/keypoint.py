@@ -160,9 +160,16 @@ _FILLERS = re.compile(
     r"^(?:(?:overall|also|and|but|so|plus|however|honestly|basically|anyway|unfortunately|sadly|luckily|"
     r"thankfully|in general|generally|all in all|on the plus side|on the downside|on the other hand|"
     r"to be honest|to be fair|i have to say|i must say|i would say|i think|i feel|i guess|i found that|"
-    r"we found that|oh and|ps|p\.s\.|btw|the only thing is|one thing|note that|that said)\b[,:]?\s*)+",
+    r"we found that|oh and|ps|p\.s\.|btw|the only thing is|note that|that said)\b[,:]?\s*"
+    # "One thing: the wifi was slow", not the subject of "One thing I did not like was the noise".
+    r"|one thing\s*[,:\-\u2013\u2014]\s*)+",
     re.IGNORECASE,
 )
+#: A heading in capitals that opens an item of a review written as a labelled list ("FREE: internet, newspaper
+#: PARKING: Gated parking so pretty safe."): each item is a clause of its own, and its key point starts after it.
+_HEADING = r"[A-Z][A-Z&/]{2,}(?:\s+[A-Z][A-Z&/]{2,}){0,2}\s*:\s"
+_BEFORE_HEADING = re.compile(rf"(?<=\S)\s+(?={_HEADING})")
+_OPENING_HEADING = re.compile(rf"^{_HEADING}\s*")
 _FIRST_PERSON = re.compile(
     r"^(?:i|we)\s+(?:really\s+|absolutely\s+|just\s+|also\s+)?"
     r"(loved|liked|enjoyed|appreciated|adored|hated|disliked|found|thought|noticed)\b\s*",
@@ -390,13 +397,16 @@ def _list_label() -> re.Pattern[str]:
 
 def without_label(text: str) -> str:
     """``text`` without a list label opening it ("Pros : Good ambience" -> "Good ambience"); a label needs its
-    colon or dash ("Pros and cons of the place" stays).
+    colon or dash ("Pros and cons of the place" stays). A heading in capitals and its colon is a label too
+    ("PARKING: Gated parking" -> "Gated parking").
 
     Example:
         >>> without_label("Pros : Good ambience"), without_label("Cons:- slow service"), without_label("The good food")
         ('Good ambience', 'slow service', 'The good food')
+        >>> without_label("PARKING: Gated parking so pretty safe."), without_label("NOTE the time")
+        ('Gated parking so pretty safe.', 'NOTE the time')
     """
-    return _list_label().sub("", text, count=1)
+    return _OPENING_HEADING.sub("", _list_label().sub("", text, count=1), count=1)
 
 
 def is_label(text: str) -> bool:
@@ -443,7 +453,12 @@ def best_clause(text: str, query: str, sign: int = 0, *, terms: Sequence[str] = 
             "quiet" for noise), counted like its own words; a term of several words counts once,
             when the clause has all of them ("room service" for food is not in "The room was tiny").
     """
-    clauses = [c.strip(" ,;") for c in _CLAUSE_SPLIT.split(text) if c and len(c.split()) >= 3]
+    clauses = [
+        c.strip(" ,;")
+        for item in _BEFORE_HEADING.split(text)
+        for c in _CLAUSE_SPLIT.split(item)
+        if c and len(c.split()) >= 3
+    ]
     if len(clauses) <= 1:
         return text
     words = _query_words(query, terms)
