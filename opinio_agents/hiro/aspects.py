@@ -57,6 +57,7 @@ from opinio_agents.hiro.retriever import DEFAULT_ALPHA, HiroCluster, retrieve_cl
 from opinio_agents.hiro.store import HiroIndex, as_hiro_index
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.stores.sentence_store import SentenceStore
+from opinio_agents.synthesis.support import aspect_forms as lexicon_forms
 from opinio_agents.synthesis.support import aspect_mentions, mention_mask, support_of
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
@@ -70,6 +71,7 @@ __all__ = [
     "namer_for",
     "aspect_record",
     "aspect_from_record",
+    "topic_aspect",
 ]
 
 
@@ -595,3 +597,61 @@ def discover_aspects(
     if params is not None:
         hiro.save_result(key, "aspects", params, [aspect_record(a) for a in found], state=state)
     return found
+
+
+def topic_aspect(
+    index: SentenceStore | HiroIndex,
+    entity_id: str | int,
+    name: str,
+    *,
+    namer: ClusterNamer | None = None,
+    encoder: Encoder | None = None,
+) -> DiscoveredAspect:
+    """The aspect ``name`` ("location") made of the entity's sentences that mention it, not of HIRO clusters.
+
+    Its sentences and counts are the mentions every surface counts
+    (:func:`~opinio_agents.synthesis.support.aspect_mentions`, dense with the store's MiniLM), its
+    ``term_indices`` those that use one of its forms (its name, the namer's forms and the words that also
+    name it: :func:`~opinio_agents.synthesis.support.aspect_forms`, "walking distance" for the location),
+    its ``target_share`` the namer's as for a discovered aspect; ``clusters`` is empty and ``score`` 0.
+    The query-free summary takes a topic human summaries state from here when no discovered aspect
+    covers it (``QueryFreeSettings.cover_topics``).
+
+    Raises:
+        StoreError: When the entity is not indexed.
+    """
+    hiro = as_hiro_index(index)
+    key = hiro.index.require_entity(entity_id)
+    stored = hiro.index.sentences(key)
+    minilm = _store_uses_minilm(hiro.index)
+    if encoder is None and minilm:
+        from opinio_agents.embeddings import get_encoder
+
+        encoder = get_encoder()
+    namer = namer or default_namer(minilm)
+    mentions = _mention_counter(hiro.index, key, stored, encoder)
+    mentioned = [int(i) for i in (mentions(name) if mentions else aspect_mentions(name, stored))]
+    stance = support_of(stored, mentioned)
+    label = AspectLabel(tuple(tokenize_for_bm25(name)), name, 1.0, 1.0)
+    forms = list(dict.fromkeys([*namer.mention_forms(label), *(" ".join(f) for f in lexicon_forms(name))]))
+    lexical = np.zeros(len(stored), dtype=bool)
+    for form in forms:
+        lexical |= mention_mask(form, stored)
+    texts = [s.sentence.text for s in stored]
+    named = [i for i in mentioned if lexical[i]]
+    order = central_order([texts[i] for i in named]) if named else []
+    aspect = DiscoveredAspect(
+        aspect=name,
+        mentions=int(stance.reviews),
+        positive=int(stance.positive),
+        negative=int(stance.negative),
+        neutral=int(stance.neutral),
+        total_reviews=len({s.sentence.review_id for s in stored}),
+        score=0.0,
+        example_sentence_ids=[stored[named[j]].sentence.sentence_id for j in order[:3]],
+        sentence_indices=mentioned,
+        mention_indices=mentioned,
+        term_indices=np.flatnonzero(lexical).tolist(),
+        forms=forms,
+    )
+    return replace(aspect, target_share=_target_share(aspect, texts, namer))
