@@ -917,8 +917,8 @@ def _compute_result(
     ) if chosen else []
     taken = {(h.query, h.polarity) for h in picked}
     shown: dict[Polarity, list[str]] | None = {} if SELECTION_SETTINGS.one_opinion else None
-    for aspect in aspects:
-        found = aspect_highlights(
+    def highlights_of(aspect: DiscoveredAspect) -> list[Highlight]:
+        return aspect_highlights(
             aspect,
             stored,
             split_threshold=split_threshold,
@@ -931,24 +931,15 @@ def _compute_result(
             drop_narrative=SELECTION_SETTINGS.drop_narrative,
             cons_complain=SELECTION_SETTINGS.cons_complain,
         )
+
+    for aspect in aspects:
+        found = highlights_of(aspect)
         for highlight in found:
             if (highlight.query, highlight.polarity) not in taken:
                 result.add(highlight)
     if not picked:
         for aspect in _cover_aspects(hiro, key, result.highlights, namer):
-            found = aspect_highlights(
-                aspect,
-                stored,
-                split_threshold=split_threshold,
-                max_cited=max_cited,
-                embeddings=embeddings,
-                max_points=max_points,
-                weights=weights,
-                judged=namer.judged if _judged_by_point(aspect) else None,
-                shown=shown,
-                drop_narrative=SELECTION_SETTINGS.drop_narrative,
-                cons_complain=SELECTION_SETTINGS.cons_complain,
-            )
+            found = highlights_of(aspect)
             if found:
                 aspects.append(aspect)
             for highlight in found:
