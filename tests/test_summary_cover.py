@@ -34,9 +34,11 @@ def test_cover_aspects_asks_the_uncovered_topics_many_reviews_mention(monkeypatc
     asked: list[str] = []
     shares = {"food": 0.5, "cleanliness": 0.05}
 
-    def fake(hiro: object, key: str, name: str, *, namer: object) -> DiscoveredAspect:
+    def fake(hiro: object, key: str, name: str, *, namer: object, min_share: float) -> DiscoveredAspect | None:
         asked.append(name)
-        return DiscoveredAspect(name, int(shares[name] * 100), 1, 0, 0, 100, 0.0)
+        assert min_share == QUERY_FREE_SETTINGS.cover_share
+        aspect = DiscoveredAspect(name, int(shares[name] * 100), 1, 0, 0, 100, 0.0)
+        return aspect if aspect.share >= min_share else None
 
     monkeypatch.setattr(hl, "topic_aspect", fake)
     found = hl._cover_aspects(object(), "k", [_highlight("staff"), _highlight("room")], namer=None)  # type: ignore[arg-type]
@@ -59,6 +61,8 @@ def test_topic_aspect_is_made_of_the_sentences_that_mention_it(tmp_path) -> None
     key = store.entity_keys()[0]
     stored = store.sentences(key)
     aspect = topic_aspect(store, key, "cleanliness")
+    assert aspect is not None
+    assert topic_aspect(store, key, "cleanliness", min_share=aspect.share + 0.01) is None
     mentioned = aspect_mentions("cleanliness", stored).tolist()  # the one count (lexical: a hashing store)
     assert mentioned and aspect.sentence_indices == mentioned == aspect.mention_indices
     stance = support_of(stored, mentioned)

@@ -606,7 +606,8 @@ def topic_aspect(
     *,
     namer: ClusterNamer | None = None,
     encoder: Encoder | None = None,
-) -> DiscoveredAspect:
+    min_share: float = 0.0,
+) -> DiscoveredAspect | None:
     """The aspect ``name`` ("location") made of the entity's sentences that mention it, not of HIRO clusters.
 
     Its sentences and counts are the mentions every surface counts
@@ -615,7 +616,8 @@ def topic_aspect(
     name it: :func:`~opinio_agents.synthesis.support.aspect_forms`, "walking distance" for the location),
     its ``target_share`` the namer's as for a discovered aspect; ``clusters`` is empty and ``score`` 0.
     The query-free summary takes a topic human summaries state from here when no discovered aspect
-    covers it (``QueryFreeSettings.cover_topics``).
+    covers it (``QueryFreeSettings.cover_topics``). None when fewer than ``min_share`` of the entity's reviews
+    mention it: the namer's target share (the triplet extractor over its sentences) is then not read.
 
     Raises:
         StoreError: When the entity is not indexed.
@@ -654,4 +656,6 @@ def topic_aspect(
         term_indices=np.flatnonzero(lexical).tolist(),
         forms=forms,
     )
+    if aspect.share < min_share:
+        return None
     return replace(aspect, target_share=_target_share(aspect, texts, namer))

@@ -853,8 +853,9 @@ def _cover_aspects(
     if not QUERY_FREE_SETTINGS.cover_topics:  # the highlights of the aspects HIRO discovered only
         return []
     topics = sorted(word_set("selection", "cover_topics"))
-    found = [topic_aspect(hiro, key, t, namer=namer) for t in uncovered_topics([h.query for h in highlights], topics)]
-    return [aspect for aspect in found if aspect.share >= QUERY_FREE_SETTINGS.cover_share]
+    uncovered = uncovered_topics([h.query for h in highlights], topics)
+    found = [topic_aspect(hiro, key, t, namer=namer, min_share=QUERY_FREE_SETTINGS.cover_share) for t in uncovered]
+    return [aspect for aspect in found if aspect is not None]
 
 
 def _compute_result(
