@@ -381,41 +381,69 @@ def aspects_from_clusters(
         for first, members in grouped
     ]
     groups = _join_parts(groups, form_mask, len(stored))
-    out: list[DiscoveredAspect] = []
-    for first, members, names in groups:
-        name = first.text
-        indices = sorted({i for cluster, _ in members for i in cluster.indices})
-        lexical_mask = np.zeros(len(stored), dtype=bool)
-        for alias in names:
-            lexical_mask |= form_mask(alias)
-        lexical = np.flatnonzero(lexical_mask).tolist()
-        # The count every surface shows for this name (synthesis/support.py), not the cluster sizes.
-        mentioned = [int(i) for i in (mentions(name) if mentions else aspect_mentions(name, stored))]
-        stance = support_of(stored, mentioned)
-        n, pos, neg, neu = int(stance.reviews), int(stance.positive), int(stance.negative), int(stance.neutral)
-        named = set(lexical)
-        focus = [i for i in indices if i in named] or indices
-        order = central_order([texts[i] for i in focus])
-        out.append(
-            DiscoveredAspect(
-                aspect=name,
-                mentions=n,
-                positive=pos,
-                negative=neg,
-                neutral=neu,
-                total_reviews=total_reviews,
-                score=round(max(c.score for c, _ in members), 4),
-                example_sentence_ids=[stored[focus[j]].sentence.sentence_id for j in order[:examples]],
-                sentence_indices=indices,
-                mention_indices=mentioned,
-                term_indices=lexical,
-                clusters=[c for c, _ in members],
-                forms=list(names),
-            )
+    out = [
+        _counted_aspect(
+            first.text,
+            sorted({i for cluster, _ in members for i in cluster.indices}),
+            list(names),
+            stored,
+            mentioned=[int(i) for i in (mentions(first.text) if mentions else aspect_mentions(first.text, stored))],
+            form_mask=form_mask,
+            total_reviews=total_reviews,
+            score=round(max(c.score for c, _ in members), 4),
+            clusters=[c for c, _ in members],
+            examples=examples,
         )
+        for first, members, names in groups
+    ]
     out = [replace(a, target_share=_target_share(a, texts, namer)) for a in out]
     out.sort(key=lambda a: (not a.evaluated, -aspect_rank(a, popularity), -a.mentions, a.aspect))
     return out
+
+
+def _counted_aspect(
+    name: str,
+    indices: list[int],
+    forms: list[str],
+    stored: Sequence[StoredSentence],
+    *,
+    mentioned: list[int],
+    form_mask: Callable[[str], np.ndarray],
+    total_reviews: int,
+    score: float = 0.0,
+    clusters: list[HiroCluster] | None = None,
+    examples: int = 3,
+) -> DiscoveredAspect:
+    """The one construction of a :class:`DiscoveredAspect` from its sentences and its mentions.
+
+    ``mentioned`` are the sentences every surface counts for ``name``
+    (:func:`~opinio_agents.synthesis.support.aspect_mentions`); its counts and sides are their reviews.
+    ``term_indices`` are the sentences that use one of ``forms``; the examples are the most central of
+    ``indices`` among those (all of ``indices`` when none uses a form). ``target_share`` is left to the caller.
+    """
+    lexical_mask = np.zeros(len(stored), dtype=bool)
+    for form in forms:
+        lexical_mask |= form_mask(form)
+    lexical = np.flatnonzero(lexical_mask).tolist()
+    stance = support_of(stored, mentioned)
+    named = set(lexical)
+    focus = [i for i in indices if i in named] or indices
+    order = central_order([stored[i].sentence.text for i in focus])
+    return DiscoveredAspect(
+        aspect=name,
+        mentions=int(stance.reviews),
+        positive=int(stance.positive),
+        negative=int(stance.negative),
+        neutral=int(stance.neutral),
+        total_reviews=total_reviews,
+        score=score,
+        example_sentence_ids=[stored[focus[j]].sentence.sentence_id for j in order[:examples]],
+        sentence_indices=indices,
+        mention_indices=mentioned,
+        term_indices=lexical,
+        clusters=list(clusters or []),
+        forms=forms,
+    )
 
 
 _Group = tuple[AspectLabel, list[tuple[HiroCluster, AspectLabel]], dict[str, None]]
@@ -633,29 +661,17 @@ def topic_aspect(
     namer = namer or default_namer(minilm)
     mentions = _mention_counter(hiro.index, key, stored, encoder)
     mentioned = [int(i) for i in (mentions(name) if mentions else aspect_mentions(name, stored))]
-    stance = support_of(stored, mentioned)
     label = AspectLabel(tuple(tokenize_for_bm25(name)), name, 1.0, 1.0)
     forms = list(dict.fromkeys([*namer.mention_forms(label), *(" ".join(f) for f in lexicon_forms(name))]))
-    lexical = np.zeros(len(stored), dtype=bool)
-    for form in forms:
-        lexical |= mention_mask(form, stored)
-    texts = [s.sentence.text for s in stored]
-    named = [i for i in mentioned if lexical[i]]
-    order = central_order([texts[i] for i in named]) if named else []
-    aspect = DiscoveredAspect(
-        aspect=name,
-        mentions=int(stance.reviews),
-        positive=int(stance.positive),
-        negative=int(stance.negative),
-        neutral=int(stance.neutral),
+    aspect = _counted_aspect(
+        name,
+        mentioned,
+        forms,
+        stored,
+        mentioned=mentioned,
+        form_mask=lambda form: mention_mask(form, stored),
         total_reviews=len({s.sentence.review_id for s in stored}),
-        score=0.0,
-        example_sentence_ids=[stored[named[j]].sentence.sentence_id for j in order[:3]],
-        sentence_indices=mentioned,
-        mention_indices=mentioned,
-        term_indices=np.flatnonzero(lexical).tolist(),
-        forms=forms,
     )
     if aspect.share < min_share:
         return None
-    return replace(aspect, target_share=_target_share(aspect, texts, namer))
+    return replace(aspect, target_share=_target_share(aspect, [s.sentence.text for s in stored], namer))
