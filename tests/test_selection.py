@@ -873,3 +873,12 @@ def test_compose_summary_takes_the_points_of_a_highlight_that_fit(monkeypatch: p
     off = dataclasses.replace(selection.SELECTION_SETTINGS, split_to_fit=False)
     monkeypatch.setattr(selection, "SELECTION_SETTINGS", off)
     assert [i.group for i in compose_summary(items, budget_words=20, one_opinion=False)] == ["staff"]
+
+
+def test_typographic_negations_are_negations() -> None:
+    from opinio_agents.synthesis.selection import opinion_tokens, states_complaint
+
+    for apostrophe in ("\u2019", "\u00b4"):
+        assert opinion_tokens(f"The room wasn{apostrophe}t clean.") == opinion_tokens("The room wasn't clean.")
+        assert "not" in opinion_tokens(f"The room wasn{apostrophe}t clean.")
+        assert states_complaint(f"Internet wasn{apostrophe}t free.")

@@ -142,3 +142,11 @@ def test_default_scorer_is_cached_and_thread_safe() -> None:
     for thread in threads:
         thread.join()
     assert len(results) == 4 and all(r == results[0] for r in results)
+
+
+@pytest.mark.parametrize("apostrophe", ["\u2019", "\u00b4", "\u02bc", "`"])
+def test_typographic_apostrophes_negate_as_the_plain_one(scorer: VaderSentimentScorer, apostrophe: str) -> None:
+    # VADER's negation list holds "wasn't" and "didn't": "didn’t like" read as praise before.
+    for text in ("The room wasn't clean.", "We didn't like the breakfast.", "It isn't worth the price."):
+        typed = text.replace("'", apostrophe)
+        assert scorer.score_one(typed) == scorer.score_one(text) < 0, typed

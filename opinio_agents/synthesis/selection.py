@@ -53,7 +53,7 @@ import numpy as np
 from opinio_agents.errors import ConfigError
 from opinio_agents.models import SENTIMENT_THRESHOLD, Highlight
 from opinio_agents.synthesis.alerts import GUARD_NOTE
-from opinio_agents.text.preprocess import tokenize_for_bm25
+from opinio_agents.text.preprocess import plain_apostrophes, tokenize_for_bm25
 from opinio_agents.text.wordlists import word_set, word_table
 
 __all__ = [
@@ -233,7 +233,7 @@ def opinion_tokens(text: str) -> frozenset[str]:
         (['+', 'location'], ['clean', 'not', 'room'])
     """
     praise = _praise_stems()
-    text = re.sub(r"n't\b", " not", text, flags=re.IGNORECASE)  # "wasn't": "was not", no "wasn" token
+    text = re.sub(r"n't\b", " not", plain_apostrophes(text), flags=re.IGNORECASE)  # "wasn't": "was not"
     tokens = {"+" if stem in praise else stem for stem in tokenize_for_bm25(" ".join(content_tokens(text)))}
     if _NEGATION.search(text):
         tokens.add("not")
@@ -425,6 +425,7 @@ def states_complaint(text: str) -> bool:
     """
     from opinio_agents.text.sentiment import default_sentiment_scorer
 
+    text = plain_apostrophes(text)
     if _NEGATION.search(text) or _MONEY.search(text):
         return True
     words = _WORD_APOS.findall(text.lower())

@@ -104,6 +104,19 @@ _POS_ORDER_PARTICIPLE = ("NOUN", "ADJ", "VERB", "ADV", "AUX")
 
 _CURLY = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u00b4": "'", "`": "'"})
 _HTML_TAG = re.compile(r"<[^>]{0,500}>")
+
+
+def plain_apostrophes(text: str) -> str:
+    """``text`` with every typographic apostrophe (``’ ‘ ʼ ´ \```) as ``'``: the one mapping of every reader
+    of negations and contractions (BM25 preprocessing, the sentiment lexicon, the claim of a key point),
+    so "didn’t" and "wasn´t" negate as "didn't" does.
+
+    Example:
+        >>> plain_apostrophes("We didn’t like it; it wasn´t clean.")
+        "We didn't like it; it wasn't clean."
+    """
+    return text.translate(_CURLY)
+
 _HTML_ENTITY = re.compile(r"&#?\w{1,8};")
 _URL = re.compile(r"(?:https?://|ftp://|www\.)\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|edu|gov|io)(?:/\S*)?")
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
@@ -162,7 +175,7 @@ def _expand_contractions(text: str) -> str:
 
 def _normalize(text: str) -> str:
     """Steps 1-6: everything up to (excluding) lemmatization; returns letters and spaces."""
-    text = text.lower().translate(_CURLY)
+    text = plain_apostrophes(text.lower())
     if not text.isascii():
         # Fold accents first so that "cafe" survives the non-ASCII drop as "cafe".
         text = _COMBINING.sub("", unicodedata.normalize("NFKD", text))

@@ -39,6 +39,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from opinio_agents.errors import ConfigError, MissingDependencyError
 from opinio_agents.models import SENTIMENT_THRESHOLD
+from opinio_agents.text.preprocess import plain_apostrophes
 from opinio_agents.text.wordlists import word_patterns, word_set, word_table
 
 __all__ = [
@@ -140,6 +141,7 @@ class VaderSentimentScorer:
     def score_one(self, text: str) -> float:
         """Score one text; see :meth:`score`."""
         analyzer = self._get_analyzer()
+        text = plain_apostrophes(text)  # VADER negates "didn't", not "didn’t" or "wasn´t"
         if self._use_rules:
             text = self._phrases.sub(f" {_SENTINEL} ", self._praise.sub(f" {_PRAISE} ", text))
             lexicon = analyzer.lexicon
