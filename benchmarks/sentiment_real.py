@@ -16,6 +16,9 @@ script prints a note and exits 0 when none is present):
   sentences whose annotated aspect terms all share one polarity (positive,
   negative or neutral; ``none`` = no opinion and mixed sentences are left out).
   2-way: the positive and negative ones.
+* **Alexa** (``real-reviews/alexa.json``): whole reviews by their star rating (1-2 negative, 3
+  neutral, 4-5 positive), all of them and those that negate with a typographic apostrophe
+  ("didn’t", "wasn´t": :func:`~opinio_agents.text.preprocess.plain_apostrophes`).
 
 Predictions: 3-way with :func:`~opinio_agents.text.sentiment.sentiment_label` at
 the indexing threshold (``SENTIMENT_THRESHOLD`` = 0.05); 2-way by the sign of the
@@ -31,6 +34,7 @@ import argparse
 import ast
 import csv
 import json
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -76,6 +80,23 @@ def hotel_sentences(path: Path) -> tuple[list[str], list[int]]:
             if len(polarities) == 1:
                 texts.append(row["raw_text"])
                 labels.append(_HOTEL[polarities.pop()])
+    return texts, labels
+
+
+_TYPOGRAPHIC_NEGATION = re.compile("n[\u2019\u00b4\u02bc`]t\\b")
+
+
+def alexa_reviews(path: Path, *, typographic: bool = False) -> tuple[list[str], list[int]]:
+    """Alexa reviews with a star rating, labelled by it; with ``typographic`` only those negating with a
+    typographic apostrophe ("didn’t")."""
+    texts, labels = [], []
+    for entity in json.loads(path.read_text(encoding="utf-8")):
+        for review in entity.get("user_reviews", []):
+            text, rating = review.get("text") or "", review.get("rating")
+            if rating is None or not text.strip() or (typographic and not _TYPOGRAPHIC_NEGATION.search(text)):
+                continue
+            texts.append(text)
+            labels.append(-1 if rating <= 2 else 1 if rating >= 4 else 0)
     return texts, labels
 
 
@@ -138,6 +159,10 @@ def main() -> None:
     hotels = args.data / "semeval15-hotels" / "hotels_aspects.csv"
     if hotels.is_file():
         sets["SemEval-15 hotels"] = hotel_sentences(hotels)
+    alexa = args.data / "real-reviews" / "alexa.json"
+    if alexa.is_file():
+        sets["Alexa reviews (star rating)"] = alexa_reviews(alexa)
+        sets["Alexa reviews negating with a typographic apostrophe"] = alexa_reviews(alexa, typographic=True)
     if not sets:
         print(f"no evaluation data under {args.data}: nothing to do")
         return
