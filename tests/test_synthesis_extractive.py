@@ -9,9 +9,23 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.models import Evidence, Polarity, QueryEvidence, Sentence, Support
 from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.synthesis.extractive import ExtractiveSynthesizer, evidence_polarity
-from opinio_agents.synthesis.keypoint import clean_sentence, focused_text, is_opinion, mentions_any, to_key_point
+from opinio_agents.synthesis.keypoint import (
+    KEY_POINT_SETTINGS,
+    clean_sentence,
+    focused_text,
+    is_opinion,
+    mentions_any,
+    to_key_point,
+)
 from opinio_agents.synthesis.selection import says_nothing
-from opinio_agents.synthesis.support import aspect_forms, count_support, generic_terms, mention_mask
+from opinio_agents.synthesis.support import (
+    aspect_forms,
+    aspect_parts,
+    count_support,
+    generic_terms,
+    mention_mask,
+    uses_any,
+)
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
 
@@ -125,6 +139,8 @@ def test_duplicate_evidence_is_cited_once(synth) -> None:
 def test_bad_settings() -> None:
     with pytest.raises(ConfigError, match="split_threshold"):
         ExtractiveSynthesizer(split_threshold=0.9)
+    with pytest.raises(ConfigError, match="part_candidates"):
+        ExtractiveSynthesizer(part_candidates=0)
 
 
 def test_evidence_polarity() -> None:
@@ -612,3 +628,45 @@ def test_a_clause_split_never_leaves_even_of_even_though() -> None:
     # Zomato: "One bad experience ee had is waiting time even." (cut at the "though" of "even though").
     text = "One bad experience we had is the waiting time even though we booked a table."
     assert to_key_point(text, "waiting time", sign=-1) == "One bad experience we had is the waiting time."
+
+
+def test_the_parts_of_an_aspect_name_things_not_judgements() -> None:
+    rooms = aspect_parts("rooms")
+    assert {("bed",), ("bathroom",), ("shower",)} <= set(rooms) and ("spacious",) not in rooms
+    building = aspect_parts("building")
+    # "lobby" has a valence of +0.1 in VADER's lexicon but none alone: a part; "modern" is an attribute word
+    assert ("lobby",) in building and ("pool",) in building and ("modern",) not in building
+    assert ("property",) not in building  # "a typical Marriott property" is the hotel, not a part of it
+    assert ("staff",) in aspect_parts("service") and ("friendly",) not in aspect_parts("service")
+    assert aspect_parts("cleanliness") == ()
+    assert uses_any("The beds were very comfortable.", rooms) and not uses_any("The room was very clean.", rooms)
+
+
+def _rooms_item(beds: int) -> QueryEvidence:
+    rooms = [
+        "The room was clean and comfortable.", "The room was very clean.", "The rooms were clean and comfortable.",
+        "Our room was clean and quiet.", "The room was spotless and comfortable.", "Room was large and clean.",
+        "The room was very nice and clean.", "The room was clean and well kept.",
+    ]
+    parts = [
+        "The beds were very comfortable.", "The room had a great bed and a big bathroom.",
+        "Comfortable beds with soft pillows.", "The bathroom was large and modern.", "The bed was super comfy.",
+        "Lovely bathroom with a walk-in shower.",
+    ][:beds]
+    candidates = [*(ev(i, t, 0.6) for i, t in enumerate(rooms)), *(ev(20 + i, t, 0.6) for i, t in enumerate(parts))]
+    support = Support(reviews=len(candidates), positive=len(candidates))
+    return QueryEvidence(query="rooms", evidence=candidates, support=support)
+
+
+def test_a_highlight_names_a_part_of_its_aspect_where_reviewers_do(encoder) -> None:
+    # SPACE dev's rooms answers said "The room was clean and comfortable." in three ways where the references
+    # speak of the beds and the bathroom: where five or more of the side's candidates name a part, one joins.
+    parts = aspect_parts("rooms")
+    (pro,) = ExtractiveSynthesizer(encoder).synthesize(_rooms_item(6))
+    assert uses_any(pro.text, parts) and pro.text.startswith("The room was clean and comfortable."), pro.text
+    assert pro.text.count(".") <= KEY_POINT_SETTINGS.max_points, pro.text
+    (plain,) = ExtractiveSynthesizer(encoder, part_point=False).synthesize(_rooms_item(6))
+    assert not uses_any(plain.text, parts), plain.text
+    # two reviewers' beds are an aside, not what reviewers describe the rooms by
+    (few,) = ExtractiveSynthesizer(encoder).synthesize(_rooms_item(2))
+    assert not uses_any(few.text, parts), few.text

@@ -50,11 +50,14 @@ from opinio_agents.synthesis.selection import (
     select_points,
     supported_points,
 )
-from opinio_agents.synthesis.support import SIDE_SHARE, aspect_forms, shown_sides
+from opinio_agents.synthesis.support import SIDE_SHARE, aspect_forms, aspect_parts, shown_sides, uses_any
 from opinio_agents.text.duplicates import distinct_indices
 from opinio_agents.text.polarity import evidence_polarity
 
 __all__ = ["ExtractiveSynthesizer", "evidence_polarity"]
+
+#: How far past its budget a highlight's words may run for a further point (``select_points``' default).
+_OVERSHOOT = 1.25
 
 class ExtractiveSynthesizer(Synthesizer):
     """Query-focused extractive PROS/CONS from retrieved evidence, no LLM needed.
@@ -101,6 +104,10 @@ class ExtractiveSynthesizer(Synthesizer):
             the side has a candidate that does: no facts ("Check-in is at 2.").
             A side whose candidates are all bare phrases (:func:`~opinio_agents.synthesis.selection.says_nothing`:
             "Quantity.", "Waiting time.") gets no highlight.
+        part_point: Where the majority side's key points name no part of the aspect
+            (:func:`~opinio_agents.synthesis.support.aspect_parts`: the bed, the lobby, the station) and
+            ``part_candidates`` of its other candidates do, the best-scored of those joins (:meth:`_with_part`).
+        part_candidates: How many of the side's other candidates must name a part for ``part_point``.
         aspect_clause: A key point keeps the clause that names the query by its words or by the words that also
             name it (:func:`~opinio_agents.synthesis.support.aspect_forms`), not only by the query's own words
             ("The room was tiny but the breakfast was excellent" under food: "The breakfast was excellent.").
@@ -132,6 +139,8 @@ class ExtractiveSynthesizer(Synthesizer):
         named_share: float | None = KEY_POINT_SETTINGS.named_share,
         must_judge: bool = KEY_POINT_SETTINGS.must_judge,
         aspect_clause: bool = KEY_POINT_SETTINGS.aspect_clause,
+        part_point: bool = KEY_POINT_SETTINGS.part_point,
+        part_candidates: int = KEY_POINT_SETTINGS.part_candidates,
     ) -> None:
         super().__init__()
         if not 0.0 < split_threshold <= 0.5:
@@ -175,6 +184,10 @@ class ExtractiveSynthesizer(Synthesizer):
         self.named_share = named_share
         self.must_judge = must_judge
         self.aspect_clause = aspect_clause
+        if part_candidates < 1:
+            raise ConfigError(f"part_candidates={part_candidates} must be >= 1")
+        self.part_point = part_point
+        self.part_candidates = part_candidates
 
     @property
     def encoder(self) -> Encoder:
@@ -225,6 +238,7 @@ class ExtractiveSynthesizer(Synthesizer):
         sides = self.sides(item)
         # The words that also name the aspect pick the clause about it (best_clause), as the query's own words do.
         terms = [" ".join(form) for form in aspect_forms(item.query)] if self.aspect_clause else []
+        parts = aspect_parts(item.query) if self.part_point else ()
         for rank, side in enumerate(sides):
             sign = 1 if side is Polarity.PROS else -1
             candidates, vectors = self._side_candidates(item, sign)
@@ -272,6 +286,8 @@ class ExtractiveSynthesizer(Synthesizer):
                     vectors, chosen, min_share=self.min_point_support, min_count=self.agree_sentences
                 )
             chosen = [chosen[j] for j in distinct_indices([texts[i] for i in chosen])]  # no point said twice
+            if majority and parts:  # a point about a part of the aspect where reviewers talk of one
+                chosen = self._with_part(points, texts, told, chosen, scores, parts, budget)
             order = chosen + [int(i) for i in np.argsort(-scores, kind="stable") if int(i) not in chosen]
             # Quotes are what the reader checks the highlight against: beyond the key points' own
             # sentences, only mentions of the aspect (the one definition, ``item.mentions``) that
@@ -304,6 +320,39 @@ class ExtractiveSynthesizer(Synthesizer):
                 )
             )
         return highlights
+
+    def _with_part(
+        self,
+        points: list[str],
+        texts: list[str],
+        told: list[int],
+        chosen: list[int],
+        scores: np.ndarray,
+        parts: tuple[tuple[str, ...], ...],
+        budget: int,
+    ) -> list[int]:
+        """``chosen`` with a key point about a part of the aspect (``part_point``), where it names none.
+
+        The side's candidates (``told``) that name one of ``parts`` besides the chosen ones must be at least
+        ``part_candidates``; the best-scored of them follows the chosen points while they are fewer than
+        ``max_points`` and their words fit the budget's overshoot (as
+        :func:`~opinio_agents.synthesis.selection.select_points` allows a further point), else it takes the last
+        point's place (the first point always stays): 2-3 sentences. A candidate whose sentence says what a chosen
+        one's says (:func:`~opinio_agents.text.duplicates.distinct_indices`, over the review sentences ``texts``)
+        is not taken.
+        """
+        if not chosen or any(uses_any(points[i], parts) for i in chosen):
+            return chosen
+        naming = [i for i in told if i not in chosen and uses_any(points[i], parts)]
+        said = [texts[i] for i in chosen]
+        fresh = [i for i in naming if len(distinct_indices([*said, texts[i]])) > len(said)]
+        if len(naming) < self.part_candidates or not fresh:
+            return chosen
+        best = max(fresh, key=lambda i: (float(scores[i]), -i))
+        words = sum(len(points[i].split()) for i in chosen) + len(points[best].split())
+        if len(chosen) == 1 or (len(chosen) < self.max_points and words <= budget * _OVERSHOOT):
+            return [*chosen, best]
+        return [*chosen[:-1], best]
 
     def _focus(self, points: list[str], vectors: np.ndarray, scores: np.ndarray, item: QueryEvidence) -> bool:
         """Cut the best-scored points that talk about several aspects to their pieces about the query, in place.

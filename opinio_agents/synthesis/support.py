@@ -61,6 +61,8 @@ __all__ = [
     "aspect_terms",
     "aspect_text",
     "aspect_forms",
+    "aspect_parts",
+    "uses_any",
     "aspect_mentions",
     "mention_mask",
     "count_support",
@@ -173,6 +175,68 @@ def aspect_forms(query: str) -> tuple[tuple[str, ...], ...]:
     words = _lexicon_forms().get(terms, frozenset())
     forms = {tuple(tokenize_for_bm25(w)) for w in sorted(words)}
     return tuple(sorted(f for f in forms if f and f != terms))
+
+
+def aspect_parts(query: str) -> tuple[tuple[str, ...], ...]:
+    """The :func:`aspect_forms` of ``query`` that name a thing rather than judge it: the parts and places by
+    which reviewers describe the aspect (a room's bed and bathroom, a hotel's lobby and pool, a location's
+    station and walking distance), not its attribute words ("spacious", "modern", "friendly") nor a word for
+    the whole thing ("property").
+
+    A word judges when it is an attribute adjective (``keypoint.json``'s ``attributes``, the aspect
+    lexicon's attribute words) or has a valence by itself (VADER with the review additions): "lobby", which
+    VADER lists at +0.1, reads 0.03 alone and stays a part.
+
+    Example:
+        >>> parts = aspect_parts("rooms")
+        >>> ("bed",) in parts, ("bathroom",) in parts, ("spacious",) in parts
+        (True, True, False)
+        >>> ("lobby",) in aspect_parts("building"), ("modern",) in aspect_parts("building"), aspect_parts("cleanliness")
+        (True, False, ())
+    """
+    terms = tuple(aspect_terms(query))
+    words = _lexicon_forms().get(terms, frozenset())
+    forms = {tuple(tokenize_for_bm25(w)) for w in sorted(words) if not _judges(w)}
+    return tuple(sorted(f for f in forms if f and f != terms))
+
+
+@cache
+def _attribute_words() -> frozenset[str]:
+    """Attribute adjectives: ``keypoint.json``'s ``attributes`` and the aspect lexicon's attribute words."""
+    import json
+    from importlib import resources
+
+    text = resources.files("opinio_agents").joinpath("resources/aspect_lexicon.json").read_text("utf-8")
+    lexicon = json.loads(text)
+    words = {str(w).lower() for group in lexicon["attribute_nouns"].values() for w in group}
+    return frozenset(words | word_set("keypoint", "attributes"))
+
+
+def _judges(word: str) -> bool:
+    """Whether a word (or phrase) that names an aspect judges it, or names its thing as a whole
+    (``support.json``'s ``whole_words``: "property"), rather than naming a part (:func:`aspect_parts`)."""
+    global _opinion_scorer
+    if _opinion_scorer is None:
+        from opinio_agents.text.sentiment import VaderSentimentScorer
+
+        _opinion_scorer = VaderSentimentScorer()
+    if any(w in _attribute_words() or w in word_set("support", "whole_words") for w in word.lower().split()):
+        return True
+    return abs(_opinion_scorer.score_one(word)) > SENTIMENT_THRESHOLD
+
+
+def uses_any(text: str, forms: Sequence[tuple[str, ...]]) -> bool:
+    """Whether ``text`` uses one of ``forms`` (App. D token tuples, as :func:`aspect_forms` gives them), as a
+    mention does: not inside another aspect's compound, not as a place around the entity, a phrase only where
+    its words stand together.
+
+    Example:
+        >>> uses_any("The beds were very comfortable.", aspect_parts("rooms")), uses_any("Clean room.", [("bed",)])
+        (True, False)
+    """
+    tokens = tokenize_for_bm25(text)
+    held = set(tokens)
+    return any(_uses(tokens, held, form) for form in forms)
 
 
 def _uses(tokens: Sequence[str], held: set[str], form: tuple[str, ...]) -> bool:
