@@ -41,7 +41,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -94,14 +94,19 @@ def _is_question(query: str) -> bool:
     return bool(words) and (query.rstrip().endswith("?") or words[0] in word_set("support", "question_start"))
 
 
-def _opinion_word(token: str) -> bool:
-    """Whether VADER's lexicon (with the review additions) gives ``token`` a valence ("easy", "noisy")."""
+def _valence(text: str) -> float:
+    """The review lexicon's score of a word or phrase alone (VADER with the review additions)."""
     global _opinion_scorer
     if _opinion_scorer is None:
         from opinio_agents.text.sentiment import VaderSentimentScorer
 
         _opinion_scorer = VaderSentimentScorer()
-    return _opinion_scorer.score_one(token) != 0.0
+    return _opinion_scorer.score_one(text)
+
+
+def _opinion_word(token: str) -> bool:
+    """Whether VADER's lexicon (with the review additions) gives ``token`` a valence ("easy", "noisy")."""
+    return _valence(token) != 0.0
 
 
 def aspect_terms(query: str) -> list[str]:
@@ -128,16 +133,22 @@ _ALSO_NAMES = "also_names_"
 
 
 @cache
-def _lexicon_forms() -> dict[tuple[str, ...], frozenset[str]]:
-    """Aspect (its App. D tokens) -> the words that also name it: the aspect lexicon's attribute words,
-    synonyms and parts (``resources/aspect_lexicon.json``) and ``support.json``'s ``also_names_<aspect>`` lists."""
+def _aspect_lexicon() -> dict[str, Any]:
+    """The package's aspect lexicon (``resources/aspect_lexicon.json``), read once."""
     import json
     from importlib import resources
 
+    text = resources.files("opinio_agents").joinpath("resources/aspect_lexicon.json").read_text("utf-8")
+    return dict(json.loads(text))
+
+
+@cache
+def _lexicon_forms() -> dict[tuple[str, ...], frozenset[str]]:
+    """Aspect (its App. D tokens) -> the words that also name it: the aspect lexicon's attribute words,
+    synonyms and parts (``resources/aspect_lexicon.json``) and ``support.json``'s ``also_names_<aspect>`` lists."""
     where = "opinio_agents/resources/aspect_lexicon.json"
     try:
-        text = resources.files("opinio_agents").joinpath("resources/aspect_lexicon.json").read_text("utf-8")
-        lexicon = json.loads(text)
+        lexicon = _aspect_lexicon()
         groups: dict[str, set[str]] = defaultdict(set)
         for noun, words in lexicon["attribute_nouns"].items():
             groups[str(noun)].update(str(w) for w in words)
@@ -203,26 +214,16 @@ def aspect_parts(query: str) -> tuple[tuple[str, ...], ...]:
 @cache
 def _attribute_words() -> frozenset[str]:
     """Attribute adjectives: ``keypoint.json``'s ``attributes`` and the aspect lexicon's attribute words."""
-    import json
-    from importlib import resources
-
-    text = resources.files("opinio_agents").joinpath("resources/aspect_lexicon.json").read_text("utf-8")
-    lexicon = json.loads(text)
-    words = {str(w).lower() for group in lexicon["attribute_nouns"].values() for w in group}
+    words = {str(w).lower() for group in _aspect_lexicon()["attribute_nouns"].values() for w in group}
     return frozenset(words | word_set("keypoint", "attributes"))
 
 
 def _judges(word: str) -> bool:
     """Whether a word (or phrase) that names an aspect judges it, or names its thing as a whole
     (``support.json``'s ``whole_words``: "property"), rather than naming a part (:func:`aspect_parts`)."""
-    global _opinion_scorer
-    if _opinion_scorer is None:
-        from opinio_agents.text.sentiment import VaderSentimentScorer
-
-        _opinion_scorer = VaderSentimentScorer()
     if any(w in _attribute_words() or w in word_set("support", "whole_words") for w in word.lower().split()):
         return True
-    return abs(_opinion_scorer.score_one(word)) > SENTIMENT_THRESHOLD
+    return abs(_valence(word)) > SENTIMENT_THRESHOLD
 
 
 def uses_any(text: str, forms: Sequence[tuple[str, ...]]) -> bool:
