@@ -1,4 +1,5 @@
-"""The query-free summary covers the food and cleanliness when no discovered aspect is about them."""
+"""The query-free summary covers the food and cleanliness when no discovered aspect is about them, and the beds
+and the bathroom when no discovered aspect names them."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 from opinio_agents.hiro import highlights as hl
 from opinio_agents.hiro.aspects import DiscoveredAspect, topic_aspect
-from opinio_agents.hiro.highlights import QUERY_FREE_SETTINGS, uncovered_topics
+from opinio_agents.hiro.highlights import QUERY_FREE_SETTINGS, uncovered_parts, uncovered_topics
 from opinio_agents.indexing import Indexer
 from opinio_agents.models import Highlight, Polarity, Support
 from opinio_agents.synthesis.keypoint import mentions_any
@@ -26,13 +27,24 @@ def test_uncovered_topics_are_those_no_highlight_aspect_is_about() -> None:
     assert word_set("selection", "cover_topics") == {"food", "cleanliness"}
 
 
+def test_uncovered_parts_are_those_no_highlight_aspect_names() -> None:
+    parts = ["bathroom", "bed"]
+    # the room aspect is about the rooms' tier, but names neither part: both stay to cover
+    assert uncovered_parts(["staff", "rooms", "breakfast"], parts) == parts
+    assert uncovered_parts(["king beds", "cleanliness"], parts) == ["bathroom"]
+    assert uncovered_parts(["bathrooms", "bed"], parts) == []
+    assert uncovered_parts(["bedroom"], parts) == parts  # another word
+    # the shipped parts: the beds and the bathroom (the restaurant, the food and the service were measured to cost RL)
+    assert word_set("selection", "cover_parts") == {"bed", "bathroom"}
+
+
 def _highlight(query: str) -> Highlight:
     return Highlight(query=query, polarity=Polarity.PROS, text=f"Great {query}.", support=Support(reviews=10))
 
 
 def test_cover_aspects_asks_the_uncovered_topics_many_reviews_mention(monkeypatch: pytest.MonkeyPatch) -> None:
     asked: list[str] = []
-    shares = {"food": 0.5, "cleanliness": 0.05}
+    shares = {"food": 0.5, "cleanliness": 0.05, "bed": 0.4, "bathroom": 0.1}
 
     def fake(hiro: object, key: str, name: str, *, namer: object, min_share: float) -> DiscoveredAspect | None:
         asked.append(name)
@@ -42,11 +54,16 @@ def test_cover_aspects_asks_the_uncovered_topics_many_reviews_mention(monkeypatc
 
     monkeypatch.setattr(hl, "topic_aspect", fake)
     found = hl._cover_aspects(object(), "k", [_highlight("staff"), _highlight("room")], namer=None)  # type: ignore[arg-type]
-    assert sorted(asked) == ["cleanliness", "food"]
-    assert [a.aspect for a in found] == ["food"]  # cleanliness: too few reviews mention it
+    assert asked == ["cleanliness", "food", "bathroom", "bed"]  # the topics, then the parts the room leaves
+    assert [a.aspect for a in found] == ["food", "bed"]  # cleanliness, bathroom: too few reviews mention them
     asked.clear()
-    assert hl._cover_aspects(object(), "k", [_highlight("breakfast"), _highlight("cleanliness")], namer=None) == []  # type: ignore[arg-type]
-    assert asked == []  # both covered: nothing counted
+    covered = [_highlight("breakfast"), _highlight("cleanliness"), _highlight("beds"), _highlight("bathroom")]
+    assert hl._cover_aspects(object(), "k", covered, namer=None) == []  # type: ignore[arg-type]
+    assert asked == []  # all covered: nothing counted
+    monkeypatch.setattr(hl, "QUERY_FREE_SETTINGS", replace(QUERY_FREE_SETTINGS, cover_parts=False))
+    found = hl._cover_aspects(object(), "k", [_highlight("room")], namer=None)  # type: ignore[arg-type]
+    assert [a.aspect for a in found] == ["food"]
+    assert asked == ["cleanliness", "food"]  # without cover_parts the parts are not asked
     monkeypatch.setattr(hl, "QUERY_FREE_SETTINGS", replace(QUERY_FREE_SETTINGS, cover_topics=False))
     assert hl._cover_aspects(object(), "k", [_highlight("staff")], namer=None) == []  # type: ignore[arg-type]
 
