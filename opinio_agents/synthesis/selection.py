@@ -84,6 +84,7 @@ __all__ = [
     "says_nothing",
     "without_repeated_sentences",
     "agreeing_points",
+    "uses_complaint_word",
     "opinion_points",
     "select_summary",
     "SummaryItem",
@@ -379,12 +380,14 @@ _NUMBER_TAIL = re.compile(r"^\s*\d")
 
 def without_connective(point: str) -> str:
     """``point`` without a leading ``connectives`` word or phrase that ties it to a sentence it no longer
-    follows ("Finally, the pool is great." reads "The pool is great." in a summary), capitalised again;
-    unchanged when nothing would be left.
+    follows ("Finally, the pool is great." reads "The pool is great." in a summary), or an ``interjections``
+    word with its comma ("Well, ..."), capitalised again; unchanged when nothing would be left.
 
     Example:
         >>> without_connective("Finally, the pool is great."), without_connective("In addition the bar is nice.")
         ('The pool is great.', 'The bar is nice.')
+        >>> without_connective("Well, with the exception of the bathroom."), without_connective("Well made and sturdy.")
+        ('With the exception of the bathroom.', 'Well made and sturdy.')
         >>> without_connective("Finally.")
         'Finally.'
     """
@@ -401,7 +404,8 @@ def without_connective(point: str) -> str:
 def _connective_pattern() -> re.Pattern[str]:
     phrases = sorted(word_set("selection", "connectives"), key=len, reverse=True)
     alternatives = "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in phrases)
-    return re.compile(rf"^(?:(?:{alternatives})\b[,:;]?\s*)+", re.IGNORECASE)
+    interjections = "|".join(map(re.escape, sorted(word_set("selection", "interjections"), key=len, reverse=True)))
+    return re.compile(rf"^(?:(?:{alternatives})\b[,:;]?\s*|(?:{interjections}),\s*)+", re.IGNORECASE)
 
 
 _WORD_APOS = re.compile(r"[a-z0-9']+")
@@ -423,12 +427,21 @@ def states_complaint(text: str) -> bool:
         >>> states_complaint("The beach is a short walk away."), states_complaint("The noise was muted.")
         (False, False)
     """
+    text = plain_apostrophes(text)
+    return bool(_NEGATION.search(text) or _MONEY.search(text)) or uses_complaint_word(text)
+
+
+def uses_complaint_word(text: str) -> bool:
+    """Whether ``text`` uses a word that complains by itself: a ``complaint`` word ("small", "noisy") or one the
+    sentiment lexicon reads clearly negative alone (at most ``-SelectionSettings.complaint_valence``: "rude").
+
+    Example:
+        >>> uses_complaint_word("The rooms are small."), uses_complaint_word("Internet wasn't free.")
+        (True, False)
+    """
     from opinio_agents.text.sentiment import default_sentiment_scorer
 
-    text = plain_apostrophes(text)
-    if _NEGATION.search(text) or _MONEY.search(text):
-        return True
-    words = _WORD_APOS.findall(text.lower())
+    words = _WORD_APOS.findall(plain_apostrophes(text).lower())
     complaint = word_set("selection", "complaint")
     if any(w in complaint for w in words):
         return True
@@ -493,16 +506,29 @@ _JOINERS = frozenset({"a", "and", "but", "or"})
 def agreeing_points(points: Sequence[str], indices: Iterable[int], sign: int) -> list[int]:
     """Of ``indices``, the key points the review lexicon does not read as the other side of ``sign``
     (:func:`reads_against`), with ``SelectionSettings.points_agree`` on; all of them with it off. One rule for
-    the query key points and HIRO's aspect highlights.
+    the query key points and HIRO's aspect highlights. A PRO also may not complain and praise nothing
+    (:func:`uses_complaint_word`, with no positive reading): "The rooms are small.", cut from "The rooms are
+    small but spotless." or stored positive by the sentiment head, is no PRO.
 
     Example:
         >>> agreeing_points(["Taste is good.", "The food was bland."], range(2), -1)
         [1]
+        >>> agreeing_points(["The rooms are small.", "The rooms are small but spotless."], range(2), 1)
+        [1]
     """
+    from opinio_agents.text.sentiment import default_sentiment_scorer
+
     indices = list(indices)
     if not SELECTION_SETTINGS.points_agree or not indices:
         return indices
-    against = reads_against([points[i] for i in indices], sign)
+    texts = [points[i] for i in indices]
+    against = reads_against(texts, sign)
+    if sign > 0:
+        scores = default_sentiment_scorer().score(texts)
+        against = [
+            no or (score <= SENTIMENT_THRESHOLD and uses_complaint_word(text))
+            for no, score, text in zip(against, scores, texts, strict=True)
+        ]
     return [i for i, no in zip(indices, against, strict=True) if not no]
 
 
