@@ -882,3 +882,26 @@ def test_typographic_negations_are_negations() -> None:
         assert opinion_tokens(f"The room wasn{apostrophe}t clean.") == opinion_tokens("The room wasn't clean.")
         assert "not" in opinion_tokens(f"The room wasn{apostrophe}t clean.")
         assert states_complaint(f"Internet wasn{apostrophe}t free.")
+
+
+def test_a_pro_key_point_may_not_only_complain() -> None:
+    from opinio_agents.synthesis.selection import agreeing_points
+
+    points = [
+        "The rooms are small.",  # cut from "The rooms are small but ...", or misread positive: no PRO
+        "The bathroom is a little small.",
+        "The rooms are small but spotless.",
+        "The staff were friendly.",
+        "The beach is a short walk away.",
+    ]
+    assert agreeing_points(points, range(len(points)), 1) == [2, 3, 4]
+    assert agreeing_points(points, range(len(points)), -1) == [0, 1, 4]  # CONs: the lexicon rule only
+
+
+def test_an_interjection_goes_with_its_comma() -> None:
+    from opinio_agents.synthesis.selection import without_connective
+
+    assert without_connective("Well, with the exception of the bathroom.") == "With the exception of the bathroom."
+    assert without_connective("Okay, the room was a bit dated.") == "The room was a bit dated."
+    assert without_connective("Well made and sturdy.") == "Well made and sturdy."
+    assert without_connective("So good!") == "So good!"
