@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import tempfile
 from pathlib import Path
 
@@ -97,8 +98,8 @@ def main() -> int:
     from opinio_agents.api import OpinioRAG
     from opinio_agents.hiro.aspects import discover_aspects, namer_for
     from opinio_agents.hiro.highlights import QUERY_FREE_SETTINGS, aspect_forms
-    from opinio_agents.models import Entity
-    from opinio_agents.synthesis.selection import is_first_person, names_only_in_passing
+    from opinio_agents.models import Entity, Polarity
+    from opinio_agents.synthesis.selection import agreeing_points, is_first_person, names_only_in_passing
     from opinio_agents.synthesis.support import generic_terms, mention_mask
     from opinio_agents.synthesis.verification import HighlightVerifier, _discussed
     from opinio_agents.triplets.aspects import aspect_words
@@ -114,6 +115,8 @@ def main() -> int:
     total = off_verifier = off_mention = off_both = off_target = asides = 0
     quotes = quotes_off = quotes_aside = 0
     quote_examples: list[str] = []
+    side_points = side_off = 0
+    side_examples: list[str] = []
     examples: list[str] = []
     per_entity: list[str] = []
     for entity in entities:
@@ -189,6 +192,14 @@ def main() -> int:
                 if (off or aside) and len(quote_examples) < args.examples:
                     why = "no mention" if off else "aside"
                     quote_examples.append(f"- {entity.key} {h.query!r} {h.polarity.value} ({why}): {e.text!r}")
+        for h in shown:  # each key point read by the review lexicon: a PRO that only complains, a CON that praises
+            sign = 1 if h.polarity is Polarity.PROS else -1
+            for point in (p for p in re.split(r"(?<=[.!?])\s+", h.text) if p.strip()):
+                side_points += 1
+                if not agreeing_points([point], [0], sign):
+                    side_off += 1
+                    if len(side_examples) < args.examples:
+                        side_examples.append(f"- {entity.key} {h.query!r} {h.polarity.value}: {point!r}")
         per_entity.append(f"{entity.key}: {bad} of {len(shown)}")
     rag.close()
     print(f"### Query-free highlights about their aspect ({len(entities)} entities of {args.data.name})\n")
@@ -210,6 +221,14 @@ def main() -> int:
     qshare = lambda n: f"{n} ({n / quotes:.1%})" if quotes else "0"  # noqa: E731
     print(f"| {quotes} | {qshare(quotes_off)} | {qshare(quotes_aside)} |\n")
     print("\n".join(quote_examples) or "- none")
+    print(
+        "\n### Their key points' sides (`selection.agreeing_points`: the lexicon reads the other side, "
+        "or a PRO only complains)\n"
+    )
+    print("| key points | read as the other side |")
+    print("|---|---|")
+    print(f"| {side_points} | {side_off} ({side_off / side_points:.1%}) |\n" if side_points else "| 0 | 0 |\n")
+    print("\n".join(side_examples) or "- none")
     return 0
 
 
