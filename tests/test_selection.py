@@ -905,3 +905,67 @@ def test_an_interjection_goes_with_its_comma() -> None:
     assert without_connective("Okay, the room was a bit dated.") == "The room was a bit dated."
     assert without_connective("Well made and sturdy.") == "Well made and sturdy."
     assert without_connective("So good!") == "So good!"
+
+
+def test_a_pro_that_announces_a_complaint_is_no_pro() -> None:
+    from opinio_agents.synthesis.selection import agreeing_points, announces_complaint
+
+    point = "The hotel was clean, modern and the only concern that I had was the limited parking."
+    assert announces_complaint(point) and announces_complaint("The only real complaint is the cost of parking.")
+    assert not announces_complaint("The only hotel we would stay in.")
+    assert agreeing_points([point, "The lobby was clean."], range(2), 1) == [1]
+    assert agreeing_points(["The only concern I had was the limited parking."], range(1), -1) == [0]  # a CON may
+
+
+def test_a_minority_side_needs_a_second_signal(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    from opinio_agents.hiro.aspects import DiscoveredAspect
+    from opinio_agents.hiro.highlights import aspect_highlights
+    from opinio_agents.synthesis import selection
+
+    cons = [
+        ("The bathroom was dirty.", -0.7), ("The bathroom was tiny and old.", -0.6), ("The bathroom had mold.", -0.5),
+    ]
+    misread = [  # PROs of the sentiment head only: sarcasm (weak), a complaint it reads positive
+        ("My husband laughed at the conditions of the bathroom.", 0.23),
+        ("I don't like the bathroom much and it was easy to use the one in the lobby.", 0.59),
+    ]
+
+    def highlights(pros: list[tuple[str, float]]) -> dict[Polarity, str]:
+        rows = [stored(i, t, s) for i, (t, s) in enumerate(cons + pros)]
+        n = len(rows)
+        aspect = DiscoveredAspect(
+            "bathroom", 9, 3, 6, 0, 20, 1.0, sentence_indices=list(range(n)), term_indices=list(range(n)),
+            forms=["bathroom"],
+        )
+        return {h.polarity: h.text for h in aspect_highlights(aspect, rows)}
+
+    assert set(highlights(misread)) == {Polarity.CONS}  # the PRO side stays counted, with nothing to show
+    good = highlights([*misread, ("The bathroom was spotless.", 0.7)])
+    assert good[Polarity.PROS] == "The bathroom was spotless."
+    off = dataclasses.replace(selection.SELECTION_SETTINGS, minority_stance=-1.0, minority_pro_plain=False)
+    monkeypatch.setattr(selection, "SELECTION_SETTINGS", off)
+    assert Polarity.PROS in highlights(misread)
+
+
+def test_a_minority_side_of_a_query_needs_a_second_signal(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    from opinio_agents.synthesis import selection
+
+    encoder = FakeEncoder()
+    texts = [
+        ("The bathroom was dirty.", -0.7), ("The bathroom was tiny and old.", -0.6), ("The bathroom had mold.", -0.5),
+        ("My husband laughed at the conditions of the bathroom.", 0.23),
+        ("I don't like the bathroom much and it was easy to use the one in the lobby.", 0.59),
+    ]
+    pool = [Evidence(sentence_id=f"5:{i}:0", text=t, score=1.0, sentiment=s) for i, (t, s) in enumerate(texts)]
+    item = QueryEvidence(
+        query="bathroom", evidence=pool, support=Support(reviews=9, positive=3, negative=6, total_reviews=20),
+        pool=pool, pool_vectors=encoder.encode([t for t, _ in texts]), query_vector=encoder.encode(["bathroom"])[0],
+    )
+    assert [h.polarity for h in ExtractiveSynthesizer(encoder).synthesize(item)] == [Polarity.CONS]
+    off = dataclasses.replace(selection.SELECTION_SETTINGS, minority_stance=-1.0, minority_pro_plain=False)
+    monkeypatch.setattr(selection, "SELECTION_SETTINGS", off)
+    assert Polarity.PROS in [h.polarity for h in ExtractiveSynthesizer(encoder).synthesize(item)]

@@ -73,6 +73,7 @@ from opinio_agents.synthesis.selection import (
     agreeing_points,
     is_first_person,
     is_narrative,
+    minority_points,
     names_only_in_passing,
     opinion_points,
     same_opinion,
@@ -433,6 +434,8 @@ def aspect_highlights(
         if side is Polarity.CONS and cons_complain:
             about = [j for j in about if states_complaint(points[j])]
         about = agreeing_points(points, about, sign)  # the key point as shown must not read as the other side
+        if side is not major:  # a minority side's point needs a second signal besides the sentiment head
+            about = minority_points(points, about, sign, [sign * stored[i].sentiment for i in indices])
         if not about:  # only accounts of what reviewers did, or CONS that complain of nothing: evidence only
             continue
         if QUERY_FREE_SETTINGS.must_judge:  # opinions, not facts ("The breakfast buffet wasn't included ...")

@@ -45,6 +45,7 @@ from opinio_agents.synthesis.selection import (
     SelectionWeights,
     agreeing_points,
     is_narrative,
+    minority_points,
     opinion_points,
     score_candidates,
     select_points,
@@ -263,6 +264,8 @@ class ExtractiveSynthesizer(Synthesizer):
             # The key point as shown must not read as the other side (its clause about the query can: "Taste
             # is good but the service was really poor" under a taste CON); a side without one says nothing.
             kept = agreeing_points(points, range(len(points)), sign)
+            if not majority:  # a minority side's point needs a second signal besides the sentiment head
+                kept = minority_points(points, kept, sign, [sign * v for v in sentiments])
             if not kept:
                 continue
             # Opinions, not accounts of what a reviewer did (is_narrative), while the side has one.

@@ -84,6 +84,8 @@ __all__ = [
     "says_nothing",
     "without_repeated_sentences",
     "agreeing_points",
+    "announces_complaint",
+    "minority_points",
     "uses_complaint_word",
     "opinion_points",
     "select_summary",
@@ -503,12 +505,33 @@ def says_nothing(text: str, query: str = "") -> bool:
 _JOINERS = frozenset({"a", "and", "but", "or"})
 
 
+def announces_complaint(text: str) -> bool:
+    """Whether ``text`` announces a complaint: "only", at most one word, then a ``complaint_openers`` noun ("the
+    only concern that I had was ...", "The only real complaint is ..."), whatever else it praises.
+
+    Example:
+        >>> announces_complaint("Clean, modern and the only concern I had was the parking.")
+        True
+        >>> announces_complaint("The lobby was clean.")
+        False
+    """
+    return bool(_opener_pattern().search(plain_apostrophes(text)))
+
+
+@cache
+def _opener_pattern() -> re.Pattern[str]:
+    nouns = "|".join(map(re.escape, sorted(word_set("selection", "complaint_openers"), key=len, reverse=True)))
+    return re.compile(rf"\bonly\s+(?:[a-z]+\s+)?(?:{nouns})\b", re.IGNORECASE)
+
+
 def agreeing_points(points: Sequence[str], indices: Iterable[int], sign: int) -> list[int]:
     """Of ``indices``, the key points the review lexicon does not read as the other side of ``sign``
     (:func:`reads_against`), with ``SelectionSettings.points_agree`` on; all of them with it off. One rule for
     the query key points and HIRO's aspect highlights. A PRO also may not complain and praise nothing
     (:func:`uses_complaint_word`, with no positive reading): "The rooms are small.", cut from "The rooms are
-    small but spotless." or stored positive by the sentiment head, is no PRO.
+    small but spotless." or stored positive by the sentiment head, is no PRO; nor is one that announces a complaint
+    (:func:`announces_complaint`: "The hotel was clean, modern and the only concern that I had was the limited
+    parking.").
 
     Example:
         >>> agreeing_points(["Taste is good.", "The food was bland."], range(2), -1)
@@ -526,10 +549,43 @@ def agreeing_points(points: Sequence[str], indices: Iterable[int], sign: int) ->
     if sign > 0:
         scores = default_sentiment_scorer().score(texts)
         against = [
-            no or (score <= SENTIMENT_THRESHOLD and uses_complaint_word(text))
+            no or (score <= SENTIMENT_THRESHOLD and uses_complaint_word(text)) or announces_complaint(text)
             for no, score, text in zip(against, scores, texts, strict=True)
         ]
     return [i for i, no in zip(indices, against, strict=True) if not no]
+
+
+def minority_points(
+    points: Sequence[str], indices: Iterable[int], sign: int, stances: Sequence[float]
+) -> list[int]:
+    """Of ``indices``, the key points a minority side (the side :func:`~opinio_agents.synthesis.support.shown_sides`
+    shows second) may show: its side needs a second signal besides the sentiment head, which misreads the few
+    sentences of the side reviewers seldom take ("My husband laughed when he saw the conditions of the bathroom.",
+    "I don't like elevators very much and it was easy to use the stairs." were PROs of complained-about aspects).
+
+    A minority PRO needs the stored sentiment of its sentence (``stances``: times ``sign``, one per point) at least
+    ``SelectionSettings.minority_stance`` and, with ``SelectionSettings.minority_pro_plain``, to state no complaint
+    (:func:`states_complaint`). A minority CON is left as it is: HIRO asks every CON to state a complaint
+    (``cons_complain``), and asking it of the query key points cost sound product complaints the ``complaint``
+    words miss ("I wish they had an outer extended compartment", "still a little tight"). A side left without a
+    point gets no highlight; it stays counted in the support.
+
+    Example:
+        >>> minority_points(["The lobby was lovely.", "My husband laughed."], range(2), 1, [0.6, 0.23])
+        [0]
+        >>> minority_points(["I don't like the elevators, the stairs are easy."], range(1), 1, [0.59])
+        []
+        >>> minority_points(["The bed was hard."], range(1), -1, [0.2])
+        [0]
+    """
+    settings = SELECTION_SETTINGS
+    if sign < 0:  # a CON's second signal is the complaint it states (HIRO's cons_complain, for every CON)
+        return list(indices)
+    return [
+        i for i in indices
+        if stances[i] >= settings.minority_stance
+        and not (settings.minority_pro_plain and states_complaint(points[i]))
+    ]
 
 
 def opinion_points(points: Sequence[str], indices: Sequence[int], query: str = "") -> list[int]:
@@ -678,6 +734,26 @@ class SelectionSettings:
             PRO, "Waiting time." a waiting time PRO.
             Reader's audit: those 3 go; SPACE dev aspect RL 27.57 -> 27.56 (with "even though" kept whole by the
             key-point clause split), general 26.63, OpoSum 29.18, FewSum val 20.15 unchanged.
+        minority_stance: :func:`minority_points`: the stored sentiment (sentiment head blended with VADER) a
+            minority PRO's sentence needs on its side. The head misreads the few sentences of the side reviewers
+            seldom take, and the lexicon is no second signal there ("My husband laughed when he saw the conditions
+            of the bathroom.", stored +0.23, lexicon +0.46, was a bathroom PRO of SPACE 182002 at +7 / -13 and in
+            its summary; "The hotel was clean, modern and the only concern that I had was the limited parking ...",
+            +0.07). Issue 21, with ``minority_pro_plain`` and :func:`announces_complaint`:
+            5 PRO highlights of SPACE dev seed 0 changed (2 gone, 3 lose their misread point), no CON; SPACE dev
+            general RL, HIRO seeds 0-3, 28.91 -> 28.89 (margin 3.68 -> 3.65; halves 28.73 / 29.11 -> 28.69 /
+            29.11). Applied to minority CONs too (stance at most -0.3) it dropped sound complaints the head reads
+            weakly ("The bed was a little hard for my taste.", "Breakfast was cold, room service was OK."); asking
+            minority query CONs to state a complaint (:func:`states_complaint`) cost OpoSum's aspect-label gap
+            60.5 -> 59.5 (sound product complaints without a ``complaint`` word); as shipped 60.3 (on the query
+            path 4 PROs of no side went: "Unlike many people, I just want a standard keyboard ...", and 3 sound
+            ones: "Battery life is good.", stored below 0.3, "Happy with the purchase though, as they weren't
+            expensive").
+        minority_pro_plain: :func:`minority_points`: a minority PRO may state no complaint
+            (:func:`states_complaint`): "I was given a room on the 3rd floor since I don't like elevators very
+            much and it was easy to use the stairs" (stored +0.59) was an elevators PRO at +6 / -15, "The small
+            bathroom was adequate and had Aveda products." a bathroom PRO at +6 / -10; "Valet parking was very
+            pricy ($ 28) but very efficient." goes with them (its aspect, +7 / -14, then shows no PRO).
         subjectless_story: Query-free key points (HIRO's aspect highlights, :func:`select_summary`) read a point
             that opens with a ``story_verbs`` word as told by the reviewer whose "I" was left out
             (:func:`is_narrative` ``implied_subject``: "Had to return them.", "Bought this item for the Lenovo
@@ -725,6 +801,8 @@ class SelectionSettings:
     min_content_words: int = 2
     points_agree: bool = True
     bare_words: int = 3
+    minority_stance: float = 0.3
+    minority_pro_plain: bool = True
 
 
 #: The settings selection uses unless a caller passes others.
