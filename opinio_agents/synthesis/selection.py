@@ -464,7 +464,12 @@ def reads_against(texts: Sequence[str], sign: int) -> list[bool]:
 
     if not texts:
         return []
-    return [sign * v < -SENTIMENT_THRESHOLD for v in default_sentiment_scorer().score(list(texts))]
+    return _reads_against(default_sentiment_scorer().score(list(texts)), sign)
+
+
+def _reads_against(scores: Sequence[float], sign: int) -> list[bool]:
+    """:func:`reads_against` from the lexicon's scores of the texts."""
+    return [sign * v < -SENTIMENT_THRESHOLD for v in scores]
 
 
 def says_nothing(text: str, query: str = "") -> bool:
@@ -545,9 +550,9 @@ def agreeing_points(points: Sequence[str], indices: Iterable[int], sign: int) ->
     if not SELECTION_SETTINGS.points_agree or not indices:
         return indices
     texts = [points[i] for i in indices]
-    against = reads_against(texts, sign)
+    scores = default_sentiment_scorer().score(texts)  # read once for both rules
+    against = _reads_against(scores, sign)
     if sign > 0:
-        scores = default_sentiment_scorer().score(texts)
         against = [
             no or (score <= SENTIMENT_THRESHOLD and uses_complaint_word(text)) or announces_complaint(text)
             for no, score, text in zip(against, scores, texts, strict=True)
