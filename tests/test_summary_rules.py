@@ -144,11 +144,13 @@ def test_a_query_free_side_of_bare_phrases_gets_no_highlight() -> None:
     assert aspect_highlights(wait, rows, embeddings=embeddings, max_points=1) == []
 
 
-def test_a_summary_never_says_one_sentence_twice() -> None:
+def test_a_summary_never_says_one_sentence_twice(monkeypatch: pytest.MonkeyPatch) -> None:
     # Reader's audit: two highlights sharing a key point ("Food was tasty." under food and under taste) put it
     # twice in one summary; the other sentences of each stay, and paraphrases are not this rule's business.
     from opinio_agents.models import Highlight, Polarity, Support
     from opinio_agents.synthesis.selection import SummaryLayout, summary_of
+
+    selection_settings(monkeypatch, summary_voice=False)  # every point of a highlight text is a candidate here
 
     def pro(query: str, text: str, reviews: int) -> Highlight:
         return Highlight(query=query, polarity=Polarity.PROS, text=text, support=Support(reviews=reviews))
@@ -161,3 +163,31 @@ def test_a_summary_never_says_one_sentence_twice() -> None:
     assert summary_of(shown) == "Food was tasty. Good portions. Spicy curries."
     layout = SummaryLayout(sentences=[h.text for h in shown])
     assert summary_of(shown, layout=layout) == "Food was tasty. Good portions. Spicy curries."
+
+
+def test_a_summary_paragraph_states_a_highlight_in_the_summaries_voice(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 21 item 1: a highlight gives the paragraph its key points that speak of the hotel in the third person,
+    # else its main point alone; a reviewer's shorthand stays in the highlight and its words go to the next aspect.
+    from opinio_agents.models import Highlight, Polarity, Support
+    from opinio_agents.synthesis.selection import in_summary_voice, summary_of
+
+    def pro(query: str, text: str, reviews: int) -> Highlight:
+        return Highlight(query=query, polarity=Polarity.PROS, text=text, support=Support(reviews=reviews))
+
+    shown = [
+        pro("staff", "The staff were friendly and helpful. All the staff very helpful and efficient.", 60),
+        pro("location", "Great location for venturing downtown. The location is central.", 50),
+        pro("room", "Very clean rooms. We had a superior room that was beautifully decorated.", 40),
+        pro("breakfast", "The breakfast buffet is very good.", 30),
+    ]
+    assert summary_of(shown, budget_words=25) == (
+        "The staff were friendly and helpful. The location is central. Very clean rooms. "
+        "The breakfast buffet is very good."
+    )
+    assert in_summary_voice("Loved it. Great staff.") == "Loved it."
+    assert in_summary_voice("It was clean. The beds were comfy.") == "It was clean. The beds were comfy."
+    selection_settings(monkeypatch, summary_voice=False)
+    assert summary_of(shown, budget_words=25) == (
+        "The staff were friendly and helpful. All the staff very helpful and efficient. "
+        "Great location for venturing downtown. The location is central. Very clean rooms."
+    )  # the breakfast does not fit

@@ -32,8 +32,10 @@ stated in the order human summaries follow (the staff first, the surroundings la
 state (the food, cleanliness: ``QueryFreeSettings.cover_topics``) that no discovered aspect is about
 gets the highlights of the sentences that mention it (:func:`~opinio_agents.hiro.aspects.topic_aspect`), and so
 does a part of the rooms they state in its own words (the beds, the bathroom: ``QueryFreeSettings.cover_parts``)
-that no discovered aspect names.
-Every summary sentence is a highlight's text, so it cites that highlight's
+that no discovered aspect names. A highlight gives the paragraph those of its key points that speak of the
+hotel in the third person, else its main point alone
+(:func:`~opinio_agents.synthesis.selection.in_summary_voice`).
+Every summary sentence is a key point of a highlight's text, so it cites that highlight's
 cluster and evidence.
 
 Like the aspects they come from, the highlights are kept with the HIRO hierarchy
