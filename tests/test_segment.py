@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from opinio_agents.models import Entity, Review
 from opinio_agents.text.segment import MAX_WORDS, segment_entity, segment_review, split_sentences
@@ -209,3 +213,90 @@ def test_a_terminator_inside_a_short_aside_ends_no_sentence() -> None:
 )
 def test_informal_full_stops_end_a_sentence_before_a_lower_case_word(text: str, expected: list[str]) -> None:
     assert texts(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Issue 21: a single period glued to the next word is a full stop that lost its space, even before a word
+        # that carries a sentence on after "..": SPACE dev "roof top pool and terrace.with stunning views", Zomato
+        # "food arrives.but food taste was too good", Alexa "front door, etc.the video chat".
+        (
+            "Amazing roof top pool and terrace.with stunning views over the port.",
+            ["Amazing roof top pool and terrace.", "with stunning views over the port."],
+        ),
+        (
+            "It takes time when the food arrives.but food taste was too good.",
+            ["It takes time when the food arrives.", "but food taste was too good."],
+        ),
+        (
+            "Front yard, front door, etc.the video chat is cool.",
+            ["Front yard, front door, etc.", "the video chat is cool."],
+        ),
+        # Still one sentence: two dots before a continuation, a spaced "etc." before lower case.
+        ("Nice..and clean room.", ["Nice..and clean room."]),
+        ("Towels, soap etc. and more", ["Towels, soap etc. and more"]),
+    ],
+)
+def test_a_glued_single_period_ends_a_sentence_before_any_lower_case_word(text: str, expected: list[str]) -> None:
+    assert texts(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I feel good eating from eat.fit bc I can see the calories.",  # a brand written with a dot (dotted_names)
+        "Dont waste money. No.of varieties is small.",  # before_number abbreviations glued to a word
+        "For mocktails there is no.proper details.",
+        "We booked on wotif.nz and it was cheap.",  # a web address (tlds)
+        "They sent the menu.pdf with prices.",  # a file name (file_extensions)
+        "See www.x.co.uk for more. Or mail john.doe@mail.com now.",
+        "Starters e.g.the kebabs and Mr.khan and mr.salim served us at 10 a.m.the next day.",
+        "We reached St.louis at 5.30pm and rated it 4.5 stars.",
+        "A coffee shop in.every.corner of the street.",
+    ],
+)
+def test_traps_keep_their_glued_period(text: str) -> None:
+    spans = split_sentences(text)
+    dots = [m.start() + 1 for m in re.finditer(r"[A-Za-z]\.[a-z]", text)]
+    assert not {end for _, end in spans} & {dot + 1 for dot in dots}, texts(text)
+
+
+_PIECES = st.sampled_from(
+    [
+        "good", "food", "but", "and", "with", "etc", "no", "eat", "fit", "Mr", "e.g", "a.m", "com", "pdf", "St",
+        "Staff", "The", "4", "5.30pm", "3.5", "www", "@", "(", ")", "...", "..", ".", "!", "?", "!!", ";", ",",
+        " ", " ", " ", "\n", "\n\n", "<br/>", "- ", "\U0001f600", "&amp;", "'", '"',
+    ]
+)
+_REVIEW_TEXT = st.one_of(st.lists(_PIECES, max_size=40).map("".join), st.text(max_size=120))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_REVIEW_TEXT)
+def test_spans_always_slice_the_original_text(text: str) -> None:
+    spans = split_sentences(text)
+    previous_end = 0
+    for start, end in spans:
+        assert previous_end <= start < end <= len(text)
+        piece = text[start:end]
+        assert piece == piece.strip() and any(ch.isalnum() for ch in piece)
+        previous_end = end
+
+
+#: Plain review words of two letters or more, continuation words among them: no abbreviation, name or web address.
+_PLAIN_WORDS = st.sampled_from(
+    ["good", "food", "but", "and", "with", "especially", "from", "the", "staff", "was", "nice", "room", "very", "to"]
+)
+_PLAIN_SENTENCES = st.lists(st.lists(_PLAIN_WORDS, min_size=2, max_size=8).map(" ".join), min_size=1, max_size=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_PLAIN_SENTENCES, st.lists(st.booleans(), min_size=4, max_size=4))
+def test_a_stop_that_lost_its_space_ends_its_sentence(sentences: list[str], glued: list[bool]) -> None:
+    """Sentences of plain words end at each full stop, whether or not its space was typed."""
+    text = "".join(
+        sentence + "." + ("" if index < len(glued) and glued[index] else " ")
+        for index, sentence in enumerate(sentences)
+    ).rstrip()
+    assert texts(text) == [sentence + "." for sentence in sentences]

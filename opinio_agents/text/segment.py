@@ -23,10 +23,16 @@ Rules, in order:
   (``Mr.``, ``St.``, ``e.g.``, ``approx.``; ``a.m.``/``etc.`` only end a sentence
   before a capitalised word; ``No.``/``Rm.`` never before a number), single
   initials (``J. Smith``), a spaced three-dot ellipsis before a lowercase word,
-  and inside URLs or e-mail addresses. Informal full stops end a sentence before
+  and inside URLs, e-mail addresses and file names (``hotels.com``,
+  ``www.x.co.uk``, ``menu.pdf``). Informal full stops end a sentence before
   a lowercase word too: ``..``, ``....`` or dots with no space after them
   (``parking....coordination``, ``good food.worth it``), unless the next word
-  carries the sentence on (``ok... but``, ``nice..and``). Decimals (``$4.50``, ``3.5 stars``), ``24/7`` and ``wi-fi``
+  carries the sentence on after two or more dots (``ok... but``, ``nice..and``).
+  A single period glued to a lower-case word is a full stop that lost its space
+  even before ``but``/``and``/``with`` (``arrives.but the taste``,
+  ``terrace.with stunning views``, ``etc.the video chat``), except in names
+  written with a dot (``eat.fit``) and after ``No.``-type abbreviations
+  (``No.of items``). Decimals (``$4.50``, ``3.5 stars``), ``24/7`` and ``wi-fi``
   contain no boundary candidates.
 * A run of emoji ends a sentence when followed by whitespace and a capital.
 * Inline HTML tags and leading bullet markers are stripped from span edges, but
@@ -44,6 +50,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -72,12 +79,20 @@ _WORD_BEFORE = re.compile(r"([A-Za-z](?:[A-Za-z.]*[A-Za-z])?)$")
 _BULLET = re.compile(
     r"(?:[-*\u2022\u00b7\u2013\u2014\u25aa\u25cf>+]+|\(?\d{1,2}[.)])(?=\s)|[\u2022\u00b7\u25aa\u25cf]"
 )
-_URL = re.compile(
-    r"(?:https?://|www\.)[^\s<>\"]*[^\s<>\".,!?;:)\]']"
-    r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
-    r"|\b[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|edu|gov|io|co|uk|de|fr|info|biz|us|ca)\b",
-    re.IGNORECASE,
-)
+
+
+@functools.cache
+def _url_pattern() -> re.Pattern[str]:
+    """Web addresses, e-mails and file names: their dots are never full stops (``tlds``, ``file_extensions``)."""
+    endings = word_set("segment", "tlds") | word_set("segment", "file_extensions")
+    tlds = "|".join(sorted(endings, key=len, reverse=True))
+    return re.compile(
+        r"(?:https?://|www\.)[^\s<>\"]*[^\s<>\".,!?;:)\]']"
+        r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+        rf"|\b[\w-]+(?:\.[\w-]+)*\.(?:{tlds})\b",
+        re.IGNORECASE,
+    )
+
 _EDGE_JUNK_LEFT = re.compile(r"(?:\s|<[^>]{0,200}>|&nbsp;)+", re.IGNORECASE)
 _EDGE_JUNK_RIGHT = re.compile(r"(?:\s|<[^>]{0,200}>|&nbsp;)+$", re.IGNORECASE)
 _ALNUM = re.compile(r"[^\W_]")
@@ -133,7 +148,7 @@ def _url_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     chunk = text[start:end]
     if "://" not in chunk and "www." not in chunk.lower() and "@" not in chunk and "." not in chunk:
         return []
-    return [(start + m.start(), start + m.end()) for m in _URL.finditer(chunk)]
+    return [(start + m.start(), start + m.end()) for m in _url_pattern().finditer(chunk)]
 
 
 def _split_block(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
@@ -166,7 +181,7 @@ def _split_block(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
             if not _HAS_LETTER.search(text, sent_start, match.start()):
                 continue  # "1." list numbers, stray dots: nothing to end yet.
             if len(punct.rstrip("'\"\u201d\u2019)]")) == 1 and not _period_may_end(
-                text, sent_start, match.start(), first_after
+                text, sent_start, match.start(), first_after, glued=glued
             ):
                 continue
             if urls is None:
@@ -212,19 +227,24 @@ def _lower_start(text: str, dot: int, cut: int, end: int, *, dots: int) -> bool:
     """Whether a run of ``dots`` periods at ``dot`` ends a sentence although a lower-case word follows it.
 
     Informal reviews end sentences with "..", "...." or a period and no space ("ample parking....coordination
-    has scope", "good food.worth the price"): these end one unless the next word carries the sentence on
-    (a ``continuations`` word: "it was ok... but not great", "nice..and clean"), or they are an ellipsis of
+    has scope", "good food.worth the price"). Two dots or more end one unless the next word carries the sentence
+    on (a ``continuations`` word: "it was ok... but not great", "nice..and clean"), or they are an ellipsis of
     three with a space after ("In hindsight... size isn't everything": a pause as often as a full stop). A
-    single period with no space after it needs a word of two letters or more on each side, the next one not
-    alone before the next terminator ("eat.fit", a name; "e.g.the", "no.of": an abbreviation, checked by the
-    caller) and no web address or number around it ("v1.2"). A spaced single period before a lower-case word already
-    ends a sentence (many reviews are written all lower case).
+    single period with no space after it is a full stop that lost its space, whatever the next word ("food
+    arrives.but the taste was good", "terrace.with stunning views"); it needs a word of two letters or more on
+    each side, the next one not alone before the next terminator ("in.every.corner", "Great.product!"), the two
+    not a ``dotted_names`` name ("eat.fit bc I can see the calories"), and no abbreviation ("e.g.the", "no.of":
+    checked by the caller), web address, file name or number around it ("v1.2"). A spaced single period before
+    a lower-case word already ends a sentence (many reviews are written all lower case).
 
     Example:
         >>> t = "Ample parking....coordination has scope. ok... but fine. calls for eat.fit.. good food.worth it"
         >>> [_lower_start(t, t.index(p), t.index(p) + n, len(t), dots=n) for p, n in
         ...  (("....c", 4), ("... b", 3), (".fit", 1), (".worth", 1))]
         [True, False, False, True]
+        >>> u = "It arrives.but the taste was good. Order from eat.fit bc it is light"
+        >>> [_lower_start(u, u.index(p), u.index(p) + 1, len(u), dots=1) for p in (".but", ".fit")]
+        [True, False]
         >>> [t[s:e] for s, e in split_sentences(t)][:3]
         ['Ample parking....', 'coordination has scope.', 'ok... but fine.']
         >>> [t[s:e] for s, e in split_sentences(t)][3:]
@@ -232,18 +252,40 @@ def _lower_start(text: str, dot: int, cut: int, end: int, *, dots: int) -> bool:
     """
     after = text[cut:end].lstrip()
     words = _WORDS_AFTER.match(after)
-    if words is None or words.group() in word_set("segment", "continuations"):
+    if words is None:
         return False
     if dots > 1:
+        if words.group() in word_set("segment", "continuations"):
+            return False  # "it was ok... but not great", "nice..and clean": a pause
         return dots != 3 or not text[cut : cut + 1].isspace()  # "In hindsight... size isn't everything"
-    if _GLUED_WORD_BEFORE.search(text, max(0, dot - 40), dot) is None or len(words.group()) < 2:
+    # One period glued to the next word: a full stop that lost its space, even before "but" or "and"
+    # ("food arrives.but the taste was good"), unless it is part of a name written with a dot ("eat.fit").
+    before = _GLUED_WORD_BEFORE.search(text, max(0, dot - 40), dot)
+    if before is None or len(words.group()) < 2:
+        return False
+    if f"{before.group()}.{words.group()}".lower() in word_set("segment", "dotted_names"):
         return False
     rest = after[words.end() :]
     return rest[:1] in (" ", "\t") and _WORDS_AFTER.match(rest.lstrip()) is not None
 
 
-def _period_may_end(text: str, sent_start: int, dot: int, first_after: str) -> bool:
-    """Whether a single period at ``dot`` may end a sentence (abbreviation checks)."""
+def _period_may_end(text: str, sent_start: int, dot: int, first_after: str, *, glued: bool = False) -> bool:
+    """Whether a single period at ``dot`` may end a sentence (abbreviation checks).
+
+    Args:
+        text: The review text.
+        sent_start: Where the current sentence starts.
+        dot: The period's offset.
+        first_after: The first non-space character after the period ('' at the end).
+        glued: Whether a lower-case letter follows the period with no space: then ``glued_end`` abbreviations
+            end the sentence ("front door, etc.the video chat") and ``before_number`` ones never do ("No.of
+            varieties", "there is no.proper menu").
+
+    Example:
+        >>> t = "Towels etc.the pool. No.of items"
+        >>> [_period_may_end(t, 0, t.index(p), p[1], glued=True) for p in (".t", ".o")]
+        [True, False]
+    """
     word_match = _WORD_BEFORE.search(text, max(sent_start, dot - 12), dot)
     if word_match is None:
         return True
@@ -252,6 +294,10 @@ def _period_may_end(text: str, sent_start: int, dot: int, first_after: str) -> b
     if before.isalnum() or before in "/@":
         return True  # Part of a longer token such as "24/7." or "5pm."
     low = word.lower()
+    if glued and low in word_set("segment", "glued_end"):
+        return True  # "etc.the video chat": a full stop that lost its space
+    if glued and low in word_set("segment", "before_number"):
+        return False  # "No.of varieties", "no.proper details": never a sentence of its own
     if low in word_set("segment", "never_end"):
         return False
     if low in word_set("segment", "end_before_capital") or ("." in low and len(low) <= 7):
