@@ -251,6 +251,16 @@ def test_a_list_label_is_no_part_of_a_key_point() -> None:
     assert says_nothing(to_key_point("Pros -", "food"))
 
 
+def test_a_section_heading_is_no_part_of_a_key_point() -> None:
+    # SPACE dev 1176198's summary said "Other Comments: the location is not too far from some great downtown clubs.".
+    assert to_key_point("Other Comments: the location is not too far from the clubs.", "location") == (
+        "The location is not too far from the clubs."
+    )
+    assert to_key_point("Conclusion - a great hotel for the price.", "price") == "A great hotel for the price."
+    # A heading that states the remark's side stays: it is what makes "the noise" a complaint.
+    assert to_key_point("Only complaint: the noise from the street.", "noise").startswith("Only complaint")
+
+
 def test_clean_sentence_keeps_normal_case() -> None:
     assert clean_sentence("Wi-Fi was OK") == "Wi-Fi was OK"
 
