@@ -8,7 +8,7 @@ import pytest
 from opinio_agents.errors import ConfigError
 from opinio_agents.models import Evidence, QueryEvidence, Support
 from opinio_agents.synthesis.extractive import ExtractiveSynthesizer
-from opinio_agents.synthesis.keypoint import aspect_segments, focused_text
+from opinio_agents.synthesis.keypoint import aspect_segments, focused_text, to_key_point
 
 MULTI = "Great hotel, friendly staff, and nice central location."
 
@@ -180,3 +180,32 @@ def test_oposum_benchmark_shares_count_content_words_by_label() -> None:
     assert module.shares("The battery lasts, the screen is dim.", own, others) == (0.5, 0.5)
     assert module.shares("The battery lasts all day.", own, others) == (1.0, 0.0)
     assert module.shares("It is.", own, others) is None
+
+
+def test_a_piece_that_completes_or_describes_the_one_before_is_no_aspect_of_its_own() -> None:
+    # SPACE dev aspect answers showed "The restaurant had excellent food and an efficiant." (a misspelt adjective
+    # left its noun after the comma), "With the continuous smell of cooking grease in the lobby and elevators."
+    # and "With an excellent buffet breakfast and a couple of dinners that were.".
+    assert aspect_segments("The restaurant had excellent food and an efficiant, pleasant wait staff.") == [
+        "The restaurant had excellent food and an efficiant, pleasant wait staff"
+    ]
+    assert aspect_segments("The restaurant was good, with a great buffet, and the staff was kind.") == [
+        "The restaurant was good, with a great buffet",
+        "the staff was kind",
+    ]
+    assert len(aspect_segments("Good food and dinners that were, once again, superb with fine service.")) == 1
+    # Pieces that name something of their own still split.
+    assert aspect_segments("Great hotel, friendly staff, and nice central location.") == [
+        "Great hotel",
+        "friendly staff",
+        "and nice central location",
+    ]
+
+
+def test_a_framing_filler_is_no_part_of_a_key_point() -> None:
+    # SPACE dev: "Of course, the complimentary wine the lobby was a nice touch." was a building answer's point.
+    assert to_key_point("Of course, the wine in the lobby was a nice touch.", "lobby") == (
+        "The wine in the lobby was a nice touch."
+    )
+    assert to_key_point("By the way - the breakfast was great.", "breakfast") == "The breakfast was great."
+    assert to_key_point("So-so breakfast.", "breakfast") == "So-so breakfast."

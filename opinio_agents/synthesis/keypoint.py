@@ -171,15 +171,6 @@ _CLAUSE_SPLIT = re.compile(
 _SUBJECT_SPLIT = re.compile(
     r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s+plus\s+)(?=(?:the|our|its|their|all|every)\s)", re.IGNORECASE
 )
-_FILLERS = re.compile(
-    r"^(?:(?:overall|also|and|but|so|plus|however|honestly|basically|anyway|unfortunately|sadly|luckily|"
-    r"thankfully|in general|generally|all in all|on the plus side|on the downside|on the other hand|"
-    r"to be honest|to be fair|i have to say|i must say|i would say|i think|i feel|i guess|i found that|"
-    r"we found that|oh and|ps|p\.s\.|btw|the only thing is|note that|that said)\b[,:]?\s*"
-    # "One thing: the wifi was slow", not the subject of "One thing I did not like was the noise".
-    r"|one thing\s*[,:\-\u2013\u2014]\s*)+",
-    re.IGNORECASE,
-)
 #: A heading in capitals that opens an item of a review written as a labelled list ("FREE: internet, newspaper
 #: PARKING: Gated parking so pretty safe."): each item is a clause of its own, and its key point starts after it.
 _HEADING = r"[A-Z][A-Z&/]{2,}(?:\s+[A-Z][A-Z&/]{2,}){0,2}\s*:\s"
@@ -286,20 +277,31 @@ def _describes(words: Sequence[str]) -> bool:
 
 
 def _left_open(piece: str) -> bool:
-    """Whether a comma piece ends inside a noun phrase: a determiner and an adjective, its noun after the
-    comma ("in the quieter, residential part", "a lovely, spacious room"), so the piece cannot stand alone.
+    """Whether a comma piece ends inside a phrase its next piece completes, so the piece cannot stand alone.
+
+    A determiner and an adjective, its noun after the comma ("in the quieter, residential part", "a lovely,
+    spacious room"), or a word the lexicon does not know (a misspelling or a name: "an efficiant, pleasant wait
+    staff"); or a verb that needs its complement, a subject that needs its verb, or a word that opens what
+    follows (``keypoint.json``'s ``needs_predicate`` and ``open_words``: "a couple of dinners that were, once
+    again, surprisingly good").
 
     Example:
         >>> _left_open("Good location in the quieter"), _left_open("We had a lovely"), _left_open("I loved the room")
         (True, True, False)
+        >>> _left_open("excellent food and an efficiant"), _left_open("a couple of dinners that were")
+        (True, True)
     """
     words = _PIECE_WORD.findall(piece.lower())
+    if not words:
+        return False
+    if words[-1] in word_set("keypoint", "needs_predicate") or words[-1] in word_set("keypoint", "open_words"):
+        return True
     if len(words) < 2 or words[-2] not in word_set("keypoint", "determiners"):
         return False
     from lemminflect import getAllLemmas
 
     tags = getAllLemmas(words[-1])
-    return "ADJ" in tags and ("NOUN" not in tags or _evaluative(words[-1]))
+    return not tags or ("ADJ" in tags and ("NOUN" not in tags or _evaluative(words[-1])))
 
 
 def aspect_segments(text: str) -> list[str]:
@@ -317,19 +319,27 @@ def aspect_segments(text: str) -> list[str]:
         ['The staff was friendly, helpful, and prompt']
         >>> aspect_segments("Good location in the quieter, residential part of Venice.")
         ['Good location in the quieter, residential part of Venice']
+        >>> aspect_segments("The restaurant was good, with an excellent buffet breakfast, and the staff was kind.")
+        ['The restaurant was good, with an excellent buffet breakfast', 'the staff was kind']
     """
     out: list[str] = []
+    attached = word_set("keypoint", "attached_openers")
     for clause in _CLAUSE_SPLIT.split(text.strip().rstrip(".!?")):
         for part in _SUBJECT_SPLIT.split(clause or ""):
+            still_open = False  # the last piece ends inside a phrase that the pieces after it complete
             for piece in _PIECE_SPLIT.split(part or ""):
                 piece = piece.strip(" ,;")
                 words = _PIECE_WORD.findall(piece.lower())
                 if not words:
                     continue
-                if out and (_describes(words) or _left_open(out[-1])):
+                describes = _describes(words)
+                if out and (describes or still_open or words[0] in attached):
                     out[-1] = f"{out[-1]}, {piece}"
+                    # An aside ("once again") leaves the phrase open; a piece that describes it does too.
+                    still_open = _left_open(piece) or (still_open and (describes or len(words) <= 2))
                 else:
                     out.append(piece)
+                    still_open = _left_open(piece)
     return out
 
 
@@ -387,6 +397,26 @@ def focused_text(
 _CUT_OPENER = re.compile(
     r"^(?:and|or|but|plus|(?:as|because|since)(?=\s+(?:it|they|the|this|these|he|she|we|i)\b))\s+", re.IGNORECASE
 )
+
+
+@cache
+def _fillers() -> re.Pattern[str]:
+    """The ``fillers`` of ``keypoint.json`` opening a clause, with the comma, colon or spaced dash after them.
+
+    Example:
+        >>> _fillers().sub("", "Of course, the wine in the lobby was a nice touch.")
+        'the wine in the lobby was a nice touch.'
+        >>> _fillers().sub("", "By the way - the breakfast was great."), _fillers().sub("", "So-so breakfast.")
+        ('the breakfast was great.', 'So-so breakfast.')
+    """
+    words = sorted(word_set("keypoint", "fillers"), key=len, reverse=True)
+    either = "|".join(r"\s+".join(re.escape(w) for w in filler.split()) for filler in words)
+    return re.compile(
+        rf"^(?:(?:{either})(?![\w'\-])(?:\s*[,:]|\s+[\-\u2013\u2014])?\s*"
+        # "One thing: the wifi was slow", not the subject of "One thing I did not like was the noise".
+        r"|one thing\s*[,:\-\u2013\u2014]\s*)+",
+        re.IGNORECASE,
+    )
 
 
 @cache
@@ -664,7 +694,7 @@ def to_key_point(
     cleaned = clean_sentence(text)
     clause = best_clause(cleaned, query, sign, terms=terms)
     clause = without_label(clause)  # "Pros : Good ambience" -> "Good ambience"
-    clause = _LEADING_PUNCT.sub("", _FILLERS.sub("", clause)).strip()  # "and.... a good bar" -> "a good bar"
+    clause = _LEADING_PUNCT.sub("", _fillers().sub("", clause)).strip()  # "and.... a good bar" -> "a good bar"
     clause = _impersonal(_unframed(clause))
     match = _FIRST_PERSON.match(clause)
     if match:
