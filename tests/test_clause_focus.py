@@ -209,3 +209,11 @@ def test_a_framing_filler_is_no_part_of_a_key_point() -> None:
     )
     assert to_key_point("By the way - the breakfast was great.", "breakfast") == "The breakfast was great."
     assert to_key_point("So-so breakfast.", "breakfast") == "So-so breakfast."
+
+
+def test_no_key_point_ends_inside_a_phrase() -> None:
+    # SPACE dev 197424's cleanliness answer read "This is a nice clean." (the clause before ", but not too fancy,
+    # Hotel located ..."), 182542's food answer "... a couple of dinners that were, once again.".
+    sentence = "This is a nice clean, but not too fancy, Hotel located close to all attractions."
+    assert to_key_point(sentence, "clean") == sentence
+    assert focused_text(["This is a nice clean", "Hotel located close to the sights"], [0.6, 0.1], margin=0.1) is None

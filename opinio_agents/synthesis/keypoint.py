@@ -290,18 +290,26 @@ def _left_open(piece: str) -> bool:
         (True, True, False)
         >>> _left_open("excellent food and an efficiant"), _left_open("a couple of dinners that were")
         (True, True)
+        >>> _left_open("This is a nice clean"), _left_open("The room was a nice size")
+        (True, False)
     """
     words = _PIECE_WORD.findall(piece.lower())
     if not words:
         return False
     if words[-1] in word_set("keypoint", "needs_predicate") or words[-1] in word_set("keypoint", "open_words"):
         return True
-    if len(words) < 2 or words[-2] not in word_set("keypoint", "determiners"):
-        return False
     from lemminflect import getAllLemmas
 
-    tags = getAllLemmas(words[-1])
-    return not tags or ("ADJ" in tags and ("NOUN" not in tags or _evaluative(words[-1])))
+    determiners = word_set("keypoint", "determiners")
+    # Back over the adjectives ending the piece ("a nice clean"): a determiner before them opens a noun phrase.
+    for position in range(len(words) - 1, 0, -1):
+        tags = getAllLemmas(words[position])
+        adjective = "ADJ" in tags and ("NOUN" not in tags or _evaluative(words[position]))
+        if tags and not adjective and set(tags) != {"ADV"}:  # an adverb grades the adjective: "a really nice"
+            return False
+        if words[position - 1] in determiners:
+            return True
+    return False
 
 
 def aspect_segments(text: str) -> list[str]:
@@ -386,7 +394,7 @@ def focused_text(
     ]
     text = _CUT_OPENER.sub("", ", ".join(kept)).strip(" ,;")
     text = _DANGLING.sub("", text).strip(" ,;")
-    if not text or not _states_opinion(text):
+    if not text or not _states_opinion(text) or _left_open(text):
         return None
     return text[0].upper() + text[1:] + "."
 
@@ -502,7 +510,8 @@ def best_clause(text: str, query: str, sign: int = 0, *, terms: Sequence[str] = 
         c.strip(" ,;")
         for item in _BEFORE_HEADING.split(text)
         for c in _CLAUSE_SPLIT.split(item)
-        if c and len(c.split()) >= 3
+        # Not one left open ("This is a nice clean, but not too fancy, Hotel ..."); a dangling "and" goes later.
+        if c and len(c.split()) >= 3 and not _left_open(_DANGLING.sub("", c.strip(" ,;")))
     ]
     if len(clauses) <= 1:
         return text
@@ -580,17 +589,19 @@ def _closed_asides(clause: str) -> str:
 def _word_cap(text: str, max_words: int) -> str:
     """``text`` cut to ``max_words`` words: at a comma, dash or semicolon in the second half of what is kept
     when there is one, else at the word limit, backing off to an earlier clause boundary when the cut ends
-    on a word that needs more (:func:`_closed_cut`).
+    on a word that needs more or inside a phrase (:func:`_closed_cut`: "dinners that were, once again").
 
     Example:
         >>> _word_cap("The staff were kind and the room was big but the food was bland", 13)
         'The staff were kind and the room was big'
+        >>> _word_cap("Good food, and dinners that were, once again, superb with fine service", 8)
+        'Good food, and dinners'
     """
     head = " ".join(text.split()[:max_words])
     if len(head) == len(text.strip()):
         return head
     cut = max(head.rfind(","), head.rfind(" - "), head.rfind(";"))
-    return head[:cut] if cut > len(head) // 2 else _closed_cut(head)
+    return _closed_cut(head[:cut] if cut > len(head) // 2 else head)
 
 
 #: Where a clause can end before a cut: punctuation, or a word that opens the next clause.
@@ -626,12 +637,26 @@ def _closed_cut(head: str) -> str:
         while len(words) > least and _final_word(words) in open_words:
             words.pop()
         head = " ".join(words).rstrip(" ,;:-")
-        if _final_word(words) not in needs_predicate:
+        if _final_word(words) not in needs_predicate and not _cut_open(head):
             return head
         ends = [m.start() for m in _BOUNDARY.finditer(head) if len(head[: m.start()].split()) >= least]
         if not ends:
             return head
         head = head[: ends[-1]]
+
+
+def _cut_open(head: str) -> bool:
+    """Whether a text cut at a word limit ends inside a phrase: a determiner and its adjectives ("a lovely"),
+    or a short aside after a piece left open ("dinners that were, once again"; :func:`_left_open`).
+
+    Example:
+        >>> _cut_open("Dinners that were, once again"), _cut_open("With a lovely"), _cut_open("Great room, very clean")
+        (True, True, False)
+    """
+    pieces = _PIECE_SPLIT.split(head)
+    if _left_open(pieces[-1]) and len(_PIECE_WORD.findall(pieces[-1].lower())) > 1:
+        return True
+    return len(pieces) > 1 and len(_PIECE_WORD.findall(pieces[-1].lower())) <= 2 and _left_open(pieces[-2])
 
 
 def _impersonal(clause: str) -> str:
