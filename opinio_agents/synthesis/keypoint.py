@@ -263,7 +263,7 @@ def subject_clauses(text: str, *, min_words: int = 3) -> list[str]:
 
 
 _PIECE_SPLIT = re.compile(r"\s*,\s*|\s+-\s+")
-_PIECE_WORD = re.compile(r"[a-z']+")
+_PIECE_WORD = re.compile(r"[a-z']+", re.IGNORECASE)
 
 
 def _describes(words: Sequence[str]) -> bool:
@@ -293,7 +293,8 @@ def _left_open(piece: str) -> bool:
         >>> _left_open("This is a nice clean"), _left_open("The room was a nice size")
         (True, False)
     """
-    words = _PIECE_WORD.findall(piece.lower())
+    written = _PIECE_WORD.findall(piece)
+    words = [w.lower() for w in written]
     if not words:
         return False
     if words[-1] in word_set("keypoint", "needs_predicate") or words[-1] in word_set("keypoint", "open_words"):
@@ -303,6 +304,8 @@ def _left_open(piece: str) -> bool:
     determiners = word_set("keypoint", "determiners")
     # Back over the adjectives ending the piece ("a nice clean"): a determiner before them opens a noun phrase.
     for position in range(len(words) - 1, 0, -1):
+        if written[position][:1].isupper():
+            return False  # a name closes its phrase ("the super-thin MBAir")
         tags = getAllLemmas(words[position])
         adjective = "ADJ" in tags and ("NOUN" not in tags or _evaluative(words[position]))
         if tags and not adjective and set(tags) != {"ADV"}:  # an adverb grades the adjective: "a really nice"
