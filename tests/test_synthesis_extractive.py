@@ -680,3 +680,10 @@ def test_a_highlight_names_a_part_of_its_aspect_where_reviewers_do(encoder) -> N
     # two reviewers' beds are an aside, not what reviewers describe the rooms by
     (few,) = ExtractiveSynthesizer(encoder).synthesize(_rooms_item(2))
     assert not uses_any(few.text, parts), few.text
+
+
+def test_dots_that_pause_a_sentence_do_not_read_as_a_glued_full_stop() -> None:
+    # SPACE dev 100585's summary read "Great overall experience.especially the restaurant (Tulio) in the hotel.".
+    point = to_key_point("Great overall experience...especially the restaurant (Tulio) in the hotel!", "food")
+    assert point == "Great overall experience\u2026 especially the restaurant (Tulio) in the hotel."
+    assert clean_sentence("Nice hotel...") == "Nice hotel."

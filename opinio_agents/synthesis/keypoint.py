@@ -159,6 +159,10 @@ _NON_TEXT = re.compile(
     r"\u00A2\u00A3\u00A5\u20AC\u20B9\u00B0\u00BC-\u00BE\u00B4]"
 )
 _REPEAT_PUNCT = re.compile(r"([!?.])[!?.]+")
+#: Dots that pause a sentence between two words with no space ("Great overall experience...especially the
+#: restaurant"): the sentence splitter keeps them as one sentence, and collapsed to one dot they read as a glued
+#: full stop ("experience.especially").
+_GLUED_PAUSE = re.compile(r"(?<=\w)(?:\.{2,}|\u2026)(?=[a-z])")
 _SPACES = re.compile(r"\s+")
 _LEADING_PUNCT = re.compile(r"^[\s.,;:!?\-\u2013\u2014]+")
 #: A list number opening a review line ("4.) Indoor pool", "2) The staff", "(3) Breakfast").
@@ -216,10 +220,12 @@ def clean_sentence(text: str) -> str:
         ('a good bar.', 'Indoor pool.', 'Bath ok.')
         >>> clean_sentence("We didn’t pay more than €150 a night \U0001F600")
         'We didn’t pay more than €150 a night'
+        >>> clean_sentence("Great overall experience...especially the restaurant...")
+        'Great overall experience\u2026 especially the restaurant.'
     """
     text = _TAG.sub(" ", text).replace("\u00c2\u00a0", " ")  # a no-break space read as Latin-1: "Â "
     text = _NON_TEXT.sub(" ", text)
-    text = _REPEAT_PUNCT.sub(r"\1", text)
+    text = _REPEAT_PUNCT.sub(r"\1", _GLUED_PAUSE.sub("\u2026 ", text))
     text = _ENUMERATOR.sub("", _LEADING_PUNCT.sub("", _SPACES.sub(" ", text)).strip())
     letters = [c for c in text if c.isalpha()]
     if len(letters) >= 8 and sum(c.isupper() for c in letters) > 0.7 * len(letters):
