@@ -270,6 +270,7 @@ def subject_clauses(text: str, *, min_words: int = 3) -> list[str]:
 
 _PIECE_SPLIT = re.compile(r"\s*,\s*|\s+-\s+")
 _PIECE_WORD = re.compile(r"[a-z']+", re.IGNORECASE)
+_WRITTEN_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 
 
 def _describes(words: Sequence[str]) -> bool:
@@ -299,7 +300,7 @@ def _left_open(piece: str) -> bool:
         >>> _left_open("This is a nice clean"), _left_open("The room was a nice size")
         (True, False)
     """
-    written = _PIECE_WORD.findall(piece)
+    written = _WRITTEN_WORD.findall(piece)  # numbers too: "check-in is at 2" ends on "2", not "at"
     words = [w.lower() for w in written]
     if not words:
         return False
