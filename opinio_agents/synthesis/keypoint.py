@@ -569,9 +569,10 @@ def _side_continuation(clause: str, following: str, sign: int, words: _QueryWord
 def _states_side(text: str, sign: int) -> bool:
     """Whether ``text`` states the side of ``sign`` and not the other: praise (+1) reads positive by the review
     lexicon beyond the neutral band and uses no complaint word; a complaint (-1) reads negative, or uses a complaint
-    word without reading positive (the rule of :func:`~opinio_agents.synthesis.selection.agreeing_points`)."""
+    word without reading positive (the rule of :func:`~opinio_agents.synthesis.selection.agreeing_points`; the
+    complaint words as :mod:`~opinio_agents.synthesis.complaints` reads them)."""
     from opinio_agents.models import SENTIMENT_THRESHOLD
-    from opinio_agents.synthesis.selection import uses_complaint_word
+    from opinio_agents.synthesis.complaints import uses_complaint_word
     from opinio_agents.text.sentiment import default_sentiment_scorer
 
     score = default_sentiment_scorer().score_one(text)
