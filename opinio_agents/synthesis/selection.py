@@ -53,6 +53,8 @@ import numpy as np
 from opinio_agents.errors import ConfigError
 from opinio_agents.models import SENTIMENT_THRESHOLD, Highlight
 from opinio_agents.synthesis.alerts import GUARD_NOTE
+from opinio_agents.synthesis.complaints import NEGATION as _NEGATION
+from opinio_agents.synthesis.complaints import states_complaint, uses_complaint_word
 from opinio_agents.text.preprocess import plain_apostrophes, tokenize_for_bm25
 from opinio_agents.text.wordlists import word_set, word_table
 
@@ -243,7 +245,6 @@ def opinion_tokens(text: str) -> frozenset[str]:
     return frozenset(tokens)
 
 
-_NEGATION = re.compile(r"\b(?:not|no|never|nothing|none|nor|without)\b|n't\b", re.IGNORECASE)
 
 
 def _praise_stems() -> frozenset[str]:
@@ -411,45 +412,6 @@ def _connective_pattern() -> re.Pattern[str]:
 
 
 _WORD_APOS = re.compile(r"[a-z0-9']+")
-_MONEY = re.compile(r"[$\u00a3\u20ac]\s?\d|\d\s?(?:euros?|dollars?|usd|eur|gbp)\b", re.IGNORECASE)
-
-
-def states_complaint(text: str) -> bool:
-    """Whether a key point complains: what a CON must do, whatever the stored sentiment of its sentence says.
-
-    It does with a word the sentiment lexicon reads clearly negative (at most
-    ``-SelectionSettings.complaint_valence`` alone: "rude", "disappointing"; not "stop" or "blocks"), a ``complaint``
-    word the lexicon misses or misreads ("small", "expensive", "noisy", "too"), a negation ("not free",
-    "no air conditioning", "wasn't included") or a price ("Valet parking was over $25"). "The beach is a
-    short walk away" and "The noise was muted", stored negative, do not.
-
-    Example:
-        >>> states_complaint("The rooms are small."), states_complaint("Internet wasn't free.")
-        (True, True)
-        >>> states_complaint("The beach is a short walk away."), states_complaint("The noise was muted.")
-        (False, False)
-    """
-    text = plain_apostrophes(text)
-    return bool(_NEGATION.search(text) or _MONEY.search(text)) or uses_complaint_word(text)
-
-
-def uses_complaint_word(text: str) -> bool:
-    """Whether ``text`` uses a word that complains by itself: a ``complaint`` word ("small", "noisy") or one the
-    sentiment lexicon reads clearly negative alone (at most ``-SelectionSettings.complaint_valence``: "rude").
-
-    Example:
-        >>> uses_complaint_word("The rooms are small."), uses_complaint_word("Internet wasn't free.")
-        (True, False)
-    """
-    from opinio_agents.text.sentiment import default_sentiment_scorer
-
-    words = _WORD_APOS.findall(plain_apostrophes(text).lower())
-    complaint = word_set("selection", "complaint")
-    if any(w in complaint for w in words):
-        return True
-    scorer = default_sentiment_scorer()
-    lexicon = scorer.opinion_words()
-    return any(scorer.score_one(w) <= -SELECTION_SETTINGS.complaint_valence for w in words if w in lexicon)
 
 
 def reads_against(texts: Sequence[str], sign: int) -> list[bool]:
@@ -703,9 +665,6 @@ class SelectionSettings:
         cons_complain: A CON key point of HIRO's aspect highlights must complain (:func:`states_complaint`):
             a side whose candidates only read negative by their stored sentiment ("The beach is a short walk
             away.") gets no CON.
-        complaint_valence: :func:`states_complaint`: how negative the lexicon must read a word alone for it
-            to complain ("rude" -0.51, "lack" -0.32; "stop" -0.30 and "blocks" -0.23, of "a few blocks away",
-            do not).
         topic_order: An ordered paragraph (:func:`summary_of` with ``positions``) states its aspects in the
             order human summaries do (:func:`summary_topic`: the staff first, then cleanliness, rooms, food,
             the rest, the surroundings and the building), most mentioned first within a tier, instead of as
@@ -808,7 +767,6 @@ class SelectionSettings:
     one_opinion: bool = True
     drop_narrative: bool = True
     cons_complain: bool = True
-    complaint_valence: float = 0.3
     topic_order: bool = True
     other_topic_tier: float = 4.0
     other_topic_weight: float = 0.1
