@@ -191,3 +191,17 @@ def test_a_summary_paragraph_states_a_highlight_in_the_summaries_voice(monkeypat
         "The staff were friendly and helpful. All the staff very helpful and efficient. "
         "Great location for venturing downtown. The location is central. Very clean rooms."
     )  # the breakfast does not fit
+
+
+def test_an_abbreviation_inside_a_key_point_does_not_end_it() -> None:
+    # SPACE dev 1064610's summary read "The location is great, close to old town, shopping on st." once the
+    # paragraph took a highlight's points apart at every full stop ("shopping on st. catherine").
+    from opinio_agents.synthesis.selection import in_summary_voice, key_points_of, points_that_fit
+
+    text = "The location is great, close to old town, shopping on st. catherine and the metro. Great location."
+    assert key_points_of(text) == [
+        "The location is great, close to old town, shopping on st. catherine and the metro.",
+        "Great location.",
+    ]
+    assert in_summary_voice(text) == key_points_of(text)[0]
+    assert points_that_fit(text, 16) == key_points_of(text)[0]

@@ -56,6 +56,7 @@ from opinio_agents.synthesis.alerts import GUARD_NOTE
 from opinio_agents.synthesis.complaints import NEGATION as _NEGATION
 from opinio_agents.synthesis.complaints import states_complaint, uses_complaint_word
 from opinio_agents.text.preprocess import plain_apostrophes, tokenize_for_bm25
+from opinio_agents.text.segment import split_sentences
 from opinio_agents.text.wordlists import word_set, word_table
 
 __all__ = [
@@ -74,6 +75,7 @@ __all__ = [
     "is_first_person",
     "opens_in_reviewer_voice",
     "states_the_thing",
+    "key_points_of",
     "names_only_in_passing",
     "without_repeats",
     "opinion_tokens",
@@ -848,7 +850,16 @@ def _key(text: str) -> str:
     return " ".join(_WORD.findall(text.lower()))
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+def key_points_of(text: str) -> list[str]:
+    """The key points of a highlight's or paragraph's ``text``, which joins them with spaces: its sentences as the
+    segmenter reads them, so an abbreviation inside a point ("shopping on st. catherine") does not end it.
+
+    Example:
+        >>> key_points_of("Close to old town, shopping on st. catherine. The room was clean.")
+        ['Close to old town, shopping on st. catherine.', 'The room was clean.']
+    """
+    text = text.strip()
+    return [text[start:end] for start, end in split_sentences(text)]
 
 
 def without_repeated_sentences(texts: Sequence[str]) -> list[str]:
@@ -866,7 +877,7 @@ def without_repeated_sentences(texts: Sequence[str]) -> list[str]:
     out: list[str] = []
     for text in texts:
         kept = []
-        for sentence in _SENTENCE_END.split(text.strip()):
+        for sentence in key_points_of(text):
             key = _key(sentence)
             if key and key not in seen:
                 seen.add(key)
@@ -1214,7 +1225,7 @@ def points_that_fit(text: str, words: int) -> str:
         >>> points_that_fit("The staff was friendly and helpful. Great staff.", 8)
         ''
     """
-    sentences = _SENTENCE_END.split(text.strip())
+    sentences = key_points_of(text)
     kept: list[str] = []
     used = 0
     for sentence in sentences:
@@ -1242,7 +1253,7 @@ def in_summary_voice(text: str) -> str:
         >>> in_summary_voice("Very clean rooms. Loved the staff.")
         'Very clean rooms.'
     """
-    points = [p for p in _SENTENCE_END.split(text.strip()) if p]
+    points = key_points_of(text)
     voiced = [p for p in points if states_the_thing(p)]
     return " ".join(voiced or points[:1])
 
