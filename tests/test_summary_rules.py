@@ -11,8 +11,14 @@ import pytest
 import opinio_agents.hiro.highlights as highlights
 import opinio_agents.synthesis.selection as selection
 from opinio_agents.hiro.highlights import aspect_highlights, summary_point
+from opinio_agents.models import Highlight, Polarity, Support
 from opinio_agents.synthesis.selection import is_narrative, select_summary, stands_alone, without_connective
 from tests.selection_support import one_cluster_aspect, stored, unit
+
+
+def pro(query: str, text: str, reviews: int) -> Highlight:
+    """A PRO highlight of ``query`` backed by ``reviews`` reviews."""
+    return Highlight(query=query, polarity=Polarity.PROS, text=text, support=Support(reviews=reviews))
 
 
 def selection_settings(monkeypatch: pytest.MonkeyPatch, **changes: object) -> None:
@@ -147,13 +153,9 @@ def test_a_query_free_side_of_bare_phrases_gets_no_highlight() -> None:
 def test_a_summary_never_says_one_sentence_twice(monkeypatch: pytest.MonkeyPatch) -> None:
     # Reader's audit: two highlights sharing a key point ("Food was tasty." under food and under taste) put it
     # twice in one summary; the other sentences of each stay, and paraphrases are not this rule's business.
-    from opinio_agents.models import Highlight, Polarity, Support
     from opinio_agents.synthesis.selection import SummaryLayout, summary_of
 
     selection_settings(monkeypatch, summary_voice=False)  # every point of a highlight text is a candidate here
-
-    def pro(query: str, text: str, reviews: int) -> Highlight:
-        return Highlight(query=query, polarity=Polarity.PROS, text=text, support=Support(reviews=reviews))
 
     shown = [
         pro("food", "Food was tasty. Good portions.", 40),
@@ -168,11 +170,7 @@ def test_a_summary_never_says_one_sentence_twice(monkeypatch: pytest.MonkeyPatch
 def test_a_summary_paragraph_states_a_highlight_in_the_summaries_voice(monkeypatch: pytest.MonkeyPatch) -> None:
     # Issue 21 item 1: a highlight gives the paragraph its key points that speak of the hotel in the third person,
     # else its main point alone; a reviewer's shorthand stays in the highlight and its words go to the next aspect.
-    from opinio_agents.models import Highlight, Polarity, Support
     from opinio_agents.synthesis.selection import in_summary_voice, summary_of
-
-    def pro(query: str, text: str, reviews: int) -> Highlight:
-        return Highlight(query=query, polarity=Polarity.PROS, text=text, support=Support(reviews=reviews))
 
     shown = [
         pro("staff", "The staff were friendly and helpful. All the staff very helpful and efficient.", 60),
