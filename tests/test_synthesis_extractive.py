@@ -670,3 +670,27 @@ def test_a_highlight_names_a_part_of_its_aspect_where_reviewers_do(encoder) -> N
     # two reviewers' beds are an aside, not what reviewers describe the rooms by
     (few,) = ExtractiveSynthesizer(encoder).synthesize(_rooms_item(2))
     assert not uses_any(few.text, parts), few.text
+
+
+def _staff_item() -> QueryEvidence:
+    shorthand = [
+        "Staff was friendly and helpful.", "Staff is friendly and helpful.",
+        "Staff were all very friendly and helpful.", "Staff very nice and helpful.", "Staff friendly and helpful.",
+        "Staff is super friendly and helpful.",
+    ]
+    full = "The staff were friendly and helpful."
+    candidates = [*(ev(i, t, 0.6) for i, t in enumerate(shorthand)), ev(20, full, 0.6)]
+    support = Support(reviews=len(candidates), positive=len(candidates))
+    return QueryEvidence(query="staff", evidence=candidates, support=support)
+
+
+def test_an_answer_opens_with_a_full_statement_about_the_thing(encoder) -> None:
+    # SPACE dev's service answers opened with a reviewer's shorthand ("Staff was friendly and helpful.") where the
+    # references open "The staff were ...": the first key point is chosen with lead_voice and lead_length.
+    full = "The staff were friendly and helpful."
+    (pro,) = ExtractiveSynthesizer(encoder).synthesize(_staff_item())
+    assert pro.text.startswith(full), pro.text
+    (plain,) = ExtractiveSynthesizer(encoder, lead_voice=0.0, lead_length=0.0).synthesize(_staff_item())
+    assert not plain.text.startswith(full), plain.text
+    with pytest.raises(ConfigError):
+        ExtractiveSynthesizer(encoder, lead_words=0)
