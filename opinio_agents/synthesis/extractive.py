@@ -110,9 +110,10 @@ class ExtractiveSynthesizer(Synthesizer):
             (:func:`~opinio_agents.synthesis.support.aspect_parts`: the bed, the lobby, the station) and
             ``part_candidates`` of its other candidates do, the best-scored of those joins (:meth:`_with_part`).
         part_candidates: How many of the side's other candidates must name a part for ``part_point``.
-        lead_voice: A side's first key point is chosen by its score plus this when it speaks of the thing in the
-            third person (:func:`~opinio_agents.synthesis.selection.lead_scores`); 0 with ``lead_length`` 0: the
-            best-scored point leads.
+        lead_voice: The majority side's first key point (the answer's first sentence) is chosen by its score plus
+            this when it speaks of the thing in the third person
+            (:func:`~opinio_agents.synthesis.selection.lead_scores`); 0 with ``lead_length`` 0: the best-scored
+            point leads. The minority side's points follow the answer's opening and keep their MMR order.
         lead_length: Plus this times its share of ``lead_words`` words.
         lead_words: Words at which a lead point's length stops counting.
         aspect_clause: A key point keeps the clause that names the query by its words or by the words that also
@@ -291,7 +292,7 @@ class ExtractiveSynthesizer(Synthesizer):
                     continue
             told_points = [points[i] for i in told]
             lead = None
-            if self.lead_voice or self.lead_length:  # the answer opens with a full third-person statement
+            if majority and (self.lead_voice or self.lead_length):  # the answer opens with a full statement
                 lead = lead_scores(
                     told_points, scores[told], voice=self.lead_voice, length=self.lead_length, words=self.lead_words
                 )
