@@ -15,6 +15,7 @@ from opinio_agents.synthesis.selection import (
     compose_summary,
     expand_pool,
     genericity,
+    lead_scores,
     lexical_centrality,
     score_candidates,
     select_points,
@@ -618,6 +619,16 @@ def test_select_points_skips_what_the_repeats_rule_calls_a_repeat() -> None:
     assert select_points(
         texts, vectors, scores, max_points=2, budget_words=20, repeats=lambda a, b: {a, b} == {0, 1}
     ) == [0, 2]
+
+
+def test_select_points_takes_the_first_point_by_its_lead_scores() -> None:
+    texts = ["Staff very nice.", "The staff were friendly and helpful to us.", "Rooms were spotless."]
+    vectors = unit([[1, 0, 0], [0.5, 0.8, 0], [0, 0, 1]])
+    scores = np.array([0.9, 0.8, 0.3])
+    assert select_points(texts, vectors, scores, max_points=2, budget_words=20)[0] == 0
+    lead = lead_scores(texts, scores, voice=0.2, length=0.1, words=20)
+    assert lead[1] > lead[0] > scores[0]
+    assert select_points(texts, vectors, scores, max_points=2, budget_words=20, lead=lead)[0] == 1
 
 
 def test_query_free_further_points_must_not_repeat_an_earlier_points_topics_and_opinions() -> None:

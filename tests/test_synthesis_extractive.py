@@ -687,3 +687,27 @@ def test_dots_that_pause_a_sentence_do_not_read_as_a_glued_full_stop() -> None:
     point = to_key_point("Great overall experience...especially the restaurant (Tulio) in the hotel!", "food")
     assert point == "Great overall experience\u2026 especially the restaurant (Tulio) in the hotel."
     assert clean_sentence("Nice hotel...") == "Nice hotel."
+
+
+def _staff_item() -> QueryEvidence:
+    shorthand = [
+        "Staff was friendly and helpful.", "Staff is friendly and helpful.",
+        "Staff were all very friendly and helpful.", "Staff very nice and helpful.", "Staff friendly and helpful.",
+        "Staff is super friendly and helpful.",
+    ]
+    full = "The staff were friendly and helpful."
+    candidates = [*(ev(i, t, 0.6) for i, t in enumerate(shorthand)), ev(20, full, 0.6)]
+    support = Support(reviews=len(candidates), positive=len(candidates))
+    return QueryEvidence(query="staff", evidence=candidates, support=support)
+
+
+def test_an_answer_opens_with_a_full_statement_about_the_thing(encoder) -> None:
+    # SPACE dev's service answers opened with a reviewer's shorthand ("Staff was friendly and helpful.") where the
+    # references open "The staff were ...": the first key point is chosen with lead_voice and lead_length.
+    full = "The staff were friendly and helpful."
+    (pro,) = ExtractiveSynthesizer(encoder).synthesize(_staff_item())
+    assert pro.text.startswith(full), pro.text
+    (plain,) = ExtractiveSynthesizer(encoder, lead_voice=0.0, lead_length=0.0).synthesize(_staff_item())
+    assert not plain.text.startswith(full), plain.text
+    with pytest.raises(ConfigError):
+        ExtractiveSynthesizer(encoder, lead_words=0)

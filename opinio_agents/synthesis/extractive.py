@@ -45,6 +45,7 @@ from opinio_agents.synthesis.selection import (
     SelectionWeights,
     agreeing_points,
     is_narrative,
+    lead_scores,
     minority_points,
     opinion_points,
     score_candidates,
@@ -109,6 +110,12 @@ class ExtractiveSynthesizer(Synthesizer):
             (:func:`~opinio_agents.synthesis.support.aspect_parts`: the bed, the lobby, the station) and
             ``part_candidates`` of its other candidates do, the best-scored of those joins (:meth:`_with_part`).
         part_candidates: How many of the side's other candidates must name a part for ``part_point``.
+        lead_voice: The majority side's first key point (the answer's first sentence) is chosen by its score plus
+            this when it speaks of the thing in the third person
+            (:func:`~opinio_agents.synthesis.selection.lead_scores`); 0 with ``lead_length`` 0: the best-scored
+            point leads. The minority side's points follow the answer's opening and keep their MMR order.
+        lead_length: Plus this times its share of ``lead_words`` words.
+        lead_words: Words at which a lead point's length stops counting.
         aspect_clause: A key point keeps the clause that names the query by its words or by the words that also
             name it (:func:`~opinio_agents.synthesis.support.aspect_forms`), not only by the query's own words
             ("The room was tiny but the breakfast was excellent" under food: "The breakfast was excellent.").
@@ -142,6 +149,9 @@ class ExtractiveSynthesizer(Synthesizer):
         aspect_clause: bool = KEY_POINT_SETTINGS.aspect_clause,
         part_point: bool = KEY_POINT_SETTINGS.part_point,
         part_candidates: int = KEY_POINT_SETTINGS.part_candidates,
+        lead_voice: float = KEY_POINT_SETTINGS.lead_voice,
+        lead_length: float = KEY_POINT_SETTINGS.lead_length,
+        lead_words: int = KEY_POINT_SETTINGS.lead_words,
     ) -> None:
         super().__init__()
         if not 0.0 < split_threshold <= 0.5:
@@ -189,6 +199,11 @@ class ExtractiveSynthesizer(Synthesizer):
             raise ConfigError(f"part_candidates={part_candidates} must be >= 1")
         self.part_point = part_point
         self.part_candidates = part_candidates
+        if lead_words < 1:
+            raise ConfigError(f"lead_words={lead_words} must be >= 1")
+        self.lead_voice = lead_voice
+        self.lead_length = lead_length
+        self.lead_words = lead_words
 
     @property
     def encoder(self) -> Encoder:
@@ -275,13 +290,20 @@ class ExtractiveSynthesizer(Synthesizer):
                 told = opinion_points(points, told, item.query)
                 if not told:  # only bare phrases ("Quantity.", "Waiting time."): nothing to say
                     continue
+            told_points = [points[i] for i in told]
+            lead = None
+            if majority and (self.lead_voice or self.lead_length):  # the answer opens with a full statement
+                lead = lead_scores(
+                    told_points, scores[told], voice=self.lead_voice, length=self.lead_length, words=self.lead_words
+                )
             chosen = select_points(
-                [points[i] for i in told],
+                told_points,
                 vectors[told],
                 scores[told],
                 max_points=max_points,
                 budget_words=budget,
                 mmr_lambda=self.mmr_lambda,
+                lead=lead,
             )
             chosen = [told[j] for j in chosen]
             if len(chosen) > 1 and self.min_point_support > 0:

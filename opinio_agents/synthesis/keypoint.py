@@ -130,6 +130,27 @@ class KeyPointSettings:
             SPACE dev general, HIRO seeds 0-3, RL 28.89 -> 28.90 (margin 3.65 both). With the side also breaking
             ties between clauses that name the aspect alike: 28.85 (3.62), and cuts such as "That quickly wore off
             because everything was so pleasant and the beds are very comfortable."; not shipped.
+        min_cut_words: Fewest words a word cap keeps when it backs off to a clause boundary, away from a verb
+            or subject it cut from its complement (:func:`_closed_cut`: "... and the food was"); with no such
+            boundary the cut stays as it is. Reader's audit (``benchmarks/README.md``), not tuned.
+        lead_voice: Issue 21 items 2-3 (the voice of human aspect summaries): the majority side's first key point
+            (an answer's first sentence; the minority side's points follow it) is chosen by its score plus
+            ``lead_voice`` when it speaks of the thing in the third person
+            (:func:`~opinio_agents.synthesis.selection.states_the_thing`) plus ``lead_length`` times its share of
+            ``lead_words`` words (:func:`~opinio_agents.synthesis.selection.lead_scores`); the further points are
+            MMR's as before. An answer opens with a full statement about the thing, as the references do ("The
+            room is well-appointed with contemporary furnishings and a comfortable bed.", "The staff were friendly
+            and helpful."), not with a reviewer's shorthand ("Staff was friendly and helpful.", "Great location,
+            clean modern rooms."). A greedy ROUGE-L oracle over the majority side's 12 best-scored candidates (SPACE
+            dev, 114 answers) opens with a third-person point in 88% of the answers (the shipped answers 78%), with one
+            of 14+ words in 27% (shipped 4%); third-person points of 14+ words lead the oracle's answers 19% of
+            the time, shorthand of under 7 words 1%. SPACE dev aspect RL 28.30 -> 29.11 (margin 4.09 -> 4.40, both
+            alternate-hotel halves up), topics proxy 27.94 -> 28.43 (4.09 -> 4.22), OpoSum aspect labels gap 60.3
+            -> 60.9 (on both sides 29.09 / 28.45 / 60.6); the voice alone (any weight) 28.46-28.52 with the margin
+            down, the length alone 28.38 (0.1) / 27.86 (0.2); a further point needing the voice 27.56 (figures in
+            ``benchmarks/README.md``).
+        lead_length: See ``lead_voice`` (0.1-0.15 score about the same; 0.05 adds nothing to the voice).
+        lead_words: Words at which a lead point's length stops counting (15 / 25 on both sides: RL 29.11 / 28.87).
     """
 
     max_words: int = 28
@@ -155,6 +176,9 @@ class KeyPointSettings:
     side_clause: bool = True
     part_point: bool = True
     part_candidates: int = 5
+    lead_voice: float = 0.2
+    lead_length: float = 0.1
+    lead_words: int = 20
 
 
 #: The settings key points use unless a caller passes others.

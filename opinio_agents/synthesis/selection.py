@@ -62,6 +62,7 @@ from opinio_agents.text.wordlists import word_set, word_table
 __all__ = [
     "SelectionWeights",
     "genericity",
+    "lead_scores",
     "content_tokens",
     "lexical_centrality",
     "score_candidates",
@@ -899,10 +900,12 @@ def select_points(
     word_count: Sequence[int] | None = None,
     repeats: Callable[[int, int], bool] | None = None,
     overshoot: float = 1.25,
+    lead: np.ndarray | None = None,
 ) -> list[int]:
     """Positions of the key points: MMR over ``scores`` until ``max_points`` or ``budget_words``.
 
-    The first point is the best-scored sentence; each next one maximises
+    The first point is the best-scored sentence (the best of ``lead`` when given, :func:`lead_scores`); each
+    next one maximises
     ``mmr_lambda * score - (1 - mmr_lambda) * max cosine to the chosen`` and
     is skipped when it repeats a chosen one (cosine >= ``redundancy``, the
     same words, or ``repeats(candidate, chosen)`` when given). A further point
@@ -930,6 +933,11 @@ def select_points(
     seen: set[str] = set()
     words = 0
     relevance = _scale(np.asarray(scores, dtype=float))
+    if lead is not None:
+        first = int(np.argmax(np.asarray(lead, dtype=float)))
+        chosen.append(first)
+        seen.add(_key(texts[first]))
+        words += lengths[first]
     while len(chosen) < max_points and words < budget_words:
         best, best_value = -1, -np.inf
         for i in range(n):
@@ -951,6 +959,25 @@ def select_points(
         seen.add(_key(texts[best]))
         words += lengths[best]
     return chosen
+
+
+def lead_scores(texts: Sequence[str], scores: np.ndarray, *, voice: float, length: float, words: int) -> np.ndarray:
+    """The scores an answer's first key point is chosen by: ``scores`` plus ``voice`` for a point that speaks of
+    the thing in the third person (:func:`states_the_thing`) and ``length`` times its share of ``words`` words.
+
+    A human aspect summary opens with a full statement about the thing ("The room is well-appointed with
+    contemporary furnishings and a comfortable bed."), not a reviewer's shorthand ("Room was clean and
+    comfortable.", "Great location, clean modern rooms."); the further points stay MMR's
+    (``KeyPointSettings.lead_voice``).
+
+    Example:
+        >>> lead_scores(["Staff very nice.", "The staff were friendly."], np.array([0.5, 0.4]),
+        ...     voice=0.2, length=0.1, words=20).round(2).tolist()
+        [0.52, 0.62]
+    """
+    third = np.array([states_the_thing(t) for t in texts], dtype=float)
+    share = np.array([min(len(t.split()), words) / words for t in texts], dtype=float)
+    return np.asarray(scores, dtype=float) + voice * third + length * share
 
 
 def select_summary(
