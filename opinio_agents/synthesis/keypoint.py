@@ -304,7 +304,7 @@ def subject_clauses(text: str, *, min_words: int = 3) -> list[str]:
 
 
 _PIECE_SPLIT = re.compile(r"\s*,\s*|\s+-\s+")
-_PIECE_WORD = re.compile(r"[a-z']+", re.IGNORECASE)
+_PIECE_WORD = re.compile(r"[a-z']+")
 _WRITTEN_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 
 
@@ -820,9 +820,10 @@ def _cut_open(head: str) -> bool:
         (True, True, False)
     """
     pieces = _PIECE_SPLIT.split(head)
-    if _left_open(pieces[-1]) and len(_PIECE_WORD.findall(pieces[-1].lower())) > 1:
+    last_words = len(_PIECE_WORD.findall(pieces[-1].lower()))
+    if last_words > 1 and _left_open(pieces[-1]):
         return True
-    return len(pieces) > 1 and len(_PIECE_WORD.findall(pieces[-1].lower())) <= 2 and _left_open(pieces[-2])
+    return len(pieces) > 1 and last_words <= 2 and _left_open(pieces[-2])
 
 
 def _impersonal(clause: str) -> str:

@@ -248,8 +248,6 @@ def opinion_tokens(text: str) -> frozenset[str]:
     return frozenset(tokens)
 
 
-
-
 def _praise_stems() -> frozenset[str]:
     return frozenset(stem for word in word_set("selection", "generic_praise") for stem in tokenize_for_bm25(word))
 
