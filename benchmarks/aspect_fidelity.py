@@ -46,8 +46,9 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from data_paths import real_reviews_file  # this folder's module (the script runs from here)
 
-SPACE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real-reviews" / "space_dev.json"
+SPACE = real_reviews_file("space_dev.json")
 
 
 def text_mentions(

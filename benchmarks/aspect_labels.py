@@ -40,7 +40,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from ctfidf_namer import CtfidfNamer  # this folder's module (the script runs from here)
+from ctfidf_namer import CtfidfNamer  # this folder's modules (the script runs from here)
+from data_paths import real_reviews_file
 
 from opinio_agents.datasets import phrases
 from opinio_agents.datasets.synthetic import generate_entity
@@ -52,7 +53,7 @@ from opinio_agents.models import Entity
 from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
-SPACE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real-reviews" / "space_dev.json"
+SPACE = real_reviews_file("space_dev.json")
 
 #: What counts as naming each SPACE aspect (lower-case phrases and head words, lemmatized).
 LEXICON: dict[str, frozenset[str]] = {

@@ -24,26 +24,17 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
+from data_paths import real_reviews_dir  # this folder's module (the script runs from here)
 
 GENERIC = [
     "wi-fi", "breakfast", "staff", "pool", "parking", "room", "noise", "air conditioning", "location",
     "bed comfort", "bathroom", "price", "view", "cleanliness", "check-in", "restaurant", "service",
     "food", "value for money", "shower", "elevator", "bar", "quality", "delivery", "battery life",
 ]
-
-
-def data_dir() -> Path | None:
-    """``$OPINIO_REAL_REVIEWS`` or ``../shared/data/real-reviews``."""
-    env = os.environ.get("OPINIO_REAL_REVIEWS")
-    candidates = [Path(env)] if env else []
-    candidates.append(Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real-reviews")
-    return next((c for c in candidates if c.is_dir()), None)
 
 
 def main() -> int:
@@ -53,7 +44,7 @@ def main() -> int:
     parser.add_argument("--backends", default="onnx,onnx-int8")
     args = parser.parse_args()
 
-    folder = data_dir()
+    folder = real_reviews_dir()
     if folder is None:
         print("no real-reviews folder found (set OPINIO_REAL_REVIEWS); nothing to run")
         return 0

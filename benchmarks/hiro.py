@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from data_paths import SHARED_DATA  # this folder's module (the script runs from here)
 
 from opinio_agents.datasets import sample_path
 from opinio_agents.datasets.synthetic import generate_entity
@@ -39,7 +40,7 @@ from opinio_agents.models import Entity
 from opinio_agents.stores.sentence_store import SentenceStore
 from opinio_agents.text.preprocess import tokenize_for_bm25
 
-SEMEVAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "semeval15-hotels" / "hotels_aspects.csv"
+SEMEVAL = SHARED_DATA / "semeval15-hotels" / "hotels_aspects.csv"
 
 
 def _quality_rows(name: str, texts: list[str], vectors: np.ndarray, depth: int, seed: int) -> list[str]:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from real_reviews import data_dir  # noqa: E402
+from data_paths import real_reviews_dir  # noqa: E402
 
 
 def shares(text: str, own: list[str], others: list[str]) -> tuple[float, float] | None:
@@ -49,7 +49,7 @@ def main() -> int:
     parser.add_argument("--entities", type=int, default=None, help="Only the first N products.")
     parser.add_argument("--records", type=Path, default=None, help="Write every query's texts and shares here (JSONL).")
     args = parser.parse_args()
-    folder = data_dir()
+    folder = real_reviews_dir()
     if folder is None or not (folder / "oposum.json").is_file():
         print("no oposum.json in the real-reviews folder (set OPINIO_REAL_REVIEWS); nothing to run")
         return 0

@@ -66,6 +66,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from data_paths import real_reviews_dir  # noqa: E402  # this folder's module (the script runs from here)
+
 DONE_WHEN_QUERIES = ("wi-fi", "breakfast buffet", "parking", "front desk staff")
 SPACE_ASPECTS = ("rooms", "service", "location")
 
@@ -145,8 +147,8 @@ class ModelClock:
 
 
 def _real_reviews() -> Path | None:
-    folder = Path(os.environ.get("OPINIO_REAL_REVIEWS", ROOT.parent / "shared" / "data" / "real-reviews"))
-    return folder if (folder / "space_dev.json").exists() else None
+    folder = real_reviews_dir()
+    return folder if folder is not None and (folder / "space_dev.json").exists() else None
 
 
 def _sample_refs(entity: Any, queries: list[str]) -> dict[str, list[str]]:

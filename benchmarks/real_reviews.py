@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from data_paths import NO_DATA, real_reviews_dir  # this folder's module (the script runs from here)
 
 #: set name -> tasks that apply.
 SETS: dict[str, tuple[str, ...]] = {
@@ -84,9 +85,6 @@ def domain_tables(records: list[dict[str, Any]], domains: dict[str, str]) -> lis
     ]
 
 
-#: What a benchmark over the real-reviews folder prints when there is none (it then exits 0).
-NO_DATA = "no real-reviews folder found (set OPINIO_REAL_REVIEWS); nothing to run"
-
 
 def baselines_arg(text: str | None) -> list[str] | None:
     """The ``--baselines`` argument: None for every baseline that applies, ``none`` for the system only.
@@ -96,15 +94,6 @@ def baselines_arg(text: str | None) -> list[str] | None:
         (None, [], ['lexrank', 'centroid'])
     """
     return None if text is None else [b for b in text.split(",") if b and b != "none"]
-
-
-def data_dir() -> Path | None:
-    """The real-reviews folder: ``$OPINIO_REAL_REVIEWS`` or ``../shared/data/real-reviews``."""
-    env = os.environ.get("OPINIO_REAL_REVIEWS")
-    candidates = [Path(env)] if env else []
-    root = Path(__file__).resolve().parents[1]
-    candidates.append(root.parent / "shared" / "data" / "real-reviews")
-    return next((c for c in candidates if c.is_dir()), None)
 
 
 def dev_entities(
@@ -223,7 +212,7 @@ def main() -> int:
     args = parser.parse_args()
     baselines = baselines_arg(args.baselines)
     seeds = [int(s) for s in args.hiro_seeds.split(",") if s.strip()] if args.hiro_seeds else []
-    folder = data_dir()
+    folder = real_reviews_dir()
     if folder is None:
         print(NO_DATA)
         return 0

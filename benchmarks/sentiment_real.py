@@ -40,12 +40,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+from data_paths import SHARED_DATA  # this folder's module (the script runs from here)
 
 from opinio_agents.models import SENTIMENT_THRESHOLD
 from opinio_agents.text.sentiment import VaderSentimentScorer, sentiment_label
 from opinio_agents.text.sentiment_head import EmbeddingSentimentHead, blend
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = SHARED_DATA
 NEUTRAL_BAND = 0.2
 _HOTEL = {"negative": -1, "neutral": 0, "positive": 1}
 

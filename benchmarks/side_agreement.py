@@ -33,6 +33,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from data_paths import real_reviews_file  # this folder's module (the script runs from here)
+
 from opinio_agents.evaluation.side import (
     MIN_OVERLAP,
     NEUTRAL_BAND,
@@ -44,7 +46,7 @@ from opinio_agents.evaluation.side import (
 )
 from opinio_agents.models import Polarity
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real-reviews"
+DATA = real_reviews_file("oposum.json").parent
 STORE = Path("/tmp/opinio-real-reviews-store/oposum")
 
 

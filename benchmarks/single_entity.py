@@ -23,7 +23,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from real_reviews import NO_DATA, SETS, baselines_arg, data_dir, dev_entities  # this folder's module
+from data_paths import NO_DATA, real_reviews_dir  # this folder's modules
+from real_reviews import SETS, baselines_arg, dev_entities
 
 
 def add_margins(records: list[dict[str, Any]], refs: dict[str, Any], use_stemmer: bool = True) -> None:
@@ -57,7 +58,7 @@ def main() -> int:
     parser.add_argument("--no-plots", action="store_true")
     args = parser.parse_args()
     baselines = baselines_arg(args.baselines)
-    folder = data_dir()
+    folder = real_reviews_dir()
     if folder is None:
         print(NO_DATA)
         return 0

@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from aspect_labels import LEXICON, lemmas  # this folder's module (the script runs from here)
-from real_reviews import data_dir
+from data_paths import real_reviews_dir
 
 from opinio_agents.evaluation.human import EntityReferences
 from opinio_agents.models import Entity, Review
@@ -98,7 +98,7 @@ def main() -> int:
     parser.add_argument("--no-plots", action="store_true")
     args = parser.parse_args()
 
-    folder = data_dir()
+    folder = real_reviews_dir()
     if folder is None or not (folder / "space_dev.json").is_file():
         print("no SPACE dev file found (set OPINIO_REAL_REVIEWS); nothing to run")
         return 0

@@ -24,6 +24,8 @@ import argparse
 import time
 from pathlib import Path
 
+from data_paths import SHARED_DATA  # this folder's module (the script runs from here)
+
 
 def main() -> int:
     """Print a markdown table: encoder, layers, parameters, weights MB, ms/sentence, ratio."""
@@ -33,7 +35,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--extractors", nargs="*", default=[], help="time these extractors instead (first = baseline)")
     parser.add_argument(
-        "--data-dir", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/aste-v2"
+        "--data-dir", type=Path, default=SHARED_DATA / "aste-v2"
     )
     args = parser.parse_args()
     if not args.data_dir.is_dir():

@@ -68,6 +68,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from data_paths import real_reviews_dir  # noqa: E402  # this folder's module (the script runs from here)
 from langchain_core.language_models import BaseChatModel  # noqa: E402
 from langchain_core.messages import AIMessage, BaseMessage  # noqa: E402
 from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
@@ -77,14 +78,6 @@ OFF_ASPECT = {
     "PROS": "The rooftop infinity pool and the spa were the best part of the stay.",
     "CONS": "The casino was smoky and the slot machines were broken.",
 }
-
-
-def data_dir() -> Path | None:
-    """The real-reviews folder: ``$OPINIO_REAL_REVIEWS`` or ``../shared/data/real-reviews``."""
-    env = os.environ.get("OPINIO_REAL_REVIEWS")
-    candidates = [Path(env)] if env else []
-    candidates.append(ROOT.parent / "shared" / "data" / "real-reviews")
-    return next((c for c in candidates if c.is_dir()), None)
 
 
 def _bucket(query: str, modulo: int) -> bool:
@@ -167,7 +160,7 @@ def _load_sets(names: Sequence[str], limit: int | None) -> dict[str, list[Any]]:
         if name == "sample":
             sets["sample"] = list(load_sample())
         elif name == "space_dev":
-            folder = data_dir()
+            folder = real_reviews_dir()
             path = folder / "space_dev.json" if folder else None
             if path is None or not path.is_file():
                 print("space_dev: no ../shared/data/real-reviews/space_dev.json (set OPINIO_REAL_REVIEWS); skipped")

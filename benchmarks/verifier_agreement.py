@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -39,10 +38,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from data_paths import real_reviews_file  # noqa: E402  # this folder's module
+
 from opinio_agents.models import Evidence, Highlight, Polarity, Support, Verification  # noqa: E402
 
 CHECKED = ROOT / "tests" / "data" / "verifier_checked.json"
-SPACE = Path(os.environ.get("OPINIO_REAL_REVIEWS", ROOT.parent / "shared" / "data" / "real-reviews")) / "space_dev.json"
+SPACE = real_reviews_file("space_dev.json")
 
 
 def _texts(sets: set[str]) -> dict[str, str]:
