@@ -11,6 +11,7 @@ from opinio_agents.stores.catalog import StoredSentence
 from opinio_agents.synthesis.extractive import ExtractiveSynthesizer, evidence_polarity
 from opinio_agents.synthesis.keypoint import (
     KEY_POINT_SETTINGS,
+    aspect_segments,
     clean_sentence,
     focused_text,
     is_opinion,
@@ -680,6 +681,18 @@ def test_a_highlight_names_a_part_of_its_aspect_where_reviewers_do(encoder) -> N
     # two reviewers' beds are an aside, not what reviewers describe the rooms by
     (few,) = ExtractiveSynthesizer(encoder).synthesize(_rooms_item(2))
     assert not uses_any(few.text, parts), few.text
+
+
+def test_a_dash_before_a_split_and_is_no_part_of_a_key_point() -> None:
+    # SPACE dev 156564's summary read "The bathroom was modern -, the shower had great water pressure.".
+    text = (
+        "We had a nice balcony - that was a good length and spotlessly clean, and the bathroom was modern - and the"
+        " shower had great water pressure, but the bedroom and living room both showed their age."
+    )
+    point = to_key_point(text, "bathroom", sign=1)
+    assert point == "The bathroom was modern, the shower had great water pressure.", point
+    pieces = aspect_segments("The room was great \u2013 and the staff was kind.")
+    assert pieces == ["The room was great", "the staff was kind"], pieces
 
 
 def test_dots_that_pause_a_sentence_do_not_read_as_a_glued_full_stop() -> None:

@@ -304,6 +304,9 @@ def subject_clauses(text: str, *, min_words: int = 3) -> list[str]:
 
 
 _PIECE_SPLIT = re.compile(r"\s*,\s*|\s+-\s+")
+#: What a piece loses at its edges: a dash before the "and" it was split at goes with it ("the bathroom was
+#: modern - and the shower had great water pressure" read "The bathroom was modern -, the shower had ...").
+_PIECE_EDGE = " ,;-\u2013\u2014"
 _PIECE_WORD = re.compile(r"[a-z']+")
 _WRITTEN_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 
@@ -381,7 +384,7 @@ def aspect_segments(text: str) -> list[str]:
         for part in _SUBJECT_SPLIT.split(clause or ""):
             still_open = False  # the last piece ends inside a phrase that the pieces after it complete
             for piece in _PIECE_SPLIT.split(part or ""):
-                piece = piece.strip(" ,;")
+                piece = piece.strip(_PIECE_EDGE)
                 words = _PIECE_WORD.findall(piece.lower())
                 if not words:
                     continue
@@ -839,7 +842,7 @@ def _impersonal(clause: str) -> str:
         >>> _impersonal("Our room was clean"), _impersonal("My husband loved it")
         ('The room was clean', 'My husband loved it')
     """
-    parts = [part.strip(" ,;") for part in _SUBJECT_SPLIT.split(clause)]
+    parts = [part.strip(_PIECE_EDGE) for part in _SUBJECT_SPLIT.split(clause)]
     parts = [part for part in parts if part]
     if len(parts) >= 2 and _PERSONAL.search(parts[0]) and not _FIRST_PERSON.match(parts[0]):
         rest = next((k for k, part in enumerate(parts) if not _PERSONAL.search(part)), None)
