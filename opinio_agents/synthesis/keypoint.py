@@ -199,9 +199,10 @@ _REPEAT_PUNCT = re.compile(r"([!?.])[!?.]+")
 #: full stop ("experience.especially").
 _GLUED_PAUSE = re.compile(r"(?<=\w)(?:\.{2,}|\u2026)(?=[a-z])")
 _SPACES = re.compile(r"\s+")
-#: A space typed before a comma or stop ("very nice, clean , with a large bathroom"): the mark joins its word (a
-#: spaced colon stays: it sets off a heading, "one thing : the layout").
-_SPACE_BEFORE_MARK = re.compile(r"\s+([,;!?.])(?=\s|$)")
+#: A space typed before a comma, stop or closing bracket, or after an opening one ("very nice, clean , with a
+#: large bathroom", "quite interesting (in a good way! )"): the mark joins its word (a spaced colon stays: it sets
+#: off a heading, "one thing : the layout").
+_SPACE_BEFORE_MARK = re.compile(r"\s+([,;!?.])(?=\s|$)|\s+(\))|(\()\s+")
 _LEADING_PUNCT = re.compile(r"^[\s.,;:!?\-\u2013\u2014]+")
 #: A list number opening a review line ("4.) Indoor pool", "2) The staff", "(3) Breakfast").
 _ENUMERATOR = re.compile(r"^\(?\d{1,2}\s*[.):]+\)?\s+(?=\S)")
@@ -260,14 +261,14 @@ def clean_sentence(text: str) -> str:
         'We didn’t pay more than €150 a night'
         >>> clean_sentence("Great overall experience...especially the restaurant...")
         'Great overall experience\u2026 especially the restaurant.'
-        >>> clean_sentence("The room was very nice, clean , with a sofa .")
-        'The room was very nice, clean, with a sofa.'
+        >>> clean_sentence("The room was very nice, clean , with a sofa ( a big one ) .")
+        'The room was very nice, clean, with a sofa (a big one).'
     """
     text = _TAG.sub(" ", text).replace("\u00c2\u00a0", " ")  # a no-break space read as Latin-1: "Â "
     text = _NON_TEXT.sub(" ", text)
     text = _REPEAT_PUNCT.sub(r"\1", _GLUED_PAUSE.sub("\u2026 ", text))
     text = _ENUMERATOR.sub("", _LEADING_PUNCT.sub("", _SPACES.sub(" ", text)).strip())
-    text = _SPACE_BEFORE_MARK.sub(r"\1", text)
+    text = _SPACE_BEFORE_MARK.sub(lambda m: m.group(m.lastindex or 0), text)
     letters = [c for c in text if c.isalpha()]
     if len(letters) >= 8 and sum(c.isupper() for c in letters) > 0.7 * len(letters):
         text = text.lower()  # SHOUTED sentences become sentence case in to_key_point
