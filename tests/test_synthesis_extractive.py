@@ -695,11 +695,14 @@ def test_a_dash_before_a_split_and_is_no_part_of_a_key_point() -> None:
     assert pieces == ["The room was great", "the staff was kind"], pieces
 
 
-def test_dots_that_pause_a_sentence_do_not_read_as_a_glued_full_stop() -> None:
+def test_dots_that_pause_a_sentence_do_not_read_as_a_full_stop() -> None:
     # SPACE dev 100585's summary read "Great overall experience.especially the restaurant (Tulio) in the hotel.".
     point = to_key_point("Great overall experience...especially the restaurant (Tulio) in the hotel!", "food")
     assert point == "Great overall experience\u2026 especially the restaurant (Tulio) in the hotel."
     assert clean_sentence("Nice hotel...") == "Nice hotel."
+    # with a space too: 188745's building answer read "the decor is classic French. everything is elegant ..."
+    spaced = clean_sentence("The decor is classic French... everything is elegant and tasteful.")
+    assert spaced == "The decor is classic French\u2026 everything is elegant and tasteful.", spaced
 
 
 def _staff_item() -> QueryEvidence:

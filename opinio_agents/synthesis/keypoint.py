@@ -194,10 +194,11 @@ _NON_TEXT = re.compile(
     r"\u00A2\u00A3\u00A5\u20AC\u20B9\u00B0\u00BC-\u00BE\u00B4]"
 )
 _REPEAT_PUNCT = re.compile(r"([!?.])[!?.]+")
-#: Dots that pause a sentence between two words with no space ("Great overall experience...especially the
-#: restaurant"): the sentence splitter keeps them as one sentence, and collapsed to one dot they read as a glued
-#: full stop ("experience.especially").
-_GLUED_PAUSE = re.compile(r"(?<=\w)(?:\.{2,}|\u2026)(?=[a-z])")
+#: Dots that pause a sentence before a lower-case word, with or without a space ("Great overall
+#: experience...especially the restaurant", "the decor is classic French... everything is elegant"): the sentence
+#: splitter keeps them as one sentence, and collapsed to one dot they read as a full stop before a lower-case
+#: sentence ("experience.especially", "French. everything").
+_GLUED_PAUSE = re.compile(r"(?<=\w)(?:\.{2,}|\u2026)\s*(?=[a-z])")
 _SPACES = re.compile(r"\s+")
 #: A space typed before a comma, stop or closing bracket, or after an opening one ("very nice, clean , with a
 #: large bathroom", "quite interesting (in a good way! )"): the mark joins its word (a spaced colon stays: it sets
@@ -266,13 +267,20 @@ def clean_sentence(text: str) -> str:
     """
     text = _TAG.sub(" ", text).replace("\u00c2\u00a0", " ")  # a no-break space read as Latin-1: "Â "
     text = _NON_TEXT.sub(" ", text)
-    text = _REPEAT_PUNCT.sub(r"\1", _GLUED_PAUSE.sub("\u2026 ", text))
+    text = _REPEAT_PUNCT.sub(r"\1", _GLUED_PAUSE.sub(lambda m: _pause(text, m), text))
     text = _ENUMERATOR.sub("", _LEADING_PUNCT.sub("", _SPACES.sub(" ", text)).strip())
     text = _SPACE_BEFORE_MARK.sub(lambda m: m.group(m.lastindex or 0), text)
     letters = [c for c in text if c.isalpha()]
     if len(letters) >= 8 and sum(c.isupper() for c in letters) > 0.7 * len(letters):
         text = text.lower()  # SHOUTED sentences become sentence case in to_key_point
     return text
+
+
+def _pause(text: str, dots: re.Match[str]) -> str:
+    """An ellipsis and a space for ``dots`` that pause ``text`` (:data:`_GLUED_PAUSE`); spaced dots after the
+    first word stay as they are ("and.... a good restaurant": an opener the cut leaves out, not a pause)."""
+    spaced = dots.group(0)[-1:].isspace()
+    return dots.group(0) if spaced and " " not in text[: dots.start()].strip() else "\u2026 "
 
 
 def mentions_any(text: str, forms: Sequence[str]) -> bool:
