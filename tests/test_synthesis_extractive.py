@@ -18,7 +18,7 @@ from opinio_agents.synthesis.keypoint import (
     mentions_any,
     to_key_point,
 )
-from opinio_agents.synthesis.selection import says_nothing
+from opinio_agents.synthesis.selection import lead_scores, says_nothing
 from opinio_agents.synthesis.support import (
     aspect_forms,
     aspect_parts,
@@ -727,3 +727,31 @@ def test_an_answer_opens_with_a_full_statement_about_the_thing(encoder) -> None:
     assert not plain.text.startswith(full), plain.text
     with pytest.raises(ConfigError):
         ExtractiveSynthesizer(encoder, lead_words=0)
+
+
+def test_only_the_majority_side_opens_with_a_chosen_lead(encoder, monkeypatch) -> None:
+    # lead_voice and lead_length choose the answer's first sentence: the majority side's first key point. The
+    # other side keeps MMR's order (asp9 measured the rule on both sides: no better, and the CON reads as the lead).
+    from opinio_agents.synthesis import extractive
+
+    scored: list[list[str]] = []
+
+    def spy(texts, scores, **settings):
+        scored.append(list(texts))
+        return lead_scores(texts, scores, **settings)
+
+    monkeypatch.setattr(extractive, "lead_scores", spy)
+    item = QueryEvidence(
+        query="breakfast",
+        evidence=[
+            ev(0, "Breakfast was delicious with lots of choice.", 0.8),
+            ev(1, "Great breakfast, fresh pastries.", 0.7),
+            ev(2, "Breakfast was cold and overpriced.", -0.6),
+            ev(3, "The breakfast selection was poor and repetitive.", -0.5),
+        ],
+        support=Support(reviews=20, positive=11, negative=9),
+    )
+    pro, con = ExtractiveSynthesizer(encoder).synthesize(item)
+    assert (pro.polarity, con.polarity) == (Polarity.PROS, Polarity.CONS)
+    assert len(scored) == 1 and scored[0], scored
+    assert all("cold" not in t and "poor" not in t for t in scored[0]), scored
