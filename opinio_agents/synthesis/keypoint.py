@@ -151,6 +151,16 @@ class KeyPointSettings:
             ``benchmarks/README.md``).
         lead_length: See ``lead_voice`` (0.1-0.15 score about the same; 0.05 adds nothing to the voice).
         lead_words: Words at which a lead point's length stops counting (15 / 25 on both sides: RL 29.11 / 28.87).
+        lead_third_person: Issue 21 items 2-3, reader's audit: the ``lead_voice`` credit goes to a point that speaks
+            of the thing in the third person throughout, with no first-person word after its subject
+            (:func:`~opinio_agents.synthesis.selection.is_first_person`): "The view from the room was superb and I
+            would recommend this property to anyone looking for a nice place to stay downtown." and "The room (a
+            junior suite) we stayed in was beautiful and comfortable." opened answers; human summaries say no "I" or
+            "we". Alone: 1 of the 114 SPACE dev aspect answers changes its lead (124849 rooms), RL 28.88 -> 29.03
+            (margin 4.22 -> 4.38), topics proxy 28.44 -> 28.60 (4.15 -> 4.31). With the closed key points
+            (:func:`_closed_point`, :func:`_ends_open`): 28.99 (4.35; alternate-hotel halves 28.63 / 29.15 -> 28.55 /
+            29.48), topics 28.51 (4.22; 28.01 / 28.94 -> 27.83 / 29.27), OpoSum 10 answers reordered, aspect labels
+            100 of 438 unanswered, gap 61.2 -> 61.4 (figures in ``benchmarks/README.md``).
     """
 
     max_words: int = 28
@@ -179,6 +189,7 @@ class KeyPointSettings:
     lead_voice: float = 0.2
     lead_length: float = 0.1
     lead_words: int = 20
+    lead_third_person: bool = True
 
 
 #: The settings key points use unless a caller passes others.
