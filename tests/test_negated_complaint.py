@@ -71,3 +71,16 @@ def test_a_negated_complaint_is_a_pro_and_no_con(monkeypatch: pytest.MonkeyPatch
     without_rule(monkeypatch)
     assert noise(rows) == [Polarity.CONS]
     assert noise(misread) == [Polarity.CONS]
+
+
+def test_a_negated_problem_noun_denies_a_problem(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 21 items 2-3: "Noise was not a factor." was a noise CON of 197424 at HIRO seed 3 (its lone negator
+    # complained by itself, as "No air conditioning." does).
+    denied = ("Noise was not a factor.", "Parking was never a concern.", "Not a big deal.")
+    for text in denied:
+        assert not states_complaint(text), text
+    assert states_complaint("No air conditioning.") and states_complaint("The room was not a good deal.")
+    assert noise([("Noise was not a factor.", -0.3), ("Noise was never a concern.", -0.2)]) == []
+    monkeypatch.setattr(complaints, "COMPLAINT_SETTINGS", replace(complaints.COMPLAINT_SETTINGS, deny_problems=False))
+    assert all(states_complaint(text) for text in denied)
+    assert noise([("Noise was not a factor.", -0.3), ("Noise was never a concern.", -0.2)]) == [Polarity.CONS]

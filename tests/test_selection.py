@@ -622,13 +622,28 @@ def test_select_points_skips_what_the_repeats_rule_calls_a_repeat() -> None:
 
 
 def test_select_points_takes_the_first_point_by_its_lead_scores() -> None:
-    texts = ["Staff very nice.", "The staff were friendly and helpful to us.", "Rooms were spotless."]
+    texts = ["Staff very nice.", "The staff were friendly and helpful to guests.", "Rooms were spotless."]
     vectors = unit([[1, 0, 0], [0.5, 0.8, 0], [0, 0, 1]])
     scores = np.array([0.9, 0.8, 0.3])
     assert select_points(texts, vectors, scores, max_points=2, budget_words=20)[0] == 0
     lead = lead_scores(texts, scores, voice=0.2, length=0.1, words=20)
     assert lead[1] > lead[0] > scores[0]
     assert select_points(texts, vectors, scores, max_points=2, budget_words=20, lead=lead)[0] == 1
+
+
+def test_a_lead_speaks_in_the_third_person_throughout() -> None:
+    # Issue 21 items 2-3, reader's audit: "The view from the room was superb and I would recommend this property to
+    # anyone looking for a nice place to stay downtown." opened a SPACE building answer on its voice credit.
+    texts = [
+        "The view from the room was superb and I would recommend this property to anyone.",
+        "The room had a nice patio that overlooked the pool.",
+    ]
+    vectors = unit([[1, 0, 0], [0, 1, 0]])
+    scores = np.array([0.6, 0.5])
+    lead = lead_scores(texts, scores, voice=0.2, length=0.1, words=20)
+    assert select_points(texts, vectors, scores, max_points=1, budget_words=20, lead=lead) == [1]
+    lead = lead_scores(texts, scores, voice=0.2, length=0.1, words=20, third_person=False)
+    assert select_points(texts, vectors, scores, max_points=1, budget_words=20, lead=lead) == [0]
 
 
 def test_query_free_further_points_must_not_repeat_an_earlier_points_topics_and_opinions() -> None:

@@ -234,6 +234,46 @@ def test_a_word_cap_never_ends_on_a_word_that_needs_more() -> None:
     assert to_key_point(text, "layout", max_words=24).endswith("the ridiculous layout of the navigation keys.")
 
 
+def test_a_word_cap_never_ends_on_a_preposition_or_a_relative_that() -> None:
+    # Issue 21 items 2-3, reader's audit: SPACE "... or to all the great restaurants in." (of "... in the area"), the
+    # cap of 17 words "... and a couple of dinners that." and OpoSum "... before you get caught up in."
+    text = "The location is very convenient to walk downtown or to all the great restaurants in the area and more"
+    assert to_key_point(text, "location", max_words=16).endswith("to all the great restaurants.")
+    text = (
+        "The hotel restaurant was surprisingly good, with an excellent buffet breakfast and a couple of dinners that "
+        "were, once again, surprisingly good with fine service."
+    )
+    assert to_key_point(text, "food", max_words=17).endswith("and a couple of dinners.")
+    text = "Make sure you know your computer size first before you get caught up in how cute the bag looks like I did"
+    expected = "Make sure you know your computer size first before you get caught up."
+    assert to_key_point(text, "size", max_words=14) == expected
+    # A particle after its verb and a pronoun "that" after a verb end a clause: they stay.
+    assert to_key_point("We checked in and we were given a lovely room", "room", max_words=3) == "We checked in."
+    assert to_key_point("Great pool and we loved that so much that we came back", "pool", max_words=6).endswith(
+        "we loved that."
+    )
+
+
+def test_a_key_point_is_a_closed_statement() -> None:
+    # Issue 21 items 2-3, reader's audit: answers opened with "The amazing room service (great food from the Bacchus
+    # restaurant, the desserts are a pure delight -." and "The fact there was a Tim hortons right in the lobby."
+    pieces = [
+        "The amazing room service (great food from the Bacchus restaurant",
+        "the desserts are a pure delight -",
+        "the service is faultless)",
+    ]
+    assert focused_text(pieces, [0.5, 0.45, 0.1], margin=0.1) == "The amazing room service."
+    assert focused_text(pieces, [0.1, 0.2, 0.5], margin=0.1) == "The service is faultless."
+    pieces = ["The free wireless internet", "the fact there was a great shop in the lobby"]
+    assert focused_text(pieces, [0.1, 0.5], margin=0.1) == "There was a great shop in the lobby."
+    assert to_key_point("The fact that it was free was great.", "wifi") == "The fact that it was free was great."
+    expected = "Great decor--also clean with great size."
+    assert to_key_point("Great decor--also clean with great size).", "decor") == expected
+    assert to_key_point('The "boutique feel is lovely.', "decor") == "The boutique feel is lovely."
+    inches = 'I have about a 17 " calf so the boot is tight.'  # an inch mark, no quotation (OpoSum)
+    assert to_key_point(inches, "size") == inches
+
+
 def test_a_piece_cut_from_its_sentence_is_no_subordinate_clause() -> None:
     # OpoSum weight: "I would recommend this vacuum to anyone, as it is lightweight, ..." was cut to
     # "As it is lightweight.".

@@ -116,6 +116,7 @@ class ExtractiveSynthesizer(Synthesizer):
             point leads. The minority side's points follow the answer's opening and keep their MMR order.
         lead_length: Plus this times its share of ``lead_words`` words.
         lead_words: Words at which a lead point's length stops counting.
+        lead_third_person: The ``lead_voice`` credit only for a point with no first-person word anywhere.
         aspect_clause: A key point keeps the clause that names the query by its words or by the words that also
             name it (:func:`~opinio_agents.synthesis.support.aspect_forms`), not only by the query's own words
             ("The room was tiny but the breakfast was excellent" under food: "The breakfast was excellent.").
@@ -152,6 +153,7 @@ class ExtractiveSynthesizer(Synthesizer):
         lead_voice: float = KEY_POINT_SETTINGS.lead_voice,
         lead_length: float = KEY_POINT_SETTINGS.lead_length,
         lead_words: int = KEY_POINT_SETTINGS.lead_words,
+        lead_third_person: bool = KEY_POINT_SETTINGS.lead_third_person,
     ) -> None:
         super().__init__()
         if not 0.0 < split_threshold <= 0.5:
@@ -204,6 +206,7 @@ class ExtractiveSynthesizer(Synthesizer):
         self.lead_voice = lead_voice
         self.lead_length = lead_length
         self.lead_words = lead_words
+        self.lead_third_person = lead_third_person
 
     @property
     def encoder(self) -> Encoder:
@@ -294,7 +297,12 @@ class ExtractiveSynthesizer(Synthesizer):
             lead = None
             if majority and (self.lead_voice or self.lead_length):  # the answer opens with a full statement
                 lead = lead_scores(
-                    told_points, scores[told], voice=self.lead_voice, length=self.lead_length, words=self.lead_words
+                    told_points,
+                    scores[told],
+                    voice=self.lead_voice,
+                    length=self.lead_length,
+                    words=self.lead_words,
+                    third_person=self.lead_third_person,
                 )
             chosen = select_points(
                 told_points,

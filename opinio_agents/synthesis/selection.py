@@ -959,9 +959,13 @@ def select_points(
     return chosen
 
 
-def lead_scores(texts: Sequence[str], scores: np.ndarray, *, voice: float, length: float, words: int) -> np.ndarray:
+def lead_scores(
+    texts: Sequence[str], scores: np.ndarray, *, voice: float, length: float, words: int, third_person: bool = True
+) -> np.ndarray:
     """The scores an answer's first key point is chosen by: ``scores`` plus ``voice`` for a point that speaks of
-    the thing in the third person (:func:`states_the_thing`) and ``length`` times its share of ``words`` words.
+    the thing in the third person (:func:`states_the_thing`; with ``third_person``, throughout: no first-person word
+    later in it, :func:`is_first_person`, ``KeyPointSettings.lead_third_person``) and ``length`` times its share of
+    ``words`` words.
 
     A human aspect summary opens with a full statement about the thing ("The room is well-appointed with
     contemporary furnishings and a comfortable bed."), not a reviewer's shorthand ("Room was clean and
@@ -972,8 +976,11 @@ def lead_scores(texts: Sequence[str], scores: np.ndarray, *, voice: float, lengt
         >>> lead_scores(["Staff very nice.", "The staff were friendly."], np.array([0.5, 0.4]),
         ...     voice=0.2, length=0.1, words=20).round(2).tolist()
         [0.52, 0.62]
+        >>> lead_scores(["The view was superb and I would recommend it."], np.array([0.5]),
+        ...     voice=0.2, length=0.1, words=20).round(2).tolist()
+        [0.55]
     """
-    third = np.array([states_the_thing(t) for t in texts], dtype=float)
+    third = np.array([states_the_thing(t) and not (third_person and is_first_person(t)) for t in texts], dtype=float)
     share = np.array([min(len(t.split()), words) / words for t in texts], dtype=float)
     return np.asarray(scores, dtype=float) + voice * third + length * share
 
