@@ -272,6 +272,14 @@ def test_a_key_point_is_a_closed_statement() -> None:
     assert to_key_point('The "boutique feel is lovely.', "decor") == "The boutique feel is lovely."
     inches = 'I have about a 17 " calf so the boot is tight.'  # an inch mark, no quotation (OpoSum)
     assert to_key_point(inches, "size") == inches
+    # SPACE dev 111509's building CON read "With the continuous smell of cooking grease in the lobby and elevators."
+    grease = (
+        "The nearness of the restaurant announced its presence, though, with the continuous smell of cooking grease"
+        " in the lobby and elevators."
+    )
+    point = to_key_point(grease, "building", sign=-1, terms=["lobby", "elevators"])
+    assert point == "The continuous smell of cooking grease in the lobby and elevators.", point
+    assert to_key_point("With the stand it is very stable.", "stand") == "With the stand it is very stable."
 
 
 def test_a_piece_cut_from_its_sentence_is_no_subordinate_clause() -> None:

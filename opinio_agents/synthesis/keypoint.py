@@ -794,7 +794,7 @@ def _closed_point(text: str) -> str:
     the Bacchus restaurant, the desserts are a pure delight -" is "The amazing room service", an aside it cannot
     close goes as :func:`_closed_asides` drops it, a lone bracket or quote mark goes), and a noun clause that only
     names a fact stated as that fact (:func:`_stated_fact`: "the fact there was a Tim Hortons in the lobby" is
-    "there was a Tim Hortons in the lobby").
+    "there was a Tim Hortons in the lobby"), and a phrase with no verb the thing it names (:func:`_named_thing`).
 
     Example:
         >>> _closed_point("The amazing room service (great food from the restaurant, the desserts are a delight -")
@@ -815,7 +815,7 @@ def _closed_point(text: str) -> str:
     if len(quotes) % 2:
         at = quotes[-1]
         text = _SPACES.sub(" ", text[:at] + text[at + 1 :])
-    return _stated_fact(text.strip(" ,;:-"))
+    return _named_thing(_stated_fact(text.strip(" ,;:-")))
 
 
 def _matched_marks(text: str, opening: str, closing: str) -> str:
@@ -845,7 +845,7 @@ def _stated_fact(text: str) -> str:
         >>> _stated_fact("The fact that the pool was heated"), _stated_fact("The fact that it was free was great")
         ('The pool was heated', 'The fact that it was free was great')
     """
-    match = _fact_opener().match(text)
+    match = _opener("fact_openers").match(text)
     if match is None:
         return text
     rest = text[match.end() :]
@@ -854,10 +854,28 @@ def _stated_fact(text: str) -> str:
     return rest[0].upper() + rest[1:]
 
 
+def _named_thing(text: str) -> str:
+    """``text`` without a ``phrase_openers`` head ("with") when no verb follows it: the phrase a contrast split
+    left on its own names its thing ("With the continuous smell of cooking grease in the lobby" is "The continuous
+    smell of cooking grease in the lobby"; "With the stand it is very stable" stays).
+
+    Example:
+        >>> _named_thing("With the continuous smell of grease in the lobby"), _named_thing("With the stand it is stable")
+        ('The continuous smell of grease in the lobby', 'With the stand it is stable')
+    """
+    match = _opener("phrase_openers").match(text)
+    if match is None:
+        return text
+    rest = text[match.end() :]
+    if _finite_verbs(rest):
+        return text
+    return rest[0].upper() + rest[1:]
+
+
 @cache
-def _fact_opener() -> re.Pattern[str]:
-    """A ``fact_openers`` head opening a text, with the space after it."""
-    heads = sorted(word_set("keypoint", "fact_openers"), key=len, reverse=True)
+def _opener(words: str) -> re.Pattern[str]:
+    """A head of the ``words`` list of ``keypoint.json`` opening a text, with the space after it."""
+    heads = sorted(word_set("keypoint", words), key=len, reverse=True)
     either = "|".join(r"\s+".join(re.escape(w) for w in head.split()) for head in heads)
     return re.compile(rf"^(?:{either})\s+(?=\w)", re.IGNORECASE)
 
