@@ -860,8 +860,8 @@ def _named_thing(text: str) -> str:
     smell of cooking grease in the lobby"; "With the stand it is very stable" stays).
 
     Example:
-        >>> _named_thing("With the continuous smell of grease in the lobby"), _named_thing("With the stand it is stable")
-        ('The continuous smell of grease in the lobby', 'With the stand it is stable')
+        >>> _named_thing("With the smell of grease in the lobby"), _named_thing("With the stand it is stable")
+        ('The smell of grease in the lobby', 'With the stand it is stable')
     """
     match = _opener("phrase_openers").match(text)
     if match is None:
