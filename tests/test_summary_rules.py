@@ -126,6 +126,22 @@ def test_small_entity_summary_prefers_the_thing_as_subject() -> None:
     assert select_summary(texts, vectors, sentiments, budget_words=8, weights=plain)[0] == 0
 
 
+def test_small_entity_summary_prefers_the_clearer_opinion() -> None:
+    from opinio_agents.synthesis.selection import SELECTION_SETTINGS, SelectionWeights
+
+    # two sentences alike in every other respect (OpoSum: a mild "Sound quality is selective." gave way to
+    # "Sound is terrible."); the clearer opinion is chosen, and without the weight the order decides
+    texts = ["The sound quality is selective.", "The sound quality is terrible.", "The case is nice."]
+    vectors = unit([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    sentiments = [-0.2, -0.8, 0.5]
+    weights = SELECTION_SETTINGS.small_entity_weights
+    assert weights.sentiment > 0
+    picked = select_summary(texts, vectors, sentiments, budget_words=5, weights=weights)
+    assert picked == [1], picked
+    plain = SelectionWeights(**{**dataclasses.asdict(weights), "sentiment": 0.0})
+    assert select_summary(texts, vectors, sentiments, budget_words=5, weights=plain) == [0]
+
+
 def test_a_query_free_key_point_never_reads_as_the_other_side(monkeypatch: pytest.MonkeyPatch) -> None:
     # OpoSum: "The item is well made, the fit is comfortable but the sound quality is extremely poor" (a positive
     # sentence) gave the sound quality PRO its clause about sound quality, a complaint.
