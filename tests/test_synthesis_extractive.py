@@ -247,6 +247,13 @@ def test_a_word_cap_never_ends_on_a_preposition_or_a_relative_that() -> None:
     text = "Make sure you know your computer size first before you get caught up in how cute the bag looks like I did"
     expected = "Make sure you know your computer size first before you get caught up."
     assert to_key_point(text, "size", max_words=14) == expected
+    # A measure noun after "a" opens an "of" phrase (asp10's audit: "... buffet breakfast and a couple.").
+    dinners = (
+        "The hotel restaurant was surprisingly good, with an excellent buffet breakfast and a couple of dinners that"
+        " were, once again, surprisingly good."
+    )
+    point = to_key_point(dinners, "breakfast", sign=1, max_words=14)
+    assert point == "The hotel restaurant was surprisingly good, with an excellent buffet breakfast.", point
     # A particle after its verb and a pronoun "that" after a verb end a clause: they stay.
     assert to_key_point("We checked in and we were given a lovely room", "room", max_words=3) == "We checked in."
     assert to_key_point("Great pool and we loved that so much that we came back", "pool", max_words=6).endswith(

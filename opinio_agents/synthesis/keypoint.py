@@ -966,7 +966,8 @@ def _ends_open(words: Sequence[str]) -> bool:
     the cut can lose it: an ``open_words`` word ("between", "which", "the"); a preposition that also ends a clause
     as a particle (``particles``: "in", "up", "before") where the word before it is no verb ("the great
     restaurants in", not "we checked in" or "get caught up"; after "was" it is a preposition); a relative
-    "that" (``noun_relatives``) after a noun ("a couple of dinners that", not "I loved that").
+    "that" (``noun_relatives``) after a noun ("a couple of dinners that", not "I loved that"); a ``measure_nouns``
+    word after "a" ("and a couple" of "and a couple of dinners").
 
     Example:
         >>> _ends_open("all the great restaurants in".split()), _ends_open("before you get caught up in".split())
@@ -975,9 +976,13 @@ def _ends_open(words: Sequence[str]) -> bool:
         (False, False)
         >>> _ends_open("a couple of dinners that".split()), _ends_open("we loved that".split())
         (True, False)
+        >>> _ends_open("breakfast and a couple".split()), _ends_open("a great choice".split())
+        (True, False)
     """
     final = _final_word(words)
     if final in word_set("keypoint", "open_words"):
+        return True
+    if final in word_set("keypoint", "measure_nouns") and len(words) >= 2 and _final_word(words[:-1]) == "a":
         return True
     particle = final in word_set("keypoint", "particles")
     if len(words) < 2 or not (particle or final in word_set("keypoint", "noun_relatives")):
