@@ -322,7 +322,13 @@ def test_ordered_summary_states_the_staff_first_and_the_surroundings_late(monkey
     assert summary_of([location, room, desk, tasting, bed], positions=positions) == (
         "The front desk was helpful. The rooms were clean. Comfortable beds. Free wine in the evening. "
         "Great location near the metro."
-    )  # within the rooms' tier the more mentioned aspect first
+    )  # within the rooms' tier the more mentioned aspect first; the wine tasting (no summary topic) after them
+    no_pros = dataclasses.replace(selection.SELECTION_SETTINGS, other_topic_pros=False)
+    monkeypatch.setattr(selection, "SELECTION_SETTINGS", no_pros)
+    assert summary_of([location, room, desk, tasting, bed], positions=positions) == (
+        "The front desk was helpful. The rooms were clean. Comfortable beds. Great location near the metro."
+    )  # off: the wine tasting in its highlight only
+    monkeypatch.setattr(selection, "SELECTION_SETTINGS", dataclasses.replace(no_pros, other_topic_pros=True))
     assert [summary_topic(a) for a in ("staff", "housekeeping", "sofa bed", "breakfast buffet", "pool")] == [
         0.0, 1.0, 2.0, 3.0, 6.0
     ]
@@ -357,7 +363,15 @@ def test_ordered_summary_gives_its_words_to_the_topics_human_summaries_state_fir
     assert summary_of([tasting, staff, location], budget_words=7, positions=positions) == (
         "Friendly staff. Great location near the metro."
     )
+    # it gets the words left
     assert "Free wine" in (summary_of([tasting, staff, location], budget_words=12, positions=positions) or "")
+    # with other_topic_pros off a PRO of it is left to its highlight, whatever the words left; a CON of it gets them
+    no_pros = dataclasses.replace(selection.SELECTION_SETTINGS, other_topic_pros=False)
+    monkeypatch.setattr(selection, "SELECTION_SETTINGS", no_pros)
+    assert "Free wine" not in (summary_of([tasting, staff, location], budget_words=12, positions=positions) or "")
+    con = tasting.model_copy(update={"polarity": Polarity.CONS, "text": "The wine costs extra."})
+    assert "The wine costs extra." in (summary_of([con, staff, location], budget_words=12, positions=positions) or "")
+    monkeypatch.setattr(selection, "SELECTION_SETTINGS", dataclasses.replace(no_pros, other_topic_pros=True))
     assert "Free wine" in (summary_of([tasting, staff, location], budget_words=7) or "")  # not ordered: by mentions
     # an entity none of whose aspects is such a topic keeps them in order of mentions (not alphabetical)
     speaker = hl("speaker", "The speaker sounds rich.", 90)
@@ -749,6 +763,56 @@ def test_compose_summary_states_an_opinion_once_per_side() -> None:
         "This hotel was in a great location in Rome.", "Friendly staff.", "The location was not great."
     ]
     assert len(compose_summary(items, budget_words=40, one_opinion=False)) == 4
+
+
+def test_says_again_judges_one_thing_once() -> None:
+    from opinio_agents.synthesis.selection import judged_thing, says_again
+
+    assert judged_thing("The hotel staff were kind.")[0] == frozenset({"staff"})  # the hotel itself is no part
+    assert judged_thing("This hotel was clean.")[0] == frozenset({"hotel"})
+    assert judged_thing("Very clean rooms.") == (frozenset(), frozenset())
+    # the thing, and a word of what is said of it, in common; or a claim within the other's, the hotel left out
+    assert says_again("The rooms were clean and perfect sized.", "The rooms were clean and well appointed.")
+    assert says_again("The pool area is nice.", "The pool was nice as was the pool swim up bar.")
+    assert says_again("The location is great for shopping and restaurants.", "This hotel is in a great location.")
+    assert says_again("The staff was friendly and helpful.", "All the staff very helpful and efficient.")
+    # two things, praise alone in common, the other clause's words, or a negation on one side only
+    assert not says_again("The hotel was clean.", "The rooms were clean.")
+    assert not says_again("The location is great for shopping.", "The location is great, right by the metro.")
+    assert not says_again(
+        "The room was very spacious, the bed was comfortable and the service was excellent.",
+        "The rooms are huge and so comfortable and clean.",
+    )
+    assert not says_again("The room was clean.", "The room was not clean.")
+
+
+def test_compose_summary_leaves_out_a_sentence_an_earlier_one_states(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    from opinio_agents.synthesis import selection
+
+    items = [
+        SummaryItem("The room was great, spacious and comfortable.", "room", 80, side="pros"),
+        SummaryItem("The rooms were clean and perfect sized. The hotel was spotless.", "cleanliness", 40, side="pros"),
+        SummaryItem("Great location; easy walking to shopping.", "location", 30, side="pros"),
+        SummaryItem("The rooms were clean and comfortable.", "rooms", 20, side="cons"),
+    ]
+    texts = [i.text for i in compose_summary(items, budget_words=40)]
+    # "perfect sized" restates nothing ("great" is praise); the cleanliness highlight keeps both of its points
+    assert texts[1] == "The rooms were clean and perfect sized. The hotel was spotless."
+    items[1] = SummaryItem(
+        "The rooms were clean and comfortable. The hotel was spotless.", "cleanliness", 40, side="pros"
+    )
+    texts = [i.text for i in compose_summary(items, budget_words=40)]
+    assert texts == [  # "comfortable" rooms said again: that sentence goes, its highlight's other one stays
+        "The room was great, spacious and comfortable.",
+        "The hotel was spotless.",
+        "Great location; easy walking to shopping.",
+        "The rooms were clean and comfortable.",  # the other side: compared with its own side only
+    ]
+    whole = dataclasses.replace(selection.SELECTION_SETTINGS, sentence_repeats=False)
+    monkeypatch.setattr(selection, "SELECTION_SETTINGS", whole)
+    assert len(compose_summary(items, budget_words=40)[1].text.split(". ")) == 2  # whole highlights compared
 
 
 def test_query_free_highlights_one_opinion_across_aspects_and_no_narrative() -> None:

@@ -81,6 +81,8 @@ __all__ = [
     "without_repeats",
     "opinion_tokens",
     "same_opinion",
+    "says_again",
+    "judged_thing",
     "is_narrative",
     "stands_alone",
     "without_connective",
@@ -286,6 +288,82 @@ def same_opinion(
         return True
     common = ta & tb
     return len(common - {"+", "not"}) >= min_shared and len(common) / min(len(ta), len(tb)) >= share
+
+
+def judged_thing(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What a key point judges and what it says of it: the claim tokens (:func:`opinion_tokens`, less praise and
+    negation) before its first verb of being (``being``: "The rooms were ...") and the claim tokens of its first
+    clause after it, up to the next ``thing_subjects`` word or verb of being ("The room was very spacious, the bed
+    was comfortable" judges the room: spacious). An ``entity_nouns`` word ("This hotel was clean") is left out of
+    the thing unless it is all of it ("The hotel staff were kind": the staff). Both empty when no verb of being
+    follows a subject, or the clause says nothing ("Very clean rooms.", "Rooms were.").
+
+    Example:
+        >>> [sorted(part) for part in judged_thing("The rooms were clean, comfortable, and nicely decorated.")]
+        [['room'], ['clean', 'comfortable', 'decorate', 'nicely']]
+        >>> [sorted(part) for part in judged_thing("The room was very spacious, the bed was comfortable.")]
+        [['room'], ['spacious']]
+        >>> judged_thing("Great location; easy walking to shopping.")
+        (frozenset(), frozenset())
+    """
+    words = _WORD.findall(plain_apostrophes(text).lower().replace("n't", " not"))
+    being = word_set("selection", "being")
+    verb = next((i for i, word in enumerate(words) if word in being), 0)
+    if verb == 0:
+        return frozenset(), frozenset()
+    subjects = word_set("selection", "thing_subjects")
+    rest = words[verb + 1 :]
+    end = next((i for i, word in enumerate(rest) if i and (word in subjects or word in being)), len(rest))
+    thing = opinion_tokens(" ".join(words[:verb])) - {"+", "not"}
+    said = opinion_tokens(" ".join(rest[:end]))
+    if not thing or not said:
+        return frozenset(), frozenset()
+    return (thing - _entity_stems()) or thing, said
+
+
+@cache
+def _entity_stems() -> frozenset[str]:
+    return frozenset(stem for word in word_set("selection", "entity_nouns") for stem in tokenize_for_bm25(word))
+
+
+def says_again(earlier: str, later: str) -> bool:
+    """Whether summary sentence ``later`` states an opinion ``earlier`` already states, so a reader learns nothing
+    from it on that opinion (one sentence per opinion in a paragraph, ``SelectionSettings.sentence_repeats``).
+
+    It does when (a negation on one side only never does) the two make the same claim (:func:`same_opinion`); when
+    the claim of one, the ``entity_nouns`` word left out, is among the other's and names the thing the other judges
+    (:func:`judged_thing`: "This hotel is in a great location." after "The location is great for shopping and
+    restaurants."); or
+    when they judge one thing (:func:`judged_thing`: their subjects share a word) and what their first clauses say of
+    it is one within the other or shares a word besides praise ("The rooms were clean and well appointed." after
+    "The rooms were clean and perfect sized.", "The pool was nice as was the swim up bar." after "The pool area is
+    nice."). Not "The hotel was clean." and "The rooms were clean." (two things), nor "The location is great for
+    shopping." and "The location is great, right by the metro." (praise alone in common: each says where).
+
+    Example:
+        >>> says_again("The location is great for shopping and restaurants.", "This hotel is in a great location.")
+        True
+        >>> says_again("The rooms were clean and perfect sized.", "The rooms were clean and well appointed.")
+        True
+        >>> says_again("The hotel was clean.", "The rooms were clean.")
+        False
+        >>> says_again("The room was clean.", "The room was not clean.")
+        False
+    """
+    ta, tb = opinion_tokens(earlier), opinion_tokens(later)
+    if not ta or not tb or ("not" in ta) != ("not" in tb):
+        return False
+    if same_opinion(ta, tb):
+        return True
+    thing_a, said_a = judged_thing(earlier)
+    thing_b, said_b = judged_thing(later)
+    entity = _entity_stems()
+    ca, cb = ta - entity, tb - entity
+    if (ca <= cb and ca & thing_b) or (cb <= ca and cb & thing_a):
+        return True
+    if not thing_a & thing_b or ("not" in said_a) != ("not" in said_b):
+        return False
+    return said_a <= said_b or said_b <= said_a or bool((said_a & said_b) - {"+", "not"})
 
 
 def without_repeats(texts: Sequence[str], chosen: Sequence[int]) -> list[int]:
@@ -666,8 +744,8 @@ class SelectionSettings:
             (:func:`same_opinion`) of one an earlier aspect already shows on its side is not chosen while
             another candidate is left (HIRO's aspect highlights), a sentence that repeats a chosen one is not
             chosen (:func:`select_summary`), and a summary sentence that states the opinion of an earlier one
-            on its side is left out (:func:`compose_summary`): "The location of this hotel was awesome." after
-            "This hotel was in a great location in Rome.".
+            on its side is left out (:func:`compose_summary`, by sentence with ``sentence_repeats``): "The location
+            of this hotel was awesome." after "This hotel was in a great location in Rome.".
         drop_narrative: Key points that tell what the reviewer did (:func:`is_narrative`: "When we returned,
             the room was ready and we hung out at the pool") are never chosen (HIRO's aspect highlights; in
             :func:`select_summary` while ``min_candidates`` others are left).
@@ -685,7 +763,8 @@ class SelectionSettings:
             ``summary_topics`` word names (:func:`names_summary_topic`: internet, rate, noise, wine tasting) when
             the paragraph shares its budget out (:func:`compose_summary`): the aspects human summaries state (the
             staff, cleanliness, rooms, food, the surroundings, the building) get their points first, the others
-            the words left (issue 21 item 1, coverage). SPACE dev general RL 28.1 -> 28.6 (margin 2.6 -> 2.9;
+            the words left (their CONS only, unless ``other_topic_pros``; issue 21 item 1, coverage). SPACE dev
+            general RL 28.1 -> 28.6 (margin 2.6 -> 2.9;
             alternate-hotel halves 28.8 / 27.3 -> 29.0 / 28.1); 0, 0.1, 0.3 the same summaries, 0.5 28.35.
             0.1, not 0: the other aspects keep their order by mentions among themselves, and an entity none
             of whose aspects is such a topic (a product, a restaurant's dishes) keeps every aspect's order.
@@ -762,6 +841,41 @@ class SelectionSettings:
             70.6 words, same-opinion sentence pairs 65 -> 43; each hotel alone in its store 29.0 (3.5) -> 30.0
             (3.8); OpoSum and FewSum val unchanged (entity-wide path). Every point kept when none is in the
             third person: 29.19 (3.44); third-person points only: 28.57 (2.74).
+        sentence_repeats: With ``one_opinion``, :func:`compose_summary` compares the paragraph's sentences one by one,
+            not a highlight's whole text with the others': a sentence that states an opinion an earlier sentence of
+            another highlight already states (:func:`says_again`: the same claim; the claim of one within the
+            other's, the hotel left out; or one thing judged with a word in common: "The rooms were clean and well
+            appointed." after "The rooms were clean, comfortable, and nicely decorated.", "This hotel is in a great
+            location." after "The location is great for shopping and restaurants.") is left out, and the other key
+            point of its highlight stays (issue 21 item 1: one sentence per opinion). A highlight's own two points
+            are not compared: they are its MMR's distinct picks, and leaving the second out where it restates the
+            first (61 of the 78 pairs below) cost SPACE dev general RL 0.5 (29.34, halves 29.73 / 28.92) however its
+            words were spent (the next aspect's point, a point in the reviewer's voice, the later point giving way to
+            the earlier or the one saying less to the one saying more), and choosing another second point in the
+            highlight 0.85 (29.02, margin 3.05). SPACE dev general, HIRO seeds 0-3 (``benchmarks/real_reviews.py
+            --sets space_dev --tasks general`` on one refitted store per seed), pairs of summary sentences that state
+            one opinion (:func:`same_opinion`, the hotel-less claim, or one thing with a word in common) over the 76
+            summaries 78 -> 58 (every pair left is within one highlight); alone RL 29.87 -> 29.87 (per seed 29.92 /
+            30.20 / 29.10 / 30.26 -> 30.03 / 30.14 / 29.16 / 30.14), margin 3.80 -> 3.86, alternate-hotel halves
+            30.21 / 29.49 -> 30.27 / 29.43; with ``other_topic_pros`` off see there. The earlier sentence giving its
+            place to a later one that makes a larger claim: 29.84 (it put "Room was clean and the lady who cleaned
+            the room was nice enough to give us triple the towels" in place of "The room was spacious and clean with
+            an extremely comfortable bed.").
+        other_topic_pros: With ``topic_order`` and at least one highlight of a ``summary_topics`` aspect, a PRO of an
+            aspect no such word names (:func:`names_summary_topic`: wine tasting, wi-fi, the price, a city) is no
+            sentence of the paragraph (False); its highlight still shows it, and a CON of such an aspect still gets
+            the words left. The words a repeat leaves (``sentence_repeats``) went to "The free wifi was also a very
+            nice extra." and "They have complimentary wine tasting most nights."; of 57 SPACE dev references 1 says
+            wifi, none wine. SPACE dev general, HIRO seeds 0-3: RL 29.87 -> 29.99 alone; with ``sentence_repeats``
+            29.87 -> 30.04 (per seed 30.12 / 30.37 / 29.34 / 30.33), margin 3.80 -> 3.94, halves 30.21 / 29.49 ->
+            30.52 / 29.50, 70.4 -> 69.6 words; each hotel alone in its store (``benchmarks/single_entity.py``) 30.20
+            (4.02) -> 30.14 (4.23) with both (``sentence_repeats`` alone 30.05 (4.13); this one alone 30.20: no such
+            PRO reached a single-store summary); OpoSum general 28.9 unchanged (entity-wide summaries). Left on
+            (every PRO may be a sentence): a restaurant's ambience, dishes and taste are no ``summary_topics`` word,
+            so off, the four largest Zomato restaurants' summaries shrank to their food, service and staff sentences
+            ("Really appreciate the service by Papiya. Polite and friendly staff. The food is good." for
+            beyond_flavours, which had said "Nice ambience and good spread of menu." and "The kaju pulao and veg
+            biryani were really good."); the topic list is the hotels' (SPACE dev), so this is hotel tuning.
     """
 
     default_weights: SelectionWeights = SelectionWeights()
@@ -788,6 +902,8 @@ class SelectionSettings:
     minority_stance: float = 0.3
     minority_pro_plain: bool = True
     summary_voice: bool = True
+    sentence_repeats: bool = True
+    other_topic_pros: bool = True
 
 
 #: The settings selection uses unless a caller passes others.
@@ -1309,9 +1425,11 @@ def compose_summary(
     behind their share of mentions, until ``budget_words``. An item (a highlight's
     text: one or two key points) that does not fit whole gives its key points
     that do (:func:`points_that_fit`, ``SelectionSettings.split_to_fit``). A sentence that
-    states the opinion of one already chosen on its side (:func:`same_opinion`)
-    is left out: one sentence per opinion across aspects (``one_opinion``; None:
-    ``SelectionSettings.one_opinion``). The result is
+    states the opinion of one already chosen on its side is left out: one sentence per
+    opinion across aspects (``one_opinion``; None: ``SelectionSettings.one_opinion``).
+    With ``SelectionSettings.sentence_repeats`` each key point of an item is compared with
+    the sentences of the items chosen before (:func:`says_again`), and the item keeps its
+    other points; else the item's whole claim with theirs (:func:`same_opinion`). The result is
     ordered by aspect (most mentioned first), then by rank, so it reads as a
     paragraph about one aspect after another.
 
@@ -1335,7 +1453,12 @@ def compose_summary(
     words = 0
     seen: set[str] = set()
     claims: list[tuple[str, frozenset[str]]] = []
+    said: list[tuple[str, str]] = []  # (side, sentence) of every sentence chosen
     one_opinion = SELECTION_SETTINGS.one_opinion if one_opinion is None else one_opinion
+    by_sentence = one_opinion and SELECTION_SETTINGS.sentence_repeats
+
+    def same_side(a: str, b: str) -> bool:
+        return a == b or not a or not b
 
     def take(item: SummaryItem) -> bool:
         nonlocal words
@@ -1343,9 +1466,14 @@ def compose_summary(
         if not key or key in seen:
             return False
         claim = opinion_tokens(item.text)
-        if one_opinion and any(
-            (side == item.side or not side or not item.side) and same_opinion(claim, c) for side, c in claims
-        ):
+        if by_sentence:  # a sentence an earlier one already states gives its words to the next point
+            points = key_points_of(item.text)
+            new = [p for p in points if not any(same_side(s, item.side) and says_again(q, p) for s, q in said)]
+            if not new:
+                return False
+            if len(new) < len(points):
+                return take(replace(item, text=" ".join(new)))
+        elif one_opinion and any(same_side(side, item.side) and same_opinion(claim, c) for side, c in claims):
             return False
         n = len(item.text.split())
         if words and words + n > budget_words * SELECTION_SETTINGS.summary_overshoot:
@@ -1353,6 +1481,7 @@ def compose_summary(
             return bool(part) and take(replace(item, text=part))
         seen.add(key)
         claims.append((item.side, claim))
+        said.extend((item.side, p) for p in key_points_of(item.text))
         chosen.setdefault(item.group, []).append(item)
         words += n
         return True
@@ -1435,7 +1564,9 @@ def summary_of(
             reviews order them (location and staff early, "will stay again" last), instead
             of by mentions alone: ROUGE-L rewards the order human summaries follow. With the
             topic order, an aspect that no ``summary_topics`` word names counts
-            ``SelectionSettings.other_topic_weight`` of its mentions (:func:`names_summary_topic`).
+            ``SelectionSettings.other_topic_weight`` of its mentions (:func:`names_summary_topic`), and
+            its PRO is no sentence while another aspect is such a topic
+            (``SelectionSettings.other_topic_pros``).
         weights: Aspect -> factor on its mentions (e.g. 0 for a city or the
             entity's own name, so real aspects come first).
         layout: ``positions`` and ``weights`` in one object (used where an argument is not given).
@@ -1468,11 +1599,14 @@ def summary_of(
     items: list[SummaryItem] = []
     rank: dict[str, int] = {}
     topics_first = bool(positions) and SELECTION_SETTINGS.topic_order
+    named = topics_first and any(names_summary_topic(h.query) for h in highlights)
     for highlight in highlights:
         position = rank.get(highlight.query, 0)
         rank[highlight.query] = position + 1
         weight = float(highlight.support.reviews) * (weights.get(highlight.query, 1.0) if weights else 1.0)
         if topics_first and not names_summary_topic(highlight.query):
+            if named and not SELECTION_SETTINGS.other_topic_pros and highlight.polarity.value == "pros":
+                continue  # its highlight shows it; the paragraph states the topics human summaries state
             weight *= SELECTION_SETTINGS.other_topic_weight
         text = in_summary_voice(highlight.text) if SELECTION_SETTINGS.summary_voice else highlight.text
         items.append(SummaryItem(text, highlight.query, weight, position, highlight.polarity.value))
