@@ -59,8 +59,9 @@ def test_majority_side_and_citations(synth) -> None:
     assert highlight.support.reviews == 10
 
 
-def test_genuine_split_yields_pro_and_con(synth) -> None:
-    item = QueryEvidence(
+def _breakfast_split() -> QueryEvidence:
+    """Breakfast, 11 reviews praising it and 9 complaining: both sides shown."""
+    return QueryEvidence(
         query="breakfast",
         evidence=[
             ev(0, "Breakfast was delicious with lots of choice.", 0.8),
@@ -70,7 +71,10 @@ def test_genuine_split_yields_pro_and_con(synth) -> None:
         ],
         support=Support(reviews=20, positive=11, negative=9),
     )
-    sides = [h.polarity for h in synth.synthesize(item)]
+
+
+def test_genuine_split_yields_pro_and_con(synth) -> None:
+    sides = [h.polarity for h in synth.synthesize(_breakfast_split())]
     assert sides == [Polarity.PROS, Polarity.CONS]
 
 
@@ -796,17 +800,7 @@ def test_only_the_majority_side_opens_with_a_chosen_lead(encoder, monkeypatch) -
         return lead_scores(texts, scores, **settings)
 
     monkeypatch.setattr(extractive, "lead_scores", spy)
-    item = QueryEvidence(
-        query="breakfast",
-        evidence=[
-            ev(0, "Breakfast was delicious with lots of choice.", 0.8),
-            ev(1, "Great breakfast, fresh pastries.", 0.7),
-            ev(2, "Breakfast was cold and overpriced.", -0.6),
-            ev(3, "The breakfast selection was poor and repetitive.", -0.5),
-        ],
-        support=Support(reviews=20, positive=11, negative=9),
-    )
-    pro, con = ExtractiveSynthesizer(encoder).synthesize(item)
+    pro, con = ExtractiveSynthesizer(encoder).synthesize(_breakfast_split())
     assert (pro.polarity, con.polarity) == (Polarity.PROS, Polarity.CONS)
     assert len(scored) == 1 and scored[0], scored
     assert all("cold" not in t and "poor" not in t for t in scored[0]), scored

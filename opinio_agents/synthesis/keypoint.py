@@ -845,13 +845,7 @@ def _stated_fact(text: str) -> str:
         >>> _stated_fact("The fact that the pool was heated"), _stated_fact("The fact that it was free was great")
         ('The pool was heated', 'The fact that it was free was great')
     """
-    match = _opener("fact_openers").match(text)
-    if match is None:
-        return text
-    rest = text[match.end() :]
-    if _finite_verbs(rest) != 1:
-        return text
-    return rest[0].upper() + rest[1:]
+    return _without_opener(text, "fact_openers", verbs=1)
 
 
 def _named_thing(text: str) -> str:
@@ -863,11 +857,17 @@ def _named_thing(text: str) -> str:
         >>> _named_thing("With the smell of grease in the lobby"), _named_thing("With the stand it is stable")
         ('The smell of grease in the lobby', 'With the stand it is stable')
     """
-    match = _opener("phrase_openers").match(text)
+    return _without_opener(text, "phrase_openers", verbs=0)
+
+
+def _without_opener(text: str, words: str, *, verbs: int) -> str:
+    """``text`` without the head of the ``words`` list that opens it, when what follows has ``verbs`` verb groups
+    (:func:`_finite_verbs`), its first letter in capitals; else ``text`` as it is."""
+    match = _opener(words).match(text)
     if match is None:
         return text
     rest = text[match.end() :]
-    if _finite_verbs(rest):
+    if _finite_verbs(rest) != verbs:
         return text
     return rest[0].upper() + rest[1:]
 
