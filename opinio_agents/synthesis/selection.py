@@ -51,7 +51,7 @@ from functools import cache
 import numpy as np
 
 from opinio_agents.errors import ConfigError
-from opinio_agents.models import SENTIMENT_THRESHOLD, Highlight
+from opinio_agents.models import SENTIMENT_THRESHOLD, Highlight, Polarity
 from opinio_agents.synthesis.alerts import GUARD_NOTE
 from opinio_agents.synthesis.complaints import NEGATION as _NEGATION
 from opinio_agents.synthesis.complaints import states_complaint, uses_complaint_word
@@ -333,12 +333,12 @@ def says_again(earlier: str, later: str) -> bool:
     It does when (a negation on one side only never does) the two make the same claim (:func:`same_opinion`); when
     the claim of one, the ``entity_nouns`` word left out, is among the other's and names the thing the other judges
     (:func:`judged_thing`: "This hotel is in a great location." after "The location is great for shopping and
-    restaurants."); or
-    when they judge one thing (:func:`judged_thing`: their subjects share a word) and what their first clauses say of
-    it is one within the other or shares a word besides praise ("The rooms were clean and well appointed." after
-    "The rooms were clean and perfect sized.", "The pool was nice as was the swim up bar." after "The pool area is
-    nice."). Not "The hotel was clean." and "The rooms were clean." (two things), nor "The location is great for
-    shopping." and "The location is great, right by the metro." (praise alone in common: each says where).
+    restaurants."); or when they judge one thing (:func:`judged_thing`: their subjects share a word) and what their
+    first clauses say of it is one within the other or shares a word besides praise ("The rooms were clean and well
+    appointed." after "The rooms were clean and perfect sized.", "The pool was nice as was the swim up bar." after
+    "The pool area is nice."). Not "The hotel was clean." and "The rooms were clean." (two things), nor "The
+    location is great for shopping." and "The location is great, right by the metro." (praise alone in common: each
+    says where).
 
     Example:
         >>> says_again("The location is great for shopping and restaurants.", "This hotel is in a great location.")
@@ -1564,9 +1564,9 @@ def summary_of(
             reviews order them (location and staff early, "will stay again" last), instead
             of by mentions alone: ROUGE-L rewards the order human summaries follow. With the
             topic order, an aspect that no ``summary_topics`` word names counts
-            ``SelectionSettings.other_topic_weight`` of its mentions (:func:`names_summary_topic`), and
-            its PRO is no sentence while another aspect is such a topic
-            (``SelectionSettings.other_topic_pros``).
+            ``SelectionSettings.other_topic_weight`` of its mentions (:func:`names_summary_topic`); with
+            ``SelectionSettings.other_topic_pros`` off, its PRO is no sentence while another aspect is such a
+            topic.
         weights: Aspect -> factor on its mentions (e.g. 0 for a city or the
             entity's own name, so real aspects come first).
         layout: ``positions`` and ``weights`` in one object (used where an argument is not given).
@@ -1605,7 +1605,7 @@ def summary_of(
         rank[highlight.query] = position + 1
         weight = float(highlight.support.reviews) * (weights.get(highlight.query, 1.0) if weights else 1.0)
         if topics_first and not names_summary_topic(highlight.query):
-            if named and not SELECTION_SETTINGS.other_topic_pros and highlight.polarity.value == "pros":
+            if named and not SELECTION_SETTINGS.other_topic_pros and highlight.polarity is Polarity.PROS:
                 continue  # its highlight shows it; the paragraph states the topics human summaries state
             weight *= SELECTION_SETTINGS.other_topic_weight
         text = in_summary_voice(highlight.text) if SELECTION_SETTINGS.summary_voice else highlight.text
