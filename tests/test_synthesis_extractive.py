@@ -293,6 +293,26 @@ def test_a_key_point_is_a_closed_statement() -> None:
     assert to_key_point("With the stand it is very stable.", "stand") == "With the stand it is very stable."
 
 
+def test_a_capped_point_that_starts_at_a_later_piece_drops_the_and_that_joined_it() -> None:
+    # SPACE dev 1029276's location answer read "And a gorgeous view of downtown Miami." (a list item the word cap
+    # started at, to keep the piece naming "downtown").
+    room = (
+        "When we got up there we realized it was actually two separate rooms with a connecting door, one with a"
+        " dining and sitting area, bathroom, and a gorgeous view of downtown Miami."
+    )
+    point = to_key_point(room, "location", sign=1, terms=["downtown"])
+    assert point == "A gorgeous view of downtown Miami.", point
+
+
+def test_a_not_only_clause_keeps_its_but() -> None:
+    # SPACE dev 1113787's rooms answer read "Not only was the hotel incredible with an amazing room." (the "but" of
+    # "not only ... but" was taken for a contrast, and the clause about the room shown alone).
+    text = "Not only was the hotel incredible with an amazing room, but the service and amenities are top notch."
+    assert aspect_segments(text) == [text.rstrip(".")]
+    assert to_key_point(text, "rooms", sign=1, terms=["room"]) == text
+    assert aspect_segments("The room was small, but the bed was huge.") == ["The room was small", "the bed was huge"]
+
+
 def test_a_piece_cut_from_its_sentence_is_no_subordinate_clause() -> None:
     # OpoSum weight: "I would recommend this vacuum to anyone, as it is lightweight, ..." was cut to
     # "As it is lightweight.".

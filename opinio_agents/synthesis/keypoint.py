@@ -221,6 +221,44 @@ _ENUMERATOR = re.compile(r"^\(?\d{1,2}\s*[.):]+\)?\s+(?=\S)")
 _CLAUSE_SPLIT = re.compile(
     r"\s*(?:;|,?\s+\b(?:but|however|although|even though|though|whereas|except that|yet)\b,?)\s+", re.IGNORECASE
 )
+#: A clause that opens a correlative "not only ... but (also)": its "but" goes on with it and is no contrast.
+_NOT_ONLY = re.compile(r"^\W*not\s+only\b", re.IGNORECASE)
+
+
+def _clause_breaks(text: str) -> list[re.Match[str]]:
+    """The :data:`_CLAUSE_SPLIT` boundaries of ``text`` that end a clause: not the "but" that completes a clause
+    opened by "not only" ("Not only was the room amazing, but the staff were great" is one statement).
+
+    Example:
+        >>> [m.group(0) for m in _clause_breaks("Not only was it clean, but quiet; the staff, however, were rude")]
+        ['; ', ', however, ']
+    """
+    breaks: list[re.Match[str]] = []
+    start = 0
+    for match in _CLAUSE_SPLIT.finditer(text):
+        if _NOT_ONLY.match(text[start : match.start()]) and "but" in match.group(0).lower():
+            continue
+        breaks.append(match)
+        start = match.end()
+    return breaks
+
+
+def _clauses(text: str) -> list[str]:
+    """``text`` split at its :func:`_clause_breaks` (as ``_CLAUSE_SPLIT.split`` would, less a correlative "but").
+
+    Example:
+        >>> _clauses("Not only was the room big, but it was clean; the bar was loud")
+        ['Not only was the room big, but it was clean', 'the bar was loud']
+    """
+    out: list[str] = []
+    start = 0
+    for match in _clause_breaks(text):
+        out.append(text[start : match.start()])
+        start = match.end()
+    out.append(text[start:])
+    return out
+
+
 #: Also a boundary between the parts of a sentence about several aspects: a comma or "and" before a
 #: new subject ("The room was clean, the staff friendly and the location perfect").
 _SUBJECT_SPLIT = re.compile(
@@ -321,7 +359,7 @@ def subject_clauses(text: str, *, min_words: int = 3) -> list[str]:
         ['The room was clean', 'the staff friendly', 'the location perfect', 'noisy at night']
     """
     out: list[str] = []
-    for clause in _CLAUSE_SPLIT.split(text):
+    for clause in _clauses(text):
         for part in _SUBJECT_SPLIT.split(clause or ""):
             part = part.strip(" ,;")
             if part and len(part.split()) >= min_words:
@@ -406,7 +444,7 @@ def aspect_segments(text: str) -> list[str]:
     """
     out: list[str] = []
     attached = word_set("keypoint", "attached_openers")
-    for clause in _CLAUSE_SPLIT.split(text.strip().rstrip(".!?")):
+    for clause in _clauses(text.strip().rstrip(".!?")):
         for part in _SUBJECT_SPLIT.split(clause or ""):
             still_open = False  # the last piece ends inside a phrase that the pieces after it complete
             for piece in _PIECE_SPLIT.split(part or ""):
@@ -415,7 +453,8 @@ def aspect_segments(text: str) -> list[str]:
                 if not words:
                     continue
                 describes = _describes(words)
-                if out and (describes or still_open or words[0] in attached):
+                correlative = words[0] == "but" and bool(out) and bool(_NOT_ONLY.match(out[-1]))
+                if out and (describes or still_open or words[0] in attached or correlative):
                     out[-1] = f"{out[-1]}, {piece}"
                     # An aside ("once again") leaves the phrase open; a piece that describes it does too.
                     still_open = _left_open(piece) or (still_open and (describes or len(words) <= 2))
@@ -618,7 +657,7 @@ def _contrast_pieces(text: str) -> list[tuple[str, bool]]:
     out: list[tuple[str, bool]] = []
     for item in _BEFORE_HEADING.split(text):
         start, joined = 0, False
-        for match in _CLAUSE_SPLIT.finditer(item):
+        for match in _clause_breaks(item):
             out.append((item[start : match.start()].strip(" ,;"), joined))
             start, joined = match.end(), ";" not in match.group(0)
         out.append((item[start:].strip(" ,;"), joined))
@@ -761,8 +800,8 @@ def _capped(clause: str, max_words: int, words: _QueryWords) -> str:
     if _naming(capped, words) == 0 and _naming(clause, words) > 0:
         pieces = aspect_segments(clause)
         first = next((k for k, piece in enumerate(pieces) if _naming(piece, words) > 0), None)
-        if first is not None:
-            return _word_cap(", ".join(pieces[first:]), max_words)
+        if first is not None:  # a piece cut from its sentence loses the "and" that joined it ("and a view of ...")
+            return _word_cap(_CUT_OPENER.sub("", ", ".join(pieces[first:])), max_words)
     return capped
 
 
