@@ -313,6 +313,14 @@ def test_a_not_only_clause_keeps_its_but() -> None:
     assert aspect_segments("The room was small, but the bed was huge.") == ["The room was small", "the bed was huge"]
 
 
+def test_so_opens_a_clause_only_before_its_subject() -> None:
+    # OpoSum B00BP5N498's summary read "Far, it's a terrific TV." ("so" was stripped as a filler).
+    assert to_key_point("So far, it's a terrific TV.", "tv") == "So far, it's a terrific TV."
+    assert to_key_point("So comfortable!", "comfort") == "So comfortable."
+    assert to_key_point("So, the room was fine.", "room") == "The room was fine."
+    assert to_key_point("So the room was fine.", "room") == "The room was fine."
+
+
 def test_a_piece_cut_from_its_sentence_is_no_subordinate_clause() -> None:
     # OpoSum weight: "I would recommend this vacuum to anyone, as it is lightweight, ..." was cut to
     # "As it is lightweight.".

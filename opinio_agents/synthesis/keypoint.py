@@ -512,12 +512,12 @@ def focused_text(
     return text[0].upper() + text[1:] + "."
 
 
+#: Words that open a clause's subject: what follows a word that only joins a clause to the one before it.
+_SUBJECT_WORDS = r"(?:it|they|the|this|these|he|she|we|i)"
 #: What a piece cut from its sentence must not open with: the word that joined it to the pieces left out ("and
 #: the location"), or that made it a reason for them ("as it is lightweight" of "I would recommend this vacuum to
 #: anyone, as it is lightweight, ..." reads "It is lightweight.").
-_CUT_OPENER = re.compile(
-    r"^(?:and|or|but|plus|(?:as|because|since)(?=\s+(?:it|they|the|this|these|he|she|we|i)\b))\s+", re.IGNORECASE
-)
+_CUT_OPENER = re.compile(rf"^(?:and|or|but|plus|(?:as|because|since)(?=\s+{_SUBJECT_WORDS}\b))\s+", re.IGNORECASE)
 
 
 @cache
@@ -529,9 +529,14 @@ def _fillers() -> re.Pattern[str]:
         'the wine in the lobby was a nice touch.'
         >>> _fillers().sub("", "By the way - the breakfast was great."), _fillers().sub("", "So-so breakfast.")
         ('the breakfast was great.', 'So-so breakfast.')
+        >>> _fillers().sub("", "So the room was great."), _fillers().sub("", "So far, it's a terrific TV.")
+        ('the room was great.', "So far, it's a terrific TV.")
     """
     words = sorted(word_set("keypoint", "fillers"), key=len, reverse=True)
     either = "|".join(r"\s+".join(re.escape(w) for w in filler.split()) for filler in words)
+    # An intensifier ("so") is a filler only before a comma or the clause's subject, never before what it intensifies.
+    intensifiers = sorted(word_set("keypoint", "intensifier_fillers"))
+    either += "".join(rf"|{re.escape(w)}(?=\s*[,:]|\s+{_SUBJECT_WORDS}\b)" for w in intensifiers)
     return re.compile(
         rf"^(?:(?:{either})(?![\w'\-])(?:\s*[,:]|\s+[\-\u2013\u2014])?\s*"
         # "One thing: the wifi was slow", not the subject of "One thing I did not like was the noise".
