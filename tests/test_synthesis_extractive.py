@@ -321,6 +321,17 @@ def test_so_opens_a_clause_only_before_its_subject() -> None:
     assert to_key_point("So the room was fine.", "room") == "The room was fine."
 
 
+def test_a_lone_concession_states_what_it_concedes() -> None:
+    # SPACE dev 182002's parking CON read "While I'd agree that the parking garage was hard to manoevre and the
+    # elevators were slow." (a review sentence with no main clause, framed by the reviewer).
+    text = "While I'd agree that the parking garage was hard to manoevre and the elevators were slow."
+    expected = "The parking garage was hard to manoevre and the elevators were slow."
+    assert to_key_point(text, "parking", sign=-1) == expected
+    assert to_key_point("I would agree that the staff was rude.", "staff", sign=-1) == "The staff was rude."
+    # A concession with its main clause stays whole.
+    assert to_key_point("While small, the room was nice.", "room", sign=1) == "While small, the room was nice."
+
+
 def test_a_piece_cut_from_its_sentence_is_no_subordinate_clause() -> None:
     # OpoSum weight: "I would recommend this vacuum to anyone, as it is lightweight, ..." was cut to
     # "As it is lightweight.".

@@ -276,10 +276,13 @@ _FIRST_PERSON = re.compile(
 )
 #: "I thought the breakfast was too expensive": the reviewer's framing of a clause that states the opinion itself.
 _JUDGED_CLAUSE = re.compile(
-    r"^(?:i|we)\s+(?:really\s+|also\s+|just\s+)?(?:thought|think|felt|feel|believe|believed|noticed)\s+(?:that\s+)?"
+    r"^(?:i|we)(?:'d|\s+would|\s+do)?\s+(?:really\s+|also\s+|just\s+)?"
+    r"(?:thought|think|felt|feel|believe|believed|noticed|agree|agreed)\s+(?:that\s+)?"
     r"(?=(?:the|this|it|its|there|everything|all)\b[^,;]*?\b(?:was|were|is|are|had|has)\b)",
     re.IGNORECASE,
 )
+#: A concession with no main clause after it ("While the garage was hard to use." as a whole sentence).
+_LONE_CONCESSION = re.compile(r"^(?:while|whereas|although|even though|though)\s+(?=[^,;:]+$)", re.IGNORECASE)
 #: "We found the staff to be friendly": the reviewer's framing of a judgement of a thing, anywhere in a clause
 #: ("I dined there one evening, and I found the food to be excellent").
 _FOUND_TO_BE = re.compile(
@@ -1087,7 +1090,9 @@ def _impersonal(clause: str) -> str:
 
 def _unframed(clause: str) -> str:
     """``clause`` without the reviewer's framing of its judgement: "I thought the X was Y" is "the X was Y",
-    "We found the X to be Y" is "the X was Y" ("were" after a plural head).
+    "We found the X to be Y" is "the X was Y" ("were" after a plural head). A clause that only opens with
+    "while", "whereas" or "(al)though" and has no main clause after it (no comma: the review left it a fragment)
+    states what it concedes: "While I'd agree that the garage was hard to use" is "the garage was hard to use".
 
     Example:
         >>> _unframed("I thought the breakfast cost was too high"), _unframed("We found the rooms to be clean")
@@ -1096,8 +1101,10 @@ def _unframed(clause: str) -> str:
         ('I felt welcome', 'We found it to be great')
         >>> _unframed("I dined there, and I found the food to be excellent and the service to be good")
         'I dined there, and the food was excellent and the service was good'
+        >>> _unframed("While I'd agree that the garage was hard to use"), _unframed("While small, the room was nice")
+        ('the garage was hard to use', 'While small, the room was nice')
     """
-    clause = _JUDGED_CLAUSE.sub("", clause, count=1)
+    clause = _JUDGED_CLAUSE.sub("", _LONE_CONCESSION.sub("", clause, count=1), count=1)
     clause, found = _FOUND_TO_BE.subn(_judged_thing, clause)
     if found:
         clause = _AND_TO_BE.sub(lambda m: "and " + _judged_thing(m), clause)
