@@ -1007,6 +1007,25 @@ def test_a_pro_that_announces_a_complaint_is_no_pro() -> None:
     assert agreeing_points(["The only concern I had was the limited parking."], range(1), -1) == [0]  # a CON may
 
 
+def test_a_pro_that_says_what_the_reviewer_disliked_is_no_pro() -> None:
+    from opinio_agents.synthesis.selection import agreeing_points, announces_complaint
+
+    # SPACE dev 1510471's internet PRO (its sentence stored +0.49): "One thing, I did not like was lack of free WiFi".
+    point = "I did not like was lack of free WiFi (it was available at 6 EUR/hr) which one tends to expect."
+    assert announces_complaint(point) and announces_complaint("What we didn't like was the noise.")
+    assert not announces_complaint("I didn't like to leave.")
+    assert agreeing_points([point, "The wifi deal was really worth it."], range(2), 1) == [1]
+
+
+def test_a_bracketed_aside_does_not_decide_a_points_side() -> None:
+    from opinio_agents.synthesis.selection import agreeing_points, side_text
+
+    # SPACE dev 1722910's bed PRO read "The bed was very hard (but better than some we'd stayed in ...)." (+0.8).
+    hard = "The bed was very hard (but better than some we'd stayed in like the cheapo backpackers in Naples)."
+    assert side_text(hard) == "The bed was very hard."
+    assert agreeing_points([hard, "The bed was comfortable.", "Nice pool (heated)."], range(3), 1) == [1, 2]
+
+
 def test_a_minority_side_needs_a_second_signal(monkeypatch: pytest.MonkeyPatch) -> None:
     import dataclasses
 

@@ -553,11 +553,14 @@ _JOINERS = frozenset({"a", "and", "but", "or"})
 
 def announces_complaint(text: str) -> bool:
     """Whether ``text`` announces a complaint: "only", at most one word, then a ``complaint_openers`` noun ("the
-    only concern that I had was ...", "The only real complaint is ..."), whatever else it praises.
+    only concern that I had was ...", "The only real complaint is ..."), or a ``dislike_clefts`` verb before a verb
+    of being ("I did not like was lack of free WiFi", "What we didn't like was the noise"), whatever else it praises.
 
     Example:
         >>> announces_complaint("Clean, modern and the only concern I had was the parking.")
         True
+        >>> announces_complaint("What I didn't like was the noise."), announces_complaint("I didn't like to leave.")
+        (True, False)
         >>> announces_complaint("The lobby was clean.")
         False
     """
@@ -567,7 +570,31 @@ def announces_complaint(text: str) -> bool:
 @cache
 def _opener_pattern() -> re.Pattern[str]:
     nouns = "|".join(map(re.escape, sorted(word_set("selection", "complaint_openers"), key=len, reverse=True)))
-    return re.compile(rf"\bonly\s+(?:[a-z]+\s+)?(?:{nouns})\b", re.IGNORECASE)
+    clefts = "|".join(
+        r"\s+".join(map(re.escape, verb.split()))
+        for verb in sorted(word_set("selection", "dislike_clefts"), key=len, reverse=True)
+    )
+    return re.compile(
+        rf"\bonly\s+(?:[a-z]+\s+)?(?:{nouns})\b|\b(?:{clefts})\s+(?:about\s+it\s+)?(?:was|were|is|are)\b",
+        re.IGNORECASE,
+    )
+
+
+#: A bracketed aside of a key point ("(but better than some we'd stayed in)").
+_ASIDE = re.compile(r"\s*\([^()]*\)")
+
+
+def side_text(text: str) -> str:
+    """``text`` as :func:`agreeing_points` reads its side: without its bracketed asides, when two words or more are
+    left. An aside qualifies a judgement and does not make it: "The bed was very hard (but better than some we'd
+    stayed in ...)" read +0.8 and was a PRO.
+
+    Example:
+        >>> side_text("The bed was very hard (but better than the last one)."), side_text("(Great!)")
+        ('The bed was very hard.', '(Great!)')
+    """
+    bare = _ASIDE.sub("", text).strip()
+    return bare if len(bare.split()) >= 2 else text
 
 
 def agreeing_points(points: Sequence[str], indices: Iterable[int], sign: int) -> list[int]:
@@ -577,7 +604,7 @@ def agreeing_points(points: Sequence[str], indices: Iterable[int], sign: int) ->
     (:func:`uses_complaint_word`, with no positive reading): "The rooms are small.", cut from "The rooms are
     small but spotless." or stored positive by the sentiment head, is no PRO; nor is one that announces a complaint
     (:func:`announces_complaint`: "The hotel was clean, modern and the only concern that I had was the limited
-    parking.").
+    parking."). Its side is read without its bracketed asides (:func:`side_text`).
 
     Example:
         >>> agreeing_points(["Taste is good.", "The food was bland."], range(2), -1)
@@ -591,12 +618,13 @@ def agreeing_points(points: Sequence[str], indices: Iterable[int], sign: int) ->
     if not SELECTION_SETTINGS.points_agree or not indices:
         return indices
     texts = [points[i] for i in indices]
-    scores = default_sentiment_scorer().score(texts)  # read once for both rules
+    read = [side_text(text) for text in texts]
+    scores = default_sentiment_scorer().score(read)  # read once for both rules
     against = _reads_against(scores, sign)
     if sign > 0:
         against = [
-            no or (score <= SENTIMENT_THRESHOLD and uses_complaint_word(text)) or announces_complaint(text)
-            for no, score, text in zip(against, scores, texts, strict=True)
+            no or (score <= SENTIMENT_THRESHOLD and uses_complaint_word(bare)) or announces_complaint(text)
+            for no, score, bare, text in zip(against, scores, read, texts, strict=True)
         ]
     return [i for i, no in zip(indices, against, strict=True) if not no]
 
