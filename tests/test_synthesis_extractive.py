@@ -328,6 +328,8 @@ def test_a_lone_concession_states_what_it_concedes() -> None:
     expected = "The parking garage was hard to manoevre and the elevators were slow."
     assert to_key_point(text, "parking", sign=-1) == expected
     assert to_key_point("I would agree that the staff was rude.", "staff", sign=-1) == "The staff was rude."
+    cut = text.rstrip(".") + ", that's as far as the negative experiences I had at this hotel went."
+    assert to_key_point(cut, "parking", sign=-1) == expected  # its main clause cut away
     # A concession with its main clause stays whole.
     assert to_key_point("While small, the room was nice.", "room", sign=1) == "While small, the room was nice."
 

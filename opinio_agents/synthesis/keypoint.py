@@ -1090,9 +1090,7 @@ def _impersonal(clause: str) -> str:
 
 def _unframed(clause: str) -> str:
     """``clause`` without the reviewer's framing of its judgement: "I thought the X was Y" is "the X was Y",
-    "We found the X to be Y" is "the X was Y" ("were" after a plural head). A clause that only opens with
-    "while", "whereas" or "(al)though" and has no main clause after it (no comma: the review left it a fragment)
-    states what it concedes: "While I'd agree that the garage was hard to use" is "the garage was hard to use".
+    "We found the X to be Y" is "the X was Y" ("were" after a plural head).
 
     Example:
         >>> _unframed("I thought the breakfast cost was too high"), _unframed("We found the rooms to be clean")
@@ -1101,14 +1099,29 @@ def _unframed(clause: str) -> str:
         ('I felt welcome', 'We found it to be great')
         >>> _unframed("I dined there, and I found the food to be excellent and the service to be good")
         'I dined there, and the food was excellent and the service was good'
-        >>> _unframed("While I'd agree that the garage was hard to use"), _unframed("While small, the room was nice")
-        ('the garage was hard to use', 'While small, the room was nice')
     """
-    clause = _JUDGED_CLAUSE.sub("", _LONE_CONCESSION.sub("", clause, count=1), count=1)
+    clause = _JUDGED_CLAUSE.sub("", clause, count=1)
     clause, found = _FOUND_TO_BE.subn(_judged_thing, clause)
     if found:
         clause = _AND_TO_BE.sub(lambda m: "and " + _judged_thing(m), clause)
     return clause
+
+
+def _conceded(clause: str) -> str:
+    """``clause`` (a finished key point) as what it concedes, when it only opens with "while", "whereas" or
+    "(al)though" and has no main clause after it (the review's main clause was cut away, or never written), less the
+    reviewer's framing (:func:`_unframed`). "While I'd agree that the garage was hard to use" (of "..., that's as far
+    as the negative experiences went") is "The garage was hard to use".
+
+    Example:
+        >>> _conceded("While I'd agree that the garage was hard to use"), _conceded("While small, the room was nice")
+        ('The garage was hard to use', 'While small, the room was nice')
+    """
+    bare = _LONE_CONCESSION.sub("", clause, count=1)
+    if bare == clause:
+        return clause
+    bare = _unframed(bare)
+    return bare[:1].upper() + bare[1:]
 
 
 def _judged_thing(match: re.Match[str]) -> str:
@@ -1126,7 +1139,7 @@ def to_key_point(
     clause = best_clause(cleaned, query, sign, terms=terms)
     clause = without_label(clause)  # "Pros : Good ambience" -> "Good ambience"
     clause = _LEADING_PUNCT.sub("", _fillers().sub("", clause)).strip()  # "and.... a good bar" -> "a good bar"
-    clause = _impersonal(_unframed(clause))
+    clause = _impersonal(_unframed(_conceded(clause)))
     match = _FIRST_PERSON.match(clause)
     if match:
         clause = match.group(1).capitalize() + " " + clause[match.end() :]
@@ -1134,7 +1147,7 @@ def to_key_point(
         clause = _capped(clause, max_words, _query_words(query, terms))
     clause = _closed_asides(clause.strip(" ,;:-"))
     clause = re.sub(r"[.!?]+$", "", clause).strip()
-    clause = _closed_point(_DANGLING.sub("", clause).strip(" ,;:-"))
+    clause = _conceded(_closed_point(_DANGLING.sub("", clause).strip(" ,;:-")))
     if not clause:
         return cleaned
     return clause[0].upper() + clause[1:] + "."
