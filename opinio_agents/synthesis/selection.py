@@ -85,6 +85,7 @@ __all__ = [
     "judged_thing",
     "is_narrative",
     "stands_alone",
+    "reads_whole",
     "without_connective",
     "states_complaint",
     "reads_against",
@@ -458,6 +459,43 @@ def stands_alone(text: str) -> bool:
 
 
 _NUMBER_TAIL = re.compile(r"^\s*\d")
+
+
+def reads_whole(text: str) -> bool:
+    """Whether a summary sentence reads as a statement, not a broken fragment: it has a verb
+    (:func:`~opinio_agents.synthesis.keypoint.has_verb`, or a first word that can be a verb, the
+    subject left out: "Fits perfectly."), or it judges as a note does: no joining word opens it, no definite
+    determiner without a judging word ("The biggest issue with the image quality." is a subject waiting for its
+    verb), and an adjective or judging word in it ("Speedy delivery.", "Decent appearance.", not "Avi files." of
+    "you can't play. avi files."); nor does it end on a ``context_endings`` word that points to a sentence
+    before it ("These boots have both.").
+
+    Example:
+        >>> reads_whole("Speedy delivery."), reads_whole("Great boots for the money."), reads_whole("Fits well.")
+        (True, True, True)
+        >>> reads_whole("Avi files."), reads_whole("The biggest issue with the image quality.")
+        (False, False)
+        >>> reads_whole("Or this a problem with the tv."), reads_whole("These boots have both.")
+        (False, False)
+    """
+    from lemminflect import getAllLemmas
+
+    from opinio_agents.synthesis.keypoint import has_verb, is_opinion
+
+    words = _WORD.findall(plain_apostrophes(text).lower())
+    if not words:
+        return False
+    if any(" ".join(words[-len(end.split()) :]) == end for end in word_set("selection", "context_endings")):
+        return False
+    first = getAllLemmas(words[0])
+    if has_verb(text) or "VERB" in first or "AUX" in first:
+        return True
+    if words[0] in _JOINERS - {"a"}:
+        return False
+    judges = is_opinion(text)
+    if words[0] in word_set("keypoint", "determiners") - {"a", "an"} and not judges:
+        return False
+    return judges or any("ADJ" in getAllLemmas(word) for word in words)
 
 
 def without_connective(point: str) -> str:
@@ -1144,7 +1182,8 @@ def select_summary(
         drop_narrative: Sentences that tell what the reviewer did (:func:`is_narrative`, with
             ``SelectionSettings.subjectless_story``) are no candidates while at least ``min_candidates`` others
             are (None: ``SelectionSettings.drop_narrative``). Nor, likewise, are sentences that say nothing by
-            themselves (:func:`stands_alone`; none with ``SelectionSettings.min_content_words`` 0).
+            themselves (:func:`stands_alone`; none with ``SelectionSettings.min_content_words`` 0) or read as
+            broken fragments (:func:`reads_whole`).
 
     Raises:
         ConfigError: When the lengths disagree or the budget is below 1.
@@ -1172,7 +1211,7 @@ def select_summary(
         if len(opinions) >= max(1, min_candidates):
             pool = opinions
     if settings.min_content_words > 0:
-        alone = [i for i in pool if stands_alone(texts[i])]
+        alone = [i for i in pool if stands_alone(texts[i]) and reads_whole(texts[i])]
         if len(alone) >= max(1, min_candidates):
             pool = alone
     vecs = np.asarray(vectors, dtype=float)[pool]
