@@ -7,13 +7,14 @@ import pytest
 
 from opinio_agents.hiro.highlights import summary_point
 from opinio_agents.synthesis.keypoint import _open_condition, finite_verbs, has_verb, to_key_point
-from opinio_agents.synthesis.selection import reads_whole, select_summary
+from opinio_agents.synthesis.selection import decimal_splits, reads_whole, select_summary
 
 
 def test_a_noun_after_a_determiner_or_an_adjective_is_no_verb() -> None:
     # "feel" is a verb by the lemma tables, but "the cheap feel of the keyboard" names a thing.
     assert finite_verbs("the key noise and the cheap feel of the keyboard") == 0
     assert finite_verbs("the feel is cheap") == 1
+    assert finite_verbs("The remote is cheap.") == 1  # "remote" can only be an adjective: "is" is still a verb
 
 
 @pytest.mark.parametrize(
@@ -93,8 +94,11 @@ def test_a_broken_fragment_does_not_read_whole(text: str) -> None:
 
 
 def test_an_entity_wide_summary_takes_no_fragment() -> None:
-    texts = ["Avi files.", "The picture is sharp and bright.", "The remote is cheap.", "Setup was very easy."]
-    vectors = np.array([[1.0, 0.0], [0.9, 0.44], [0.6, 0.8], [0.8, 0.6]])
+    texts = [
+        "The biggest issue with the image quality.", "The picture is sharp and bright.", "The remote is cheap.",
+        "Setup was very easy.",
+    ]
+    vectors = np.array([[0.7, 0.7], [0.9, 0.44], [0.44, 0.9], [0.8, 0.6]])  # the fragment is the most central
     vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     chosen = select_summary(texts, vectors, [-0.6, 0.7, -0.5, 0.6], budget_words=40)
     assert 0 not in chosen
@@ -110,3 +114,12 @@ def test_a_cut_that_opens_with_its_condition_keeps_it() -> None:
     assert not _open_condition("When the canister is about half full dirt starts to build up in the path")
     assert not _open_condition("So if you have a tight budget")
     assert _open_condition("They can't handle sweat so if you're using these while working out")
+
+
+def test_a_sentence_cut_inside_its_decimal_is_no_summary_candidate() -> None:
+    # OpoSum B0009VU7RG "It has 2 USB 2. 0 ports", B009PJ2CQC "... for other 13. 3 inch laptop".
+    texts = ["The keyboard has 2 USB 2.", "0 ports.", "The keys are quiet and firm.", "The case is sturdy and light."]
+    vectors = np.array([[0.7, 0.7], [0.0, 1.0], [0.9, 0.44], [0.44, 0.9]])  # the split one is the most central
+    vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    assert decimal_splits(texts) == {0}
+    assert 0 not in select_summary(texts, vectors, [0.6, 0.0, 0.7, 0.6], budget_words=40, min_candidates=1)

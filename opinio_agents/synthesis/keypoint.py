@@ -935,12 +935,12 @@ def finite_verbs(text: str) -> int:
     "remembered", "made"; not "free", "room" that are nouns or adjectives too, nor a form in -ing), with
     only "not" or adverbs in -ly between them ("was heated", "was not really needed" are one). A word right after
     a ``determiners`` word or a word that can only be an adjective is the noun they open, no verb ("the cheap
-    feel of the keyboard").
+    feel of the keyboard"), unless it can be an auxiliary ("The remote is cheap").
 
     Example:
         >>> finite_verbs("the pool was heated"), finite_verbs("it was free was great")
         (1, 2)
-        >>> finite_verbs("the key noise and the cheap feel of the keyboard"), finite_verbs("the feel is cheap")
+        >>> finite_verbs("the key noise and the cheap feel of the keyboard"), finite_verbs("the remote is cheap")
         (0, 1)
     """
     from lemminflect import getAllLemmas
@@ -949,7 +949,7 @@ def finite_verbs(text: str) -> int:
     count, joined, opens_noun = 0, False, False
     for word in _PIECE_WORD.findall(text.lower()):
         tags = set(getAllLemmas(word))
-        if tags and tags <= {"VERB", "AUX"} and not word.endswith("ing") and not opens_noun:
+        if tags and tags <= {"VERB", "AUX"} and not word.endswith("ing") and not (opens_noun and "AUX" not in tags):
             count += not joined
             joined = True
         elif not (joined and (word == "not" or word.endswith("ly"))):

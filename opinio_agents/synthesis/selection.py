@@ -86,6 +86,7 @@ __all__ = [
     "is_narrative",
     "stands_alone",
     "reads_whole",
+    "decimal_splits",
     "without_connective",
     "states_complaint",
     "reads_against",
@@ -459,6 +460,22 @@ def stands_alone(text: str) -> bool:
 
 
 _NUMBER_TAIL = re.compile(r"^\s*\d")
+
+
+def decimal_splits(texts: Sequence[str]) -> set[int]:
+    """Positions of the sentences that end where the segmenter split a number at its decimal point: a sentence
+    that ends on a digit, followed in ``texts`` (an entity's sentences in their reviews' order) by one that opens
+    with a digit ("It has 2 USB 2." of "It has 2 USB 2. 0 ports", "This might be a good case for other 13." of
+    "... other 13. 3 inch laptop"): it ends inside its number and reads as a fragment.
+
+    Example:
+        >>> sorted(decimal_splits(["It has 2 USB 2.", "0 ports.", "Rated 5.", "Great sound."]))
+        [0]
+    """
+    return {k for k in range(len(texts) - 1) if _ENDS_ON_DIGIT.search(texts[k]) and _NUMBER_TAIL.match(texts[k + 1])}
+
+
+_ENDS_ON_DIGIT = re.compile(r"\d\W*$")
 
 
 def reads_whole(text: str) -> bool:
@@ -1183,7 +1200,7 @@ def select_summary(
             ``SelectionSettings.subjectless_story``) are no candidates while at least ``min_candidates`` others
             are (None: ``SelectionSettings.drop_narrative``). Nor, likewise, are sentences that say nothing by
             themselves (:func:`stands_alone`; none with ``SelectionSettings.min_content_words`` 0) or read as
-            broken fragments (:func:`reads_whole`).
+            broken fragments (:func:`reads_whole`, :func:`decimal_splits`).
 
     Raises:
         ConfigError: When the lengths disagree or the budget is below 1.
@@ -1211,7 +1228,8 @@ def select_summary(
         if len(opinions) >= max(1, min_candidates):
             pool = opinions
     if settings.min_content_words > 0:
-        alone = [i for i in pool if stands_alone(texts[i]) and reads_whole(texts[i])]
+        split = decimal_splits(texts)
+        alone = [i for i in pool if stands_alone(texts[i]) and reads_whole(texts[i]) and i not in split]
         if len(alone) >= max(1, min_candidates):
             pool = alone
     vecs = np.asarray(vectors, dtype=float)[pool]
