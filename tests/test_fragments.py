@@ -73,7 +73,10 @@ def test_a_word_cap_does_not_end_on_a_verb_that_needs_its_infinitive_nor_inside_
 @pytest.mark.parametrize(
     "text",
     ["Speedy delivery.", "Decent appearance.", "Great boots for the money.", "Highly recommended.", "Fits well.",
-     "Love it.", "The perfect gift.", "It's a keeper."],
+     "Love it.", "The perfect gift.", "It's a keeper.",
+     # Zomato: a negation judges, an auxiliary that can be a noun is a verb, "both" after "and" counts a pair.
+     "Not for the weight watchers.", "A must visit place.", "AC does not work properly.",
+     "I keep asking for the kimchi.", "We had a fantastic time and loved the service and food both."],
 )
 def test_a_statement_or_a_judging_note_reads_whole(text: str) -> None:
     assert reads_whole(text)
@@ -85,6 +88,7 @@ def test_a_statement_or_a_judging_note_reads_whole(text: str) -> None:
         "Avi files.",  # OpoSum B004HYG9V4, of "you can't play. avi files."
         "The biggest issue with the image quality.",  # OpoSum B001TA6CAM: a subject with no verb
         "Or this a problem with the tv.",  # OpoSum B001TA6CAM
+        "Power button, and keypad.",  # OpoSum B0009VU7RG: the tail of a list the segmenter split
         "These boots have both.",  # points to what the sentence before named
         "It's probably only worth that much.",
     ],
@@ -123,3 +127,15 @@ def test_a_sentence_cut_inside_its_decimal_is_no_summary_candidate() -> None:
     vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     assert decimal_splits(texts) == {0}
     assert 0 not in select_summary(texts, vectors, [0.6, 0.0, 0.7, 0.6], budget_words=40, min_candidates=1)
+
+
+def test_a_condition_that_has_its_main_clause_stays_in_a_cut() -> None:
+    # Zomato: "... and when I came out of there I really felt hungry" has both clauses.
+    assert not _open_condition("I went to the Himagiri Hospital and when I came out of there I really felt hungry")
+    assert _open_condition("The service is amazing but when it's crowded")
+
+
+def test_a_phrase_opener_stays_before_a_clause_with_an_auxiliary() -> None:
+    # Zomato: "can" is a noun too, but here the phrase leads to "you can definitely count on the quality".
+    text = "With the trusted name of Karachi sweets as the backers, you can definitely count on the quality."
+    assert to_key_point(text, "").startswith("With the trusted name")

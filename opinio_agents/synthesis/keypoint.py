@@ -912,12 +912,14 @@ def _named_thing(text: str) -> str:
 
 def _without_opener(text: str, words: str, *, verbs: int) -> str:
     """``text`` without the head of the ``words`` list that opens it, when what follows has ``verbs`` verb groups
-    (:func:`finite_verbs`), its first letter in capitals; else ``text`` as it is."""
+    (:func:`finite_verbs`; with ``verbs`` 0, no verb at all by :func:`has_verb`: "With the trusted name of
+    Karachi sweets as the backers, you can definitely count on the quality" keeps its "With"), its first letter
+    in capitals; else ``text`` as it is."""
     match = _opener(words).match(text)
     if match is None:
         return text
     rest = text[match.end() :]
-    if finite_verbs(rest) != verbs:
+    if (finite_verbs(rest) if verbs else int(has_verb(rest))) != verbs:
         return text
     return rest[0].upper() + rest[1:]
 
@@ -962,11 +964,30 @@ def finite_verbs(text: str) -> int:
 _CONTRACTION = re.compile(r"\w(?:n't|'(?:s|re|ve|m|ll|d))\b", re.IGNORECASE)
 
 
+def _subject_verbs(words: Sequence[str]) -> int:
+    """How many ``subject_pronouns`` words of ``words`` (lower case) a word that can be a verb follows, right
+    after them or after one word between ("I keep", "I really felt", "you may").
+
+    Example:
+        >>> _subject_verbs("when i came out of there i really felt hungry".split())
+        2
+    """
+    from lemminflect import getAllLemmas
+
+    subjects = word_set("keypoint", "subject_pronouns")
+    return sum(
+        word in subjects and any("VERB" in getAllLemmas(w) for w in words[k + 1 : k + 3])
+        for k, word in enumerate(words)
+    )
+
+
 def has_verb(text: str) -> bool:
     """Whether ``text`` has a verb: a verb group (:func:`finite_verbs`), a contraction that holds one ("aren't",
     "it's"), or a word that can be a noun or a verb
     but no adjective nor a form in -ing, right after its subject, a plural noun ("The fingers glide over the
-    keys"), or, in a verb's inflected form, after a singular noun or an adverb ("The handle even breaks down").
+    keys") or a ``subject_pronouns`` word ("I keep asking"), or, in a verb's inflected form, after a singular noun
+    or an adverb ("The handle even breaks down"), or an auxiliary of ``needs_predicate`` that can be a noun too
+    ("A must visit place", "AC does not work").
     Not "Avi files", where the word before is none, "the key noise", a compound of two nouns, nor "the materials
     used in construction", where "used" can be an adjective.
 
@@ -981,7 +1002,11 @@ def has_verb(text: str) -> bool:
     if finite_verbs(text) or _CONTRACTION.search(text.replace("\u2019", "'")):
         return True
     words = _PIECE_WORD.findall(text.lower())
-    determiners = word_set("keypoint", "determiners")
+    if any(w in word_set("keypoint", "needs_predicate") and "AUX" in getAllLemmas(w) for w in words):
+        return True  # "A must visit place", "AC does not work": an auxiliary that can also be a noun
+    if _subject_verbs(words):
+        return True  # "I keep asking for the kimchi": a verb after its subject
+    determiners = word_set("keypoint", "determiners") - {"this", "that"}
     for before, word in zip(words, words[1:]):
         tags, ahead = getAllLemmas(word), getAllLemmas(before)
         if "VERB" not in tags or "ADJ" in tags or word.endswith("ing") or before in determiners:
@@ -1073,8 +1098,10 @@ def _ends_on_phrase(text: str) -> bool:
 
 def _open_condition(text: str) -> bool:
     """Whether ``text`` (a cut) ends inside a condition or time clause (``condition_openers``) that follows "and",
-    "but", "so" or "or" after a clause, with no comma after it: the main clause the condition leads to was cut
-    ("... can't handle sweat so if you're using these"); "The room is fine if you want quiet" stays, and so does
+    "but", "so" or "or" after a clause, with no comma after it and at most one verb (:func:`finite_verbs`, or a
+    verb after a ``subject_pronouns`` word):
+    the main clause the condition leads to was cut ("... can't handle sweat so if you're using these"); "... and
+    when I came out of there I really felt hungry" has it, "The room is fine if you want quiet" stays, and so does
     a cut that opens with its condition ("When the canister is half full dirt starts to build up"): backing off
     would leave the condition alone.
 
@@ -1084,14 +1111,19 @@ def _open_condition(text: str) -> bool:
         >>> _open_condition("If you want quiet, ask for a high floor"), _open_condition("So if you have a budget")
         (False, False)
     """
-    return _condition_pattern().search(text) is not None
+    match = _condition_pattern().search(text)
+    if match is None:
+        return False
+    condition = match.group(1)
+    return max(finite_verbs(condition), _subject_verbs(_PIECE_WORD.findall(condition.lower()))) < 2
 
 
 @cache
 def _condition_pattern() -> re.Pattern[str]:
-    """A ``condition_openers`` word after a joining word inside a text, with no comma after it."""
+    """The last ``condition_openers`` word after a joining word inside a text, with no comma after it: group 1
+    is the condition up to the text's end."""
     either = "|".join(re.escape(w) for w in sorted(word_set("keypoint", "condition_openers")))
-    return re.compile(rf"(?<=\w)[\s,]+(?:and|but|so|or)\s+(?:{either})\b[^,;:]*$", re.IGNORECASE)
+    return re.compile(rf"^.*\w[\s,]+(?:and|but|so|or)\s+((?:{either})\b[^,;:]*)$", re.IGNORECASE)
 
 
 def _ends_open(words: Sequence[str]) -> bool:

@@ -480,12 +480,13 @@ _ENDS_ON_DIGIT = re.compile(r"\d\W*$")
 
 def reads_whole(text: str) -> bool:
     """Whether a summary sentence reads as a statement, not a broken fragment: it has a verb
-    (:func:`~opinio_agents.synthesis.keypoint.has_verb`, or a first word that can be a verb, the
-    subject left out: "Fits perfectly."), or it judges as a note does: no joining word opens it, no definite
+    (:func:`~opinio_agents.synthesis.keypoint.has_verb`, or a first word that is one, the subject left out:
+    "Fits perfectly.", :func:`_opens_with_verb`), or it judges as a note does: no joining word opens it, no definite
     determiner without a judging word ("The biggest issue with the image quality." is a subject waiting for its
-    verb), and an adjective or judging word in it ("Speedy delivery.", "Decent appearance.", not "Avi files." of
-    "you can't play. avi files."); nor does it end on a ``context_endings`` word that points to a sentence
-    before it ("These boots have both.").
+    verb), and an adjective or judging word (a negation too: "Not for the weight watchers.") in it ("Speedy
+    delivery.", "Decent appearance.", not "Avi files." of "you can't play. avi files."); nor does it end on a
+    ``context_endings`` word that points to a sentence before it ("These boots have both."; not after a
+    ``pair_joiners`` word: "We loved the service and food both.").
 
     Example:
         >>> reads_whole("Speedy delivery."), reads_whole("Great boots for the money."), reads_whole("Fits well.")
@@ -502,14 +503,15 @@ def reads_whole(text: str) -> bool:
     words = _WORD.findall(plain_apostrophes(text).lower())
     if not words:
         return False
-    if any(" ".join(words[-len(end.split()) :]) == end for end in word_set("selection", "context_endings")):
-        return False
-    first = getAllLemmas(words[0])
-    if has_verb(text) or "VERB" in first or "AUX" in first:
+    for end in word_set("selection", "context_endings"):
+        size = len(end.split())
+        if " ".join(words[-size:]) == end and not word_set("selection", "pair_joiners").intersection(words[:-size]):
+            return False
+    if has_verb(text) or _opens_with_verb(words):
         return True
     if words[0] in _JOINERS - {"a"}:
         return False
-    judges = is_opinion(text)
+    judges = is_opinion(text) or _NEGATION.search(text) is not None  # "Not for the weight watchers."
     if words[0] in word_set("keypoint", "determiners") - {"a", "an"} and not judges:
         return False
     return judges or any("ADJ" in getAllLemmas(word) for word in words)
@@ -604,6 +606,28 @@ def says_nothing(text: str, query: str = "") -> bool:
 
 
 _JOINERS = frozenset({"a", "and", "but", "or"})
+
+
+def _opens_with_verb(words: Sequence[str]) -> bool:
+    """Whether a sentence (its words in lower case) opens with a verb, its subject left out ("Fits perfectly.",
+    "Love it.", "Beats the new flat keyboard"): a first word that can be a verb, not followed by a word that can
+    only name a thing (a noun that is no adjective, adverb, ``object_pronouns`` or determiner word: "Power
+    button, and keypad.").
+
+    Example:
+        >>> _opens_with_verb(["love", "it"]), _opens_with_verb(["fits", "well"]), _opens_with_verb(["power", "button"])
+        (True, True, False)
+    """
+    from lemminflect import getAllLemmas
+
+    first = getAllLemmas(words[0])
+    if "VERB" not in first and "AUX" not in first:
+        return False
+    if len(words) < 2:
+        return True
+    after = getAllLemmas(words[1])
+    thing = "NOUN" in after and "ADJ" not in after and "ADV" not in after
+    return not thing or words[1] in word_set("selection", "object_pronouns") | word_set("keypoint", "determiners")
 
 
 def announces_complaint(text: str) -> bool:
