@@ -36,6 +36,8 @@ __all__ = [
     "focused_text",
     "is_opinion",
     "is_label",
+    "finite_verbs",
+    "has_verb",
     "without_label",
     "KeyPointSettings",
     "KEY_POINT_SETTINGS",
@@ -842,6 +844,8 @@ def _closed_point(text: str) -> str:
     close goes as :func:`_closed_asides` drops it, a lone bracket or quote mark goes), and a noun clause that only
     names a fact stated as that fact (:func:`_stated_fact`: "the fact there was a Tim Hortons in the lobby" is
     "there was a Tim Hortons in the lobby"), and a phrase with no verb the thing it names (:func:`_named_thing`).
+    One that ends on an ``open_phrases`` pair ends at the clause before it ("This keyboard is indeed noisy, but
+    you know what" is "This keyboard is indeed noisy").
 
     Example:
         >>> _closed_point("The amazing room service (great food from the restaurant, the desserts are a delight -")
@@ -854,6 +858,8 @@ def _closed_point(text: str) -> str:
         ('I have about a 17 " calf', 'I want an 85"')
     """
     text = _LOOSE_DASH.sub("", text).strip(" ,;:")
+    if _ends_on_phrase(text):  # "This keyboard is indeed noisy, but you know what" points to the next sentence
+        text = _closed_cut(text)
     if text.count("(") > text.count(")"):
         text = _closed_asides(text)
     for opening, closing in _QUOTE_PAIRS:
@@ -909,12 +915,14 @@ def _named_thing(text: str) -> str:
 
 def _without_opener(text: str, words: str, *, verbs: int) -> str:
     """``text`` without the head of the ``words`` list that opens it, when what follows has ``verbs`` verb groups
-    (:func:`_finite_verbs`), its first letter in capitals; else ``text`` as it is."""
+    (:func:`finite_verbs`; with ``verbs`` 0, no verb at all by :func:`has_verb`: "With the trusted name of
+    Karachi sweets as the backers, you can definitely count on the quality" keeps its "With"), its first letter
+    in capitals; else ``text`` as it is."""
     match = _opener(words).match(text)
     if match is None:
         return text
     rest = text[match.end() :]
-    if _finite_verbs(rest) != verbs:
+    if (finite_verbs(rest) if verbs else int(has_verb(rest))) != verbs:
         return text
     return rest[0].upper() + rest[1:]
 
@@ -927,26 +935,90 @@ def _opener(words: str) -> re.Pattern[str]:
     return re.compile(rf"^(?:{either})\s+(?=\w)", re.IGNORECASE)
 
 
-def _finite_verbs(text: str) -> int:
+def finite_verbs(text: str) -> int:
     """How many verb groups ``text`` has: runs of words that can only be verbs (by the lemma tables: "was",
-    "remembered", "made"; not "free", "room" or "feel" that are nouns or adjectives too, nor a form in -ing), with
-    only "not" or adverbs in -ly between them ("was heated", "was not really needed" are one).
+    "remembered", "made"; not "free", "room" that are nouns or adjectives too, nor a form in -ing), with
+    only "not" or adverbs in -ly between them ("was heated", "was not really needed" are one). A word right after
+    a ``determiners`` word or a word that can only be an adjective is the noun they open, no verb ("the cheap
+    feel of the keyboard"), unless it can be an auxiliary ("The remote is cheap").
 
     Example:
-        >>> _finite_verbs("the pool was heated"), _finite_verbs("it was free was great")
+        >>> finite_verbs("the pool was heated"), finite_verbs("it was free was great")
         (1, 2)
+        >>> finite_verbs("the key noise and the cheap feel of the keyboard"), finite_verbs("the remote is cheap")
+        (0, 1)
     """
     from lemminflect import getAllLemmas
 
-    count, joined = 0, False
+    determiners = word_set("keypoint", "determiners")
+    count, joined, opens_noun = 0, False, False
     for word in _PIECE_WORD.findall(text.lower()):
         tags = set(getAllLemmas(word))
-        if tags and tags <= {"VERB", "AUX"} and not word.endswith("ing"):
+        if tags and tags <= {"VERB", "AUX"} and not word.endswith("ing") and not (opens_noun and "AUX" not in tags):
             count += not joined
             joined = True
         elif not (joined and (word == "not" or word.endswith("ly"))):
             joined = False
+        opens_noun = word in determiners - {"this", "that"} or tags == {"ADJ"}  # "that" may be a relative
     return count
+
+
+#: A verb a contraction holds ("it's", "aren't", "they're").
+_CONTRACTION = re.compile(r"\w(?:n't|'(?:s|re|ve|m|ll|d))\b", re.IGNORECASE)
+
+
+def _subject_verbs(words: Sequence[str]) -> int:
+    """How many ``subject_pronouns`` words of ``words`` (lower case) a word that can be a verb follows, right
+    after them or after one word between ("I keep", "I really felt", "you may").
+
+    Example:
+        >>> _subject_verbs("when i came out of there i really felt hungry".split())
+        2
+    """
+    from lemminflect import getAllLemmas
+
+    subjects = word_set("keypoint", "subject_pronouns")
+    return sum(
+        word in subjects and any("VERB" in getAllLemmas(w) for w in words[k + 1 : k + 3])
+        for k, word in enumerate(words)
+    )
+
+
+def has_verb(text: str) -> bool:
+    """Whether ``text`` has a verb: a verb group (:func:`finite_verbs`), a contraction that holds one ("aren't",
+    "it's"), or a word that can be a noun or a verb
+    but no adjective nor a form in -ing, right after its subject, a plural noun ("The fingers glide over the
+    keys") or a ``subject_pronouns`` word ("I keep asking"), or, in a verb's inflected form, after a singular noun
+    or an adverb ("The handle even breaks down"), or an auxiliary of ``needs_predicate`` that can be a noun too
+    ("A must visit place", "AC does not work").
+    Not "Avi files", where the word before is none, "the key noise", a compound of two nouns, nor "the materials
+    used in construction", where "used" can be an adjective.
+
+    Example:
+        >>> has_verb("The fingers glide over the keys"), has_verb("The handle even breaks down")
+        (True, True)
+        >>> has_verb("Avi files"), has_verb("the materials used in construction"), has_verb("the key noise")
+        (False, False, False)
+    """
+    from lemminflect import getAllLemmas
+
+    if finite_verbs(text) or _CONTRACTION.search(text.replace("\u2019", "'")):
+        return True
+    words = _PIECE_WORD.findall(text.lower())
+    if any(w in word_set("keypoint", "needs_predicate") and "AUX" in getAllLemmas(w) for w in words):
+        return True  # "A must visit place", "AC does not work": an auxiliary that can also be a noun
+    if _subject_verbs(words):
+        return True  # "I keep asking for the kimchi": a verb after its subject
+    determiners = word_set("keypoint", "determiners") - {"this", "that"}
+    for before, word in zip(words, words[1:]):
+        tags, ahead = getAllLemmas(word), getAllLemmas(before)
+        if "VERB" not in tags or "ADJ" in tags or word.endswith("ing") or before in determiners:
+            continue
+        plural = "NOUN" in ahead and before not in ahead["NOUN"]
+        inflected = word not in tags["VERB"]
+        if plural or (inflected and ("NOUN" in ahead or "ADV" in ahead)):
+            return True
+    return False
 
 
 def _word_cap(text: str, max_words: int) -> str:
@@ -984,14 +1056,18 @@ def _closed_cut(head: str) -> str:
 
     Words that open what the cut dropped (``keypoint.json``'s ``open_words``: "between the", "which", "very")
     go from its end; when it then ends on a verb that needs its complement or a subject that needs its verb
-    (``needs_predicate``: "... and the food was"), it backs off to the clause boundary before that clause, and
-    trims again. At least ``KeyPointSettings.min_cut_words`` words stay; with no boundary left it ends as it is.
+    (``needs_predicate``: "... and the food was"), on a pair that opens what follows (``open_phrases``: "you may
+    want"), or inside a condition whose main clause the cut dropped (:func:`_open_condition`: "... so if you're
+    using these"), it backs off to the clause boundary before that clause, and trims again. At least
+    ``KeyPointSettings.min_cut_words`` words stay; with no boundary left it ends as it is.
 
     Example:
         >>> _closed_cut("Great place, the staff were kind and the food was")
         'Great place, the staff were kind'
         >>> _closed_cut("A stay in a lovely room which was"), _closed_cut("The layout of the keys between the")
         ('A stay in a lovely room', 'The layout of the keys')
+        >>> _closed_cut("They can't handle sweat so if you're using these while working out you may want")
+        "They can't handle sweat"
     """
     needs_predicate = word_set("keypoint", "needs_predicate")
     least = KEY_POINT_SETTINGS.min_cut_words
@@ -1000,12 +1076,57 @@ def _closed_cut(head: str) -> str:
         while len(words) > least and _ends_open(words):
             words.pop()
         head = " ".join(words).rstrip(" ,;:-")
-        if _final_word(words) not in needs_predicate and not _cut_open(head):
+        closed = _final_word(words) not in needs_predicate and not _cut_open(head)
+        if closed and not _ends_on_phrase(head) and not _open_condition(head):
             return head
         ends = [m.start() for m in _BOUNDARY.finditer(head) if len(head[: m.start()].split()) >= least]
         if not ends:
             return head
         head = head[: ends[-1]]
+
+
+def _ends_on_phrase(text: str) -> bool:
+    """Whether ``text`` ends on an ``open_phrases`` pair that opens what follows it ("you may want", "but you know
+    what"), whatever punctuation follows.
+
+    Example:
+        >>> _ends_on_phrase("You may want"), _ends_on_phrase("It is noisy, but you know what?")
+        (True, True)
+        >>> _ends_on_phrase("Everything you could want"), _ends_on_phrase("I know what I like")
+        (False, False)
+    """
+    words = _PIECE_WORD.findall(text.lower())
+    return any(words[-len(p.split()) :] == p.split() for p in word_set("keypoint", "open_phrases"))
+
+
+def _open_condition(text: str) -> bool:
+    """Whether ``text`` (a cut) ends inside a condition or time clause (``condition_openers``) that follows "and",
+    "but", "so" or "or" after a clause, with no comma after it and at most one verb (:func:`finite_verbs`, or a
+    verb after a ``subject_pronouns`` word):
+    the main clause the condition leads to was cut ("... can't handle sweat so if you're using these"); "... and
+    when I came out of there I really felt hungry" has it, "The room is fine if you want quiet" stays, and so does
+    a cut that opens with its condition ("When the canister is half full dirt starts to build up"): backing off
+    would leave the condition alone.
+
+    Example:
+        >>> _open_condition("Sweat kills them so if you're using these"), _open_condition("Fine if you want quiet")
+        (True, False)
+        >>> _open_condition("If you want quiet, ask for a high floor"), _open_condition("So if you have a budget")
+        (False, False)
+    """
+    match = _condition_pattern().search(text)
+    if match is None:
+        return False
+    condition = match.group(1)
+    return max(finite_verbs(condition), _subject_verbs(_PIECE_WORD.findall(condition.lower()))) < 2
+
+
+@cache
+def _condition_pattern() -> re.Pattern[str]:
+    """The last ``condition_openers`` word after a joining word inside a text, with no comma after it: group 1
+    is the condition up to the text's end."""
+    either = "|".join(re.escape(w) for w in sorted(word_set("keypoint", "condition_openers")))
+    return re.compile(rf"^.*\w[\s,]+(?:and|but|so|or)\s+((?:{either})\b[^,;:]*)$", re.IGNORECASE)
 
 
 def _ends_open(words: Sequence[str]) -> bool:
@@ -1068,9 +1189,15 @@ def _impersonal(clause: str) -> str:
     while a later part states the opinion keeps that part ("We stayed three nights and the room
     was spotless" -> "the room was spotless"); "We loved the pool, ..." is an opinion and stays.
 
+    The later part is kept only when it is a clause of its own (:func:`_is_clause`), not the rest of what the
+    reviewer's verb takes ("I do not like the key action, the key noise and the cheap feel of the keyboard" is no
+    "the key noise, the cheap feel of the keyboard").
+
     Example:
         >>> _impersonal("We stayed three nights and the room was spotless")
         'the room was spotless'
+        >>> _impersonal("I do like the design and the fact that you choose how you wear it")
+        'I do like the design and the fact that you choose how you wear it'
         >>> _impersonal("Our room was clean"), _impersonal("My husband loved it")
         ('The room was clean', 'My husband loved it')
     """
@@ -1078,7 +1205,7 @@ def _impersonal(clause: str) -> str:
     parts = [part for part in parts if part]
     if len(parts) >= 2 and _PERSONAL.search(parts[0]) and not _FIRST_PERSON.match(parts[0]):
         rest = next((k for k, part in enumerate(parts) if not _PERSONAL.search(part)), None)
-        if rest is not None and len(parts[rest].split()) >= 3:
+        if rest is not None and len(parts[rest].split()) >= 3 and _is_clause(", ".join(parts[rest:])):
             clause = ", ".join(parts[rest:])
     match = _OWNER.match(clause)
     if match:
@@ -1086,6 +1213,21 @@ def _impersonal(clause: str) -> str:
         if following and following[0].lower().strip(",.") not in word_set("keypoint", "people"):
             clause = "The " + clause[match.end() :]
     return clause
+
+
+def _is_clause(text: str) -> bool:
+    """Whether ``text`` (a part of a clause that follows the reviewer's own account) states something of its own:
+    it has a verb (:func:`has_verb`: not "the materials used in construction", where "used" can be an
+    adjective) or judges as a note does ("the perfect key resistance"), and is no noun clause that names a fact
+    (``fact_openers``: "the fact that you get to choose ...", the object of the verb before it).
+
+    Example:
+        >>> _is_clause("the room was spotless"), _is_clause("the key noise and the cheap feel of the keyboard")
+        (True, False)
+        >>> _is_clause("the fact that you get to choose"), _is_clause("the materials used in construction")
+        (False, False)
+    """
+    return (has_verb(text) or _states_opinion(text)) and _opener("fact_openers").match(text) is None
 
 
 def _unframed(clause: str) -> str:
