@@ -960,7 +960,8 @@ class SelectionSettings:
             summaries (the 3 left are across highlights), :func:`says_again` pairs 57 -> 50; RL 29.61 -> 29.57 (per
             seed 29.25 / 29.53 / 30.00 / 29.67 -> 29.24 / 29.53 / 29.99 / 29.50), margin 3.59 -> 3.52,
             alternate-hotel halves 30.32 / 28.82 -> 30.18 / 28.88. Aspect answers (``--tasks aspect``): such pairs
-            41 -> 0 over 114 answers, :func:`says_again` pairs 99 -> 64, RL 28.97 -> 28.97 (margin 4.33 -> 4.31).
+            41 -> 0 over 114 answers, :func:`says_again` pairs 99 -> 64, RL 28.97 -> 28.97 (margin 4.33 -> 4.31);
+            topics (``benchmarks/topics.py``) 45 -> 2 and 97 -> 59 over 113, RL 28.51 -> 28.54 (margin 4.22 -> 4.28).
             Choosing instead the side's next-best key point that adds something (MMR's ``repeats``): general 29.54
             (margin 3.68; halves 30.57 / 28.41), aspect 28.56: its replacements restate the opinion in other words.
         praise_valence: Least VADER valence of a word of praise for :func:`adds_nothing` ("pleasant" 2.3 after
