@@ -660,7 +660,12 @@ def test_a_lead_speaks_in_the_third_person_throughout() -> None:
     assert select_points(texts, vectors, scores, max_points=1, budget_words=20, lead=lead) == [0]
 
 
-def test_query_free_further_points_must_not_repeat_an_earlier_points_topics_and_opinions() -> None:
+def test_query_free_further_points_must_not_repeat_an_earlier_points_topics_and_opinions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import dataclasses
+
+    from opinio_agents.hiro import highlights
     from opinio_agents.hiro.aspects import DiscoveredAspect, HiroCluster
     from opinio_agents.hiro.highlights import aspect_highlights
 
@@ -680,11 +685,18 @@ def test_query_free_further_points_must_not_repeat_an_earlier_points_topics_and_
     )
     first, second = [p.strip() + "." for p in pro.text.split(".") if p.strip()]
     assert "friendly and helpful" in first and second == "The concierge staff were knowledgeable about restaurants."
+    (added,) = aspect_highlights(
+        aspect, rows, embeddings=embeddings, max_points=2, budget_words=40, distinct_topics=False,
+        drop_repeats=False,
+    )
+    assert added.text.count("friendly and helpful") == 1  # a second such point adds nothing (points_add)
+    off = dataclasses.replace(highlights.SELECTION_SETTINGS, points_add=False)
+    monkeypatch.setattr(highlights, "SELECTION_SETTINGS", off)
     (plain,) = aspect_highlights(
         aspect, rows, embeddings=embeddings, max_points=2, budget_words=40, distinct_topics=False,
         drop_repeats=False,
     )
-    assert plain.text.count("friendly and helpful") == 2  # without either rule: the same opinion twice
+    assert plain.text.count("friendly and helpful") == 2  # without any of the rules: the same opinion twice
 
 
 def test_query_free_key_points_must_be_opinions_about_their_aspect_when_judged() -> None:
@@ -1078,3 +1090,25 @@ def test_a_minority_side_of_a_query_needs_a_second_signal(monkeypatch: pytest.Mo
     off = dataclasses.replace(selection.SELECTION_SETTINGS, minority_stance=-1.0, minority_pro_plain=False)
     monkeypatch.setattr(selection, "SELECTION_SETTINGS", off)
     assert Polarity.PROS in [h.polarity for h in ExtractiveSynthesizer(encoder).synthesize(item)]
+
+
+def test_adds_nothing_reads_praise_in_other_words_as_nothing_new() -> None:
+    from opinio_agents.synthesis.selection import adding_points, adds_nothing
+
+    # degree words, generic praise and the hotel set aside, nothing is left; or one word of praise on one thing
+    assert adds_nothing("The staff was friendly, helpful and efficient.", "The staff was always very friendly.")
+    assert adds_nothing("The staff was very friendly and helpful.", "The staff here is great.")
+    assert adds_nothing(
+        "The staff was incredibly helpful and friendly.", "The hotel staff was very pleasant and helpful."
+    )
+    assert adds_nothing(["The room was spacious.", "The bed was comfortable."], "The room was very spacious.")
+    # a fact, an attribute, praise after bare praise, a negation: something new
+    assert not adds_nothing("The room was clean and spacious.", "The room was clean and well lit.")
+    assert not adds_nothing("The room was very spacious and clean.", "The room was nice and very comfortable.")
+    assert not adds_nothing("The staff was excellent.", "The staff was always friendly and helpful.")
+    assert not adds_nothing("The staff was incredibly helpful and friendly.", "They are nice and clean.")
+    assert not adds_nothing("The room was clean.", "The room was not clean.")
+    texts = ["The staff was friendly and helpful.", "Great staff.", "Close to the metro.", "The staff spoke French."]
+    assert adding_points(texts, [0, 1, 2, 3]) == [0, 2, 3]
+    assert adding_points(texts, [1, 0]) == [1, 0]  # the first point always stays; specifics after bare praise
+

@@ -72,6 +72,7 @@ from opinio_agents.synthesis.selection import (
     SELECTION_SETTINGS,
     SelectionWeights,
     SummaryLayout,
+    adding_points,
     agreeing_points,
     is_first_person,
     is_narrative,
@@ -473,6 +474,8 @@ def aspect_highlights(
                 budget_words=budget_words, repeats=repeats,
             )
             chosen = [about[j] for j in chosen]
+            if SELECTION_SETTINGS.points_add:  # a further point that adds nothing gives its words to the next aspect
+                chosen = adding_points(points, chosen)
             if drop_repeats:
                 chosen = without_repeats(points, chosen)
             order = chosen + [int(j) for j in np.argsort(-scores, kind="stable") if int(j) not in chosen]

@@ -43,6 +43,7 @@ from opinio_agents.synthesis.keypoint import (
 from opinio_agents.synthesis.selection import (
     SELECTION_SETTINGS,
     SelectionWeights,
+    adding_points,
     agreeing_points,
     is_narrative,
     lead_scores,
@@ -314,6 +315,8 @@ class ExtractiveSynthesizer(Synthesizer):
                 lead=lead,
             )
             chosen = [told[j] for j in chosen]
+            if SELECTION_SETTINGS.points_add:  # a further point that adds nothing is left out
+                chosen = adding_points(points, chosen)
             if len(chosen) > 1 and self.min_point_support > 0:
                 chosen = supported_points(
                     vectors, chosen, min_share=self.min_point_support, min_count=self.agree_sentences
