@@ -1064,8 +1064,8 @@ class SelectionSettings:
             one sentence per opinion, within a highlight). Narrower than ``sentence_repeats``' :func:`says_again`,
             whose second points mostly add a fact ("The room was clean and well lit." after "The room was clean and
             spacious."): leaving those out cost 0.5 RL. SPACE dev general, HIRO seeds 0-3
-            (``/work/h11/tools/seeds.sh``: ``benchmarks/real_reviews.py --sets space_dev --tasks general`` on one
-            refitted store per seed): pairs of summary sentences where the later adds nothing 18 -> 3 over the 76
+            (``benchmarks/real_reviews.py --sets space_dev --tasks general`` on one store refitted per seed,
+            ``--hiro-seeds 0,1,2,3``): pairs of summary sentences where the later adds nothing 18 -> 3 over the 76
             summaries (the 3 left are across highlights), :func:`says_again` pairs 57 -> 50; RL 29.61 -> 29.57 (per
             seed 29.25 / 29.53 / 30.00 / 29.67 -> 29.24 / 29.53 / 29.99 / 29.50), margin 3.59 -> 3.52,
             alternate-hotel halves 30.32 / 28.82 -> 30.18 / 28.88. Aspect answers (``--tasks aspect``): such pairs
