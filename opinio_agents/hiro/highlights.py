@@ -197,7 +197,7 @@ class QueryFreeSettings:
             describe the room by its parts, "comfy beds", "the bathroom was small", where the room aspect's key
             points restate "clean and comfortable"; the word counts over the 76 shipped summaries of seeds 0-3,
             scaled to the 57 references: beds 13.5 against their 24, bathrooms 1.5 against 16). HIRO seeds 0-3 of
-            SPACE dev general (``/work/h7/gen/seeds.sh``: ``benchmarks/real_reviews.py`` on one refitted store per
+            SPACE dev general (``benchmarks/real_reviews.py --hiro-seeds 0,1,2,3``: one refitted store per
             seed): RL 29.04 -> 29.34 (per seed 28.65 / 30.12 / 28.76 / 28.64 -> 29.14 / 30.23 / 28.99 / 29.00),
             specificity margin 3.91 -> 4.00; alternate-hotel halves 28.54 / 29.60 -> 28.96 / 29.75; each hotel
             alone 28.90 (3.69) -> 29.25 (3.82). The beds alone 29.24, the bathroom alone 29.25; a part counted as
