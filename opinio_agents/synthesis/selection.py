@@ -889,7 +889,8 @@ class SelectionSettings:
             tenth of their mentions (``other_topic_weight``) and came last, so about 2 of the 19 SPACE dev summaries
             of a seed stated one. SPACE dev general, HIRO seeds 0-3 (``benchmarks/real_reviews.py --sets space_dev
             --tasks general --baselines none`` on one refitted store per seed): RL 29.61 -> 29.56, margin 3.59 ->
-            3.59, figures in ``benchmarks/README.md``; 182002 gains "The elevators were very scary and one was
+            3.59 (halves 30.32 / 28.82 -> 30.19 / 28.86; 11 of 76 summaries change, figures in
+            ``benchmarks/README.md``); 182002 gains "The elevators were very scary and one was
             constantly being repaired." (+5 / -16 reviews), 182519 states "The street noise was loud." in place of
             a longer noise point, 185237 "Valet parking is expensive.". 0 turns it off; 0.5 cost 0.23 RL, 0.25
             0.56 (the references state few of the complaints HIRO's CONs hold).
