@@ -303,6 +303,42 @@ def test_summary_orders_aspects_by_review_position_and_weights_names_down() -> N
     assert "Paris" in (summary_of([city, room, staff], budget_words=6) or "")
 
 
+def test_summary_states_the_most_shared_complaint(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    import opinio_agents.synthesis.selection as selection
+    from opinio_agents.synthesis.selection import complaint_point, summary_of
+
+    def hl(query: str, side: Polarity, text: str, reviews: int, positive: int, negative: int) -> Highlight:
+        support = Support(reviews=reviews, positive=positive, negative=negative)
+        return Highlight(query=query, polarity=side, text=text, support=support)
+
+    welcome = "The staff were friendly and helpful. The staff were always welcoming."
+    staff = hl("staff", Polarity.PROS, welcome, 50, 45, 2)
+    rooms = hl("rooms", Polarity.PROS, "The rooms were clean and comfortable.", 40, 35, 3)
+    pool = hl("pool", Polarity.PROS, "The pool was lovely.", 30, 28, 0)
+    slow = "The elevators were very slow and one was constantly being repaired. The elevators are very slow."
+    lifts = hl("elevators", Polarity.CONS, slow, 20, 3, 15)  # 75% of the reviews that mention them complain
+    positions = {"staff": 0.3, "rooms": 0.4, "pool": 0.6, "elevators": 0.5}
+    praise = f"{welcome} The rooms were clean and comfortable."
+    # the complaint's shortest point takes the words of the last praise sentence, in its aspect's place
+    assert summary_of([staff, rooms, pool, lifts], budget_words=22, positions=positions) == (
+        f"{praise} The elevators are very slow."
+    )
+    assert complaint_point(slow) == "The elevators are very slow."
+    assert complaint_point("Parking is available for $15.00 a day.") == ""  # a price, no complaint word
+    # a complaint half the mentioning reviews make is not shared widely enough; nor is any with the setting at 0
+    mild = lifts.model_copy(update={"support": Support(reviews=20, positive=8, negative=10)})
+    assert summary_of([staff, rooms, pool, mild], budget_words=22, positions=positions) == (
+        f"{praise} The pool was lovely."
+    )
+    off = dataclasses.replace(selection.SELECTION_SETTINGS, complaint_share=0.0)
+    monkeypatch.setattr(selection, "SELECTION_SETTINGS", off)
+    assert summary_of([staff, rooms, pool, lifts], budget_words=22, positions=positions) == (
+        f"{praise} The pool was lovely."
+    )
+
+
 def test_ordered_summary_states_the_staff_first_and_the_surroundings_late(monkeypatch: pytest.MonkeyPatch) -> None:
     import dataclasses
 

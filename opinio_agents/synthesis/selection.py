@@ -102,6 +102,8 @@ __all__ = [
     "select_summary",
     "SummaryItem",
     "compose_summary",
+    "complaint_point",
+    "shared_complaint",
     "summary_of",
     "SummaryLayout",
     "summary_topic",
@@ -1075,6 +1077,22 @@ class SelectionSettings:
             (margin 3.68; halves 30.57 / 28.41), aspect 28.56: its replacements restate the opinion in other words.
         praise_valence: Least VADER valence of a word of praise for :func:`adds_nothing` ("pleasant" 2.3 after
             "helpful and friendly" adds nothing): 1.0 keeps a weak one ("fine" 0.8) out.
+        complaint_share: The query-free paragraph (:func:`summary_of`) states the entity's most shared complaint:
+            of the CON highlights whose aspect at least this share of the mentioning reviews complains about
+            (``support.negative / support.reviews``), the one with the most complaining reviews gives its shortest
+            key point that complains by a word and stands alone (:func:`complaint_point`), its words taken off the
+            budget the other aspects share; it stays in its aspect's place. Which sides an aspect shows is still
+            :func:`~opinio_agents.synthesis.support.shown_sides`'s one decision; this only keeps an existing CON
+            from losing its words to a second praise sentence (issue 21 item 1, "CONS where reviewers have
+            them"; helper cons11, Dec 4). CON highlights of non-topic aspects (elevators, parking, noise) count a
+            tenth of their mentions (``other_topic_weight``) and came last, so about 2 of the 19 SPACE dev summaries
+            of a seed stated one. SPACE dev general, HIRO seeds 0-3 (``benchmarks/real_reviews.py --sets space_dev
+            --tasks general --baselines none`` on one refitted store per seed): RL 29.61 -> 29.56, margin 3.59 ->
+            3.59 (halves 30.32 / 28.82 -> 30.19 / 28.86; 11 of 76 summaries change, figures in
+            ``benchmarks/README.md``); 182002 gains "The elevators were very scary and one was
+            constantly being repaired." (+5 / -16 reviews), 182519 states "The street noise was loud." in place of
+            a longer noise point, 185237 "Valet parking is expensive.". 0 turns it off; 0.5 cost 0.23 RL, 0.25
+            0.56 (the references state few of the complaints HIRO's CONs hold).
     """
 
     default_weights: SelectionWeights = SelectionWeights()
@@ -1105,6 +1123,7 @@ class SelectionSettings:
     other_topic_pros: bool = True
     points_add: bool = True
     praise_valence: float = 1.0
+    complaint_share: float = 0.6
 
 
 #: The settings selection uses unless a caller passes others.
@@ -1618,6 +1637,51 @@ def in_summary_voice(text: str) -> str:
     return " ".join(voiced or points[:1])
 
 
+def complaint_point(text: str) -> str:
+    """The shortest key point of a CON highlight's ``text`` that complains by a word (:func:`uses_complaint_word`:
+    "slow", "noisy", "expensive"; not a price or a negation alone, "Parking is available for $15.00 a day.") and
+    stands alone (:func:`stands_alone`): what a summary paragraph states of the complaint; "" when none does.
+
+    Example:
+        >>> complaint_point("The room was facing the street and was extremely noisy. The street noise was loud.")
+        'The street noise was loud.'
+        >>> complaint_point("The beach is a short walk away.")
+        ''
+    """
+    points = [p for p in key_points_of(text) if uses_complaint_word(p) and stands_alone(p)]
+    return min(points, key=lambda p: len(p.split())) if points else ""
+
+
+def shared_complaint(highlights: Sequence[Highlight], items: Sequence[SummaryItem]) -> SummaryItem | None:
+    """The summary item of the entity's most shared complaint (``SelectionSettings.complaint_share``), if any.
+
+    Of the CON highlights whose aspect at least ``complaint_share`` of the mentioning reviews complain about, the
+    one with the most complaining reviews, as its CON item of ``items`` (same aspect and weight) with its
+    :func:`complaint_point` as text. None when the setting is 0, no CON is shared that widely, or its item is
+    not among ``items``.
+
+    Example:
+        >>> from opinio_agents.models import Polarity, Support
+        >>> noise = Highlight(query="noise", polarity=Polarity.CONS, text="Noisy at night. The street noise was loud.",
+        ...                   support=Support(reviews=40, positive=8, negative=30))
+        >>> shared_complaint([noise], [SummaryItem(noise.text, "noise", 4.0, 0, "cons")]).text
+        'Noisy at night.'
+    """
+    share = SELECTION_SETTINGS.complaint_share
+    if share <= 0:
+        return None
+    shared = [
+        h for h in highlights
+        if h.polarity is Polarity.CONS and h.support.reviews and h.support.negative / h.support.reviews >= share
+    ]
+    for highlight in sorted(shared, key=lambda h: -h.support.negative)[:1]:
+        text = complaint_point(highlight.text)
+        item = next((i for i in items if i.group == highlight.query and i.side == Polarity.CONS.value), None)
+        if text and item is not None:
+            return replace(item, text=text)
+    return None
+
+
 def compose_summary(
     items: Sequence[SummaryItem], *, budget_words: int = 75, one_opinion: bool | None = None
 ) -> list[SummaryItem]:
@@ -1813,7 +1877,11 @@ def summary_of(
             weight *= SELECTION_SETTINGS.other_topic_weight
         text = in_summary_voice(highlight.text) if SELECTION_SETTINGS.summary_voice else highlight.text
         items.append(SummaryItem(text, highlight.query, weight, position, highlight.polarity.value))
-    chosen = compose_summary(items, budget_words=budget_words)
+    stated = shared_complaint(highlights, items)
+    if stated is not None:  # its words come off the budget the other aspects share
+        items = [i for i in items if (i.group, i.side) != (stated.group, stated.side)]
+        budget_words = max(1, budget_words - len(stated.text.split()))
+    chosen = compose_summary(items, budget_words=budget_words) + ([stated] if stated is not None else [])
     if positions:
         first = {item.group: i for i, item in reversed(list(enumerate(chosen)))}
         if SELECTION_SETTINGS.topic_order:
