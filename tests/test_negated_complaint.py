@@ -84,3 +84,11 @@ def test_a_negated_problem_noun_denies_a_problem(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(complaints, "COMPLAINT_SETTINGS", replace(complaints.COMPLAINT_SETTINGS, deny_problems=False))
     assert all(states_complaint(text) for text in denied)
     assert noise([("Noise was not a factor.", -0.3), ("Noise was never a concern.", -0.2)]) == [Polarity.CONS]
+
+
+def test_a_distance_or_a_connective_is_no_complaint() -> None:
+    # SPACE dev 150241's beach and noise CONs: "block" and "spite" read negative in the sentiment lexicon.
+    assert not states_complaint("A two block walk to the beach was not a problem.")
+    assert not uses_complaint_word("The rooms were quiet, in spite of the proximity to the airport.")
+    assert not uses_complaint_word("The hotel is two blocks from the metro.")
+    assert states_complaint("The hotel is two blocks from the metro and the street is noisy.")

@@ -129,6 +129,7 @@ def _complaint_reading(text: str) -> tuple[list[int], list[int]]:
     complaints: list[int] = []
     spent: set[int] = set()
     denied = word_set("selection", "denied_problems") if COMPLAINT_SETTINGS.deny_problems else frozenset()
+    neutral = word_set("selection", "lexicon_non_complaints")
 
     def negator_of(k: int) -> int | None:
         """The negator that negates the word at ``k``, if one reaches it."""
@@ -145,7 +146,7 @@ def _complaint_reading(text: str) -> tuple[list[int], list[int]]:
             if negator is not None:
                 spent.add(negator)
             continue
-        if word not in complaint and not (word in lexicon and scorer.score_one(word) <= -valence):
+        if word in neutral or (word not in complaint and not (word in lexicon and scorer.score_one(word) <= -valence)):
             continue
         negator = None
         if word not in still and tokens[k + 1 : k + 2] != ["enough"]:  # "not loud enough" still complains
