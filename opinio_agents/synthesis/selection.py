@@ -381,7 +381,7 @@ def adds_nothing(earlier: str | Sequence[str], later: str) -> bool:
     helpful and efficient."; "The staff here is great." after "The staff was very friendly and helpful."), or
     when the one token left is a word of praise (a VADER valence of at least
     ``SelectionSettings.praise_valence``, no ``complaint`` word), ``earlier`` already praises in words of its own
-    and ``later`` talks of nothing ``earlier`` does not (:func:`~opinio_agents.hiro.labels.topic_heads`: "The
+    and ``later`` talks of nothing ``earlier`` does not (:func:`judged_thing`, attribute nouns: "The
     hotel staff was very pleasant and helpful." after "The staff was incredibly helpful and friendly."). A
     negation, a word of fact or an attribute ("The room was clean and well lit." after "The room was clean and
     spacious."; "comfortable" names comfort), or praise after bare praise ("The staff was always friendly and
@@ -397,8 +397,6 @@ def adds_nothing(earlier: str | Sequence[str], later: str) -> bool:
         >>> adds_nothing("The room was clean.", "The room was not clean.")
         False
     """
-    from opinio_agents.hiro.labels import topic_heads  # here: hiro imports this module
-
     said = [earlier] if isinstance(earlier, str) else list(earlier)
     before = frozenset().union(*(opinion_tokens(text) for text in said))
     after = opinion_tokens(later)
@@ -410,8 +408,29 @@ def adds_nothing(earlier: str | Sequence[str], later: str) -> bool:
     praise = _valence_praise_stems()
     if len(new) > 1 or not new <= praise or not before & praise:
         return False
-    heads = topic_heads(later)
-    return bool(heads) and heads <= frozenset().union(*(topic_heads(text) for text in said))
+    heads = _judged_topics(later)
+    return bool(heads) and heads <= frozenset().union(*(_judged_topics(text) for text in said))
+
+
+def _judged_topics(text: str) -> frozenset[str]:
+    """What a key point talks of, for :func:`adds_nothing`: the thing it judges (:func:`judged_thing`) and the
+    nouns its attribute words name (``aspect_lexicon.json``'s ``attribute_nouns``: "comfortable" names comfort),
+    less an ``entity_nouns`` word."""
+    words = set(_WORD.findall(text.lower()))
+    named = {stem for word in words & _attribute_stems().keys() for stem in _attribute_stems()[word]}
+    return (judged_thing(text)[0] | named) - _entity_stems()
+
+
+@cache
+def _attribute_stems() -> dict[str, frozenset[str]]:
+    """Attribute word -> the App. D tokens of the noun it names (``aspect_lexicon.json``'s ``attribute_nouns``)."""
+    from opinio_agents.synthesis.support import _aspect_lexicon  # the lexicon support reads (same layer)
+
+    out: dict[str, frozenset[str]] = {}
+    for noun, attributes in _aspect_lexicon().get("attribute_nouns", {}).items():
+        for word in attributes:
+            out[word.lower()] = frozenset(tokenize_for_bm25(noun))
+    return out
 
 
 @cache
