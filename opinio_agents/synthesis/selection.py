@@ -705,16 +705,21 @@ def _opens_with_verb(words: Sequence[str]) -> bool:
 
 def announces_complaint(text: str) -> bool:
     """Whether ``text`` announces a complaint: "only", at most one word, then a ``complaint_openers`` noun ("the
-    only concern that I had was ...", "The only real complaint is ..."), or a ``dislike_clefts`` verb before a verb
-    of being ("I did not like was lack of free WiFi", "What we didn't like was the noise"), whatever else it praises.
+    only concern that I had was ...", "The only real complaint is ..."), a ``dislike_clefts`` verb before a verb
+    of being ("I did not like was lack of free WiFi", "What we didn't like was the noise"), a ``complaint_openers``
+    noun as the label of a list ("Drawbacks: no free internet in the lobby", "Cons - ...") or a ``switch_words``
+    choice "next time" ("The next time I will choose another hotel with free internet access": SPACE dev 1510471's
+    internet PRO, both, at HIRO seed 0; issue 21, helper trust12), whatever else it praises.
 
     Example:
         >>> announces_complaint("Clean, modern and the only concern I had was the parking.")
         True
         >>> announces_complaint("What I didn't like was the noise."), announces_complaint("I didn't like to leave.")
         (True, False)
-        >>> announces_complaint("The lobby was clean.")
-        False
+        >>> announces_complaint("Drawbacks: no free internet."), announces_complaint("Next time I'll stay elsewhere.")
+        (True, True)
+        >>> announces_complaint("The lobby was clean."), announces_complaint("We will stay here next time.")
+        (False, False)
     """
     return bool(_opener_pattern().search(plain_apostrophes(text)))
 
@@ -726,8 +731,11 @@ def _opener_pattern() -> re.Pattern[str]:
         r"\s+".join(map(re.escape, verb.split()))
         for verb in sorted(word_set("selection", "dislike_clefts"), key=len, reverse=True)
     )
+    switches = "|".join(map(re.escape, sorted(word_set("selection", "switch_words"), key=len, reverse=True)))
     return re.compile(
-        rf"\bonly\s+(?:[a-z]+\s+)?(?:{nouns})\b|\b(?:{clefts})\s+(?:about\s+it\s+)?(?:was|were|is|are)\b",
+        rf"\bonly\s+(?:[a-z]+\s+)?(?:{nouns})\b|\b(?:{clefts})\s+(?:about\s+it\s+)?(?:was|were|is|are)\b"
+        rf"|(?:^|[.;!?]\s*)\W*(?:(?:the|one|my|main|biggest|a\s+few|some)\s+)?(?:{nouns})(?:\s*:|\s+[-\u2013])"
+        rf"|\bnext\s+time\b[^.;!?]*?\b(?:{switches})\b",
         re.IGNORECASE,
     )
 
