@@ -84,3 +84,13 @@ def test_a_list_label_or_a_choice_of_another_hotel_announces_a_complaint() -> No
     for praise in ("Problem-free stay.", "Next time I will book another night.", "We will stay here next time."):
         assert not announces_complaint(praise), praise
     assert agreeing_points([drawbacks, elsewhere, "The free wifi was fast."], range(3), 1) == [2]
+
+
+def test_a_negated_noise_is_no_complaint() -> None:
+    # SPACE dev 197424's noise CON at HIRO seed 1: both its key points praise the quiet.
+    quiet = ("No noise penetrated the room.", "I did not notice any significant noise.", "We didn't hear a thing.")
+    for text in quiet:
+        assert not states_complaint(text), text
+    assert states_complaint("The room was not quiet.") and states_complaint("Noisy, no soundproofing.")
+    rows = [(text, -0.3) for text in quiet[:2]]
+    assert highlight_sides("noise", ["noise", "noisy", "quiet"], rows) == []
