@@ -57,7 +57,7 @@ class ComplaintSettings:
             ``expectation_verbs`` verb, then "would", "might", "could", "will" or "to" within three words: "I thought
             it would be noisy at night") complain. Off they do not, up to a mark or "but"; after its "but" a negator
             denies the fear ("... but we ... did not hear a thing": SPACE dev 1176198's noise CON).
-        conditions_complain: :func:`states_complaint`: a negator at most two words after a ``condition_openers``
+        conditions_complain: :func:`states_complaint`: a negator at most two words after a ``negated_conditions``
             word ("in case you don't want the very affordable breakfast buffet", SPACE dev 182002's food CON; "if
             you don't have a car") complains. Off it states a condition, not a complaint.
     """
@@ -165,7 +165,7 @@ def _fears_and_conditions(tokens: list[str]) -> tuple[set[int], set[int]]:
                     moot.add(after)
                     after += 1
     if not COMPLAINT_SETTINGS.conditions_complain:
-        openers = word_set("selection", "condition_openers")
+        openers = word_set("selection", "negated_conditions")
         for k, word in enumerate(tokens):
             if word in openers:
                 moot.update(range(k + 1, min(len(tokens), k + 4)))
