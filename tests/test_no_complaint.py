@@ -94,3 +94,14 @@ def test_a_negated_noise_is_no_complaint() -> None:
     assert states_complaint("The room was not quiet.") and states_complaint("Noisy, no soundproofing.")
     rows = [(text, -0.3) for text in quiet[:2]]
     assert highlight_sides("noise", ["noise", "noisy", "quiet"], rows) == []
+
+
+def test_a_pro_that_complains_must_praise_something(monkeypatch: pytest.MonkeyPatch) -> None:
+    # SPACE dev 188745's room PRO at HIRO seed 2 (the blended sentiment read it +0.20).
+    from opinio_agents.synthesis import selection
+
+    small = "The first room, on the top floor was very small (even by European standards)."
+    mixed = "The rooms were all lovely, quite small, but perfectly formed."
+    assert agreeing_points([small, mixed, "The bed was nice and firm."], range(3), 1) == [1, 2]
+    monkeypatch.setattr(selection, "SELECTION_SETTINGS", replace(selection.SELECTION_SETTINGS, pro_needs_praise=False))
+    assert agreeing_points([small, mixed], range(2), 1) == [0, 1]

@@ -18,7 +18,9 @@ from functools import cache
 from opinio_agents.text.preprocess import plain_apostrophes
 from opinio_agents.text.wordlists import word_set
 
-__all__ = ["states_complaint", "uses_complaint_word", "NEGATION", "ComplaintSettings", "COMPLAINT_SETTINGS"]
+__all__ = [
+    "states_complaint", "uses_complaint_word", "uses_praise_word", "NEGATION", "ComplaintSettings", "COMPLAINT_SETTINGS",
+]
 
 
 @dataclass(frozen=True)
@@ -170,6 +172,23 @@ def _fears_and_conditions(tokens: list[str]) -> tuple[set[int], set[int]]:
             if word in openers:
                 moot.update(range(k + 1, min(len(tokens), k + 4)))
     return feared, moot
+
+
+def uses_praise_word(text: str) -> bool:
+    """Whether ``text`` uses a word the sentiment lexicon reads clearly positive alone (at least
+    ``ComplaintSettings.complaint_valence``: "lovely", "comfortable", "nice"), whatever else it says.
+
+    Example:
+        >>> uses_praise_word("The room was small but lovely."), uses_praise_word("The first room was very small.")
+        (True, False)
+    """
+    from opinio_agents.text.sentiment import default_sentiment_scorer
+
+    scorer = default_sentiment_scorer()
+    lexicon = scorer.opinion_words()
+    valence = COMPLAINT_SETTINGS.complaint_valence
+    words = _READING_TOKEN.findall(plain_apostrophes(text).lower())
+    return any(w in lexicon and scorer.score_one(w) >= valence for w in words)
 
 
 #: A word, or a mark (which ends the reach of a negator before it).

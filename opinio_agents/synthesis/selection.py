@@ -54,7 +54,7 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.models import SENTIMENT_THRESHOLD, Highlight, Polarity
 from opinio_agents.synthesis.alerts import GUARD_NOTE
 from opinio_agents.synthesis.complaints import NEGATION as _NEGATION
-from opinio_agents.synthesis.complaints import states_complaint, uses_complaint_word
+from opinio_agents.synthesis.complaints import states_complaint, uses_complaint_word, uses_praise_word
 from opinio_agents.text.preprocess import plain_apostrophes, tokenize_for_bm25
 from opinio_agents.text.segment import split_sentences
 from opinio_agents.text.wordlists import word_set, word_table
@@ -784,6 +784,7 @@ def agreeing_points(points: Sequence[str], indices: Iterable[int], sign: int) ->
     if sign > 0:
         against = [
             no or (score <= SENTIMENT_THRESHOLD and uses_complaint_word(bare)) or announces_complaint(text)
+            or (SELECTION_SETTINGS.pro_needs_praise and uses_complaint_word(bare) and not uses_praise_word(bare))
             for no, score, bare, text in zip(against, scores, read, texts, strict=True)
         ]
     return [i for i, no in zip(indices, against, strict=True) if not no]
@@ -967,6 +968,12 @@ class SelectionSettings:
             "The prices are low." as a complaint). SPACE dev aspect RL 27.64 -> 27.53, general 27.41 -> 27.16
             (margin 1.73 -> 1.70; two hotels: "The bathroom is a little small for this type of hotel." was a PRO
             point, as was "The room was not very clean."), OpoSum general 29.19 and FewSum val 20.16 unchanged.
+        pro_needs_praise: :func:`agreeing_points`: a PRO that uses a complaint word (:func:`uses_complaint_word`)
+            must use a praise word too (:func:`~opinio_agents.synthesis.complaints.uses_praise_word`), whatever the
+            blended sentiment reads: "The first room, on the top floor was very small (even by European standards)."
+            (+0.20; SPACE dev 188745's room PRO at HIRO seed 2) praises nothing; "The rooms were all lovely, quite
+            small, but perfectly formed." stays, as does "... to be honest was tiny for three people." ("honest")
+            (issue 21, helper trust12, Dec 4; figures in ``benchmarks/README.md``).
         bare_words: A key point of at most this many nouns that judge nothing, or of its query's words only
             (:func:`says_nothing`), is no key point even where its side has no opinion to state, which then gets
             no highlight (query key points and HIRO's aspect highlights keep facts only while they have no
@@ -1123,6 +1130,7 @@ class SelectionSettings:
     subjectless_story: bool = True
     min_content_words: int = 2
     points_agree: bool = True
+    pro_needs_praise: bool = True
     bare_words: int = 3
     minority_stance: float = 0.3
     minority_pro_plain: bool = True
