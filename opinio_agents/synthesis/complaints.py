@@ -19,7 +19,8 @@ from opinio_agents.text.preprocess import plain_apostrophes
 from opinio_agents.text.wordlists import word_set
 
 __all__ = [
-    "states_complaint", "uses_complaint_word", "uses_praise_word", "NEGATION", "ComplaintSettings", "COMPLAINT_SETTINGS",
+    "states_complaint", "uses_complaint_word", "uses_praise_word", "NEGATION", "ComplaintSettings",
+    "COMPLAINT_SETTINGS",
 ]
 
 
