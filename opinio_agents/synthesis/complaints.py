@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from opinio_agents.text.preprocess import plain_apostrophes
 from opinio_agents.text.wordlists import word_set
 
-__all__ = ["states_complaint", "uses_complaint_word", "NEGATION", "ComplaintSettings", "COMPLAINT_SETTINGS"]
+__all__ = [
+    "states_complaint", "uses_complaint_word", "uses_praise_word", "NEGATION", "ComplaintSettings",
+    "COMPLAINT_SETTINGS",
+]
 
 
 @dataclass(frozen=True)
@@ -47,11 +51,26 @@ class ComplaintSettings:
             seed 3 (issue 21 items 2-3, helper asp10, Dec 4: gone; with the closed key points of the same session 2 of
             the 162 query-free highlights of that seed change, its summaries none). SPACE dev aspect and topics
             answers, OpoSum aspect labels and side agreement (96.1%, 122/127) unchanged.
+        bare_price: :func:`states_complaint`: a price complains by itself. Off, a price complains only with a
+            ``price_complaints`` word ("Valet parking was over $25", "we had to pay $20") or a complaint word
+            ("expensive", "charge", "fee", "extra"): "Parking is available for $15.00 a day." and "Weekend hotel
+            parking is CN$25 per day, weekday at 40." (SPACE dev 185237's parking CON at HIRO seed 0) state a fact
+            (issue 21, helper trust12, Dec 4; figures in ``benchmarks/README.md``).
+        fears_complain: :func:`states_complaint`: the complaint words of an expectation clause (an
+            ``expectation_verbs`` verb, then "would", "might", "could", "will" or "to" within three words: "I thought
+            it would be noisy at night") complain. Off they do not, up to a mark or "but"; after its "but" a negator
+            denies the fear ("... but we ... did not hear a thing": SPACE dev 1176198's noise CON).
+        conditions_complain: :func:`states_complaint`: a negator at most two words after a ``negated_conditions``
+            word ("in case you don't want the very affordable breakfast buffet", SPACE dev 182002's food CON; "if
+            you don't have a car") complains. Off it states a condition, not a complaint.
     """
 
     complaint_valence: float = 0.3
     negation_window: int = 3
     deny_problems: bool = True
+    bare_price: bool = False
+    fears_complain: bool = False
+    conditions_complain: bool = False
 
 
 #: The settings the complaint reading uses.
@@ -68,21 +87,25 @@ def states_complaint(text: str) -> bool:
     It does with a word the sentiment lexicon reads clearly negative (at most
     ``-ComplaintSettings.complaint_valence`` alone: "rude", "disappointing"; not "stop" or "blocks"), a ``complaint``
     word the lexicon misses or misreads ("small", "expensive", "noisy", "too"), a negation ("not free",
-    "no air conditioning", "wasn't included") or a price ("Valet parking was over $25"). "The beach is a
-    short walk away" and "The noise was muted", stored negative, do not; nor does a negated complaint
+    "no air conditioning", "wasn't included") or a price with a ``price_complaints`` word ("Valet parking was
+    over $25"; not a bare price: "Parking is available for $15.00 a day."). "The beach is a short walk away" and
+    "The noise was muted", stored negative, do not; nor does a negated complaint
     (:func:`uses_complaint_word`: "no problem", "weren't expensive", "not noisy at all"), whose negation negates
-    the complaint, not the thing.
+    the complaint, not the thing, nor a feared one ("I thought it would be noisy but did not hear a thing") or a
+    negated condition ("in case you don't want the buffet").
 
     Example:
         >>> states_complaint("The rooms are small."), states_complaint("Internet wasn't free.")
         (True, True)
+        >>> states_complaint("Parking is $15 a day."), states_complaint("Parking was over $25 a day.")
+        (False, True)
         >>> states_complaint("The beach is a short walk away."), states_complaint("The noise was muted.")
         (False, False)
         >>> states_complaint("No problem with the noise."), states_complaint("The shower was not hot.")
         (False, True)
     """
     text = plain_apostrophes(text)
-    if _MONEY.search(text):
+    if _MONEY.search(text) and (COMPLAINT_SETTINGS.bare_price or _price_cue().search(text)):
         return True
     complaints, negators = _complaint_reading(text)
     return bool(complaints or negators)
@@ -108,6 +131,67 @@ def uses_complaint_word(text: str) -> bool:
     return bool(_complaint_reading(plain_apostrophes(text))[0])
 
 
+@cache
+def _price_cue() -> re.Pattern[str]:
+    """A ``price_complaints`` word: what makes a price a complaint."""
+    words = sorted(word_set("selection", "price_complaints"), key=len, reverse=True)
+    return re.compile(r"\b(?:" + "|".join(r"\s+".join(map(re.escape, w.split())) for w in words) + r")\b", re.I)
+
+
+#: The words after an ``expectation_verbs`` verb that make it expect ("thought it would be", "expected it to be").
+_EXPECTING = frozenset({"would", "might", "could", "will", "to"})
+#: The marks that end a clause (and the reach of a negator before them).
+_MARKS = frozenset(".,;:!?()\u2013\u2014-")
+
+
+def _fears_and_conditions(tokens: list[str]) -> tuple[set[int], set[int]]:
+    """The positions of ``tokens`` in an expectation clause (its verb too), and those of the negators that deny
+    the fear after its "but" or state a condition (``ComplaintSettings.fears_complain``, ``conditions_complain``)."""
+    feared: set[int] = set()
+    moot: set[int] = set()
+    if not COMPLAINT_SETTINGS.fears_complain:
+        verbs = word_set("selection", "expectation_verbs")
+        for k, word in enumerate(tokens):
+            if word not in verbs:
+                continue
+            ahead = tokens[k + 1 : k + 5]
+            start = next((m for m, w in enumerate(ahead) if w in _EXPECTING or w in _MARKS), None)
+            if start is None or ahead[start] in _MARKS:
+                continue
+            end = k + 2 + start
+            while end < len(tokens) and tokens[end] not in _MARKS and tokens[end] != "but":
+                end += 1
+            feared.update(range(k, end))
+            if end < len(tokens) and tokens[end] == "but":
+                after = end + 1
+                while after < len(tokens) and tokens[after] not in ".;!?":
+                    moot.add(after)
+                    after += 1
+    if not COMPLAINT_SETTINGS.conditions_complain:
+        openers = word_set("selection", "negated_conditions")
+        for k, word in enumerate(tokens):
+            if word in openers:
+                moot.update(range(k + 1, min(len(tokens), k + 4)))
+    return feared, moot
+
+
+def uses_praise_word(text: str) -> bool:
+    """Whether ``text`` uses a word the sentiment lexicon reads clearly positive alone (at least
+    ``ComplaintSettings.complaint_valence``: "lovely", "comfortable", "nice"), whatever else it says.
+
+    Example:
+        >>> uses_praise_word("The room was small but lovely."), uses_praise_word("The first room was very small.")
+        (True, False)
+    """
+    from opinio_agents.text.sentiment import default_sentiment_scorer
+
+    scorer = default_sentiment_scorer()
+    lexicon = scorer.opinion_words()
+    valence = COMPLAINT_SETTINGS.complaint_valence
+    words = _READING_TOKEN.findall(plain_apostrophes(text).lower())
+    return any(w in lexicon and scorer.score_one(w) >= valence for w in words)
+
+
 #: A word, or a mark (which ends the reach of a negator before it).
 _READING_TOKEN = re.compile(r"[a-z0-9']+|[.,;:!?()\u2013\u2014-]")
 _NEGATORS = frozenset({"not", "no", "never", "nothing", "none", "nor", "without", "cannot"})
@@ -125,6 +209,7 @@ def _complaint_reading(text: str) -> tuple[list[int], list[int]]:
     scorer = default_sentiment_scorer()
     lexicon = scorer.opinion_words()
     valence = COMPLAINT_SETTINGS.complaint_valence
+    feared, moot = _fears_and_conditions(tokens)
     negators = {k for k, w in enumerate(tokens) if w in _NEGATORS or w.endswith("n't")}
     complaints: list[int] = []
     spent: set[int] = set()
@@ -146,7 +231,9 @@ def _complaint_reading(text: str) -> tuple[list[int], list[int]]:
             if negator is not None:
                 spent.add(negator)
             continue
-        if word in neutral or (word not in complaint and not (word in lexicon and scorer.score_one(word) <= -valence)):
+        if k in feared or word in neutral:  # a feared complaint, or a word that complains of nothing
+            continue
+        if word not in complaint and not (word in lexicon and scorer.score_one(word) <= -valence):
             continue
         negator = None
         if word not in still and tokens[k + 1 : k + 2] != ["enough"]:  # "not loud enough" still complains
@@ -155,4 +242,4 @@ def _complaint_reading(text: str) -> tuple[list[int], list[int]]:
             complaints.append(k)
         else:
             spent.add(negator)
-    return complaints, sorted(negators - spent)
+    return complaints, sorted(negators - spent - moot)

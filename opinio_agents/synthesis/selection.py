@@ -54,7 +54,7 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.models import SENTIMENT_THRESHOLD, Highlight, Polarity
 from opinio_agents.synthesis.alerts import GUARD_NOTE
 from opinio_agents.synthesis.complaints import NEGATION as _NEGATION
-from opinio_agents.synthesis.complaints import states_complaint, uses_complaint_word
+from opinio_agents.synthesis.complaints import states_complaint, uses_complaint_word, uses_praise_word
 from opinio_agents.text.preprocess import plain_apostrophes, tokenize_for_bm25
 from opinio_agents.text.segment import split_sentences
 from opinio_agents.text.wordlists import word_set, word_table
@@ -724,16 +724,21 @@ def _opens_with_verb(words: Sequence[str]) -> bool:
 
 def announces_complaint(text: str) -> bool:
     """Whether ``text`` announces a complaint: "only", at most one word, then a ``complaint_openers`` noun ("the
-    only concern that I had was ...", "The only real complaint is ..."), or a ``dislike_clefts`` verb before a verb
-    of being ("I did not like was lack of free WiFi", "What we didn't like was the noise"), whatever else it praises.
+    only concern that I had was ...", "The only real complaint is ..."), a ``dislike_clefts`` verb before a verb
+    of being ("I did not like was lack of free WiFi", "What we didn't like was the noise"), a ``complaint_openers``
+    noun as the label of a list ("Drawbacks: no free internet in the lobby", "Cons - ...") or a ``switch_words``
+    choice "next time" ("The next time I will choose another hotel with free internet access": SPACE dev 1510471's
+    internet PRO, both, at HIRO seed 0; issue 21, helper trust12), whatever else it praises.
 
     Example:
         >>> announces_complaint("Clean, modern and the only concern I had was the parking.")
         True
         >>> announces_complaint("What I didn't like was the noise."), announces_complaint("I didn't like to leave.")
         (True, False)
-        >>> announces_complaint("The lobby was clean.")
-        False
+        >>> announces_complaint("Drawbacks: no free internet."), announces_complaint("Next time I'll stay elsewhere.")
+        (True, True)
+        >>> announces_complaint("The lobby was clean."), announces_complaint("We will stay here next time.")
+        (False, False)
     """
     return bool(_opener_pattern().search(plain_apostrophes(text)))
 
@@ -745,8 +750,11 @@ def _opener_pattern() -> re.Pattern[str]:
         r"\s+".join(map(re.escape, verb.split()))
         for verb in sorted(word_set("selection", "dislike_clefts"), key=len, reverse=True)
     )
+    switches = "|".join(map(re.escape, sorted(word_set("selection", "switch_words"), key=len, reverse=True)))
     return re.compile(
-        rf"\bonly\s+(?:[a-z]+\s+)?(?:{nouns})\b|\b(?:{clefts})\s+(?:about\s+it\s+)?(?:was|were|is|are)\b",
+        rf"\bonly\s+(?:[a-z]+\s+)?(?:{nouns})\b|\b(?:{clefts})\s+(?:about\s+it\s+)?(?:was|were|is|are)\b"
+        rf"|(?:^|[.;!?]\s*)\W*(?:(?:the|one|my|main|biggest|a\s+few|some)\s+)?(?:{nouns})(?:\s*:|\s+[-\u2013])"
+        rf"|\bnext\s+time\b[^.;!?]*?\b(?:{switches})\b",
         re.IGNORECASE,
     )
 
@@ -795,6 +803,7 @@ def agreeing_points(points: Sequence[str], indices: Iterable[int], sign: int) ->
     if sign > 0:
         against = [
             no or (score <= SENTIMENT_THRESHOLD and uses_complaint_word(bare)) or announces_complaint(text)
+            or (SELECTION_SETTINGS.pro_needs_praise and uses_complaint_word(bare) and not uses_praise_word(bare))
             for no, score, bare, text in zip(against, scores, read, texts, strict=True)
         ]
     return [i for i, no in zip(indices, against, strict=True) if not no]
@@ -978,6 +987,12 @@ class SelectionSettings:
             "The prices are low." as a complaint). SPACE dev aspect RL 27.64 -> 27.53, general 27.41 -> 27.16
             (margin 1.73 -> 1.70; two hotels: "The bathroom is a little small for this type of hotel." was a PRO
             point, as was "The room was not very clean."), OpoSum general 29.19 and FewSum val 20.16 unchanged.
+        pro_needs_praise: :func:`agreeing_points`: a PRO that uses a complaint word (:func:`uses_complaint_word`)
+            must use a praise word too (:func:`~opinio_agents.synthesis.complaints.uses_praise_word`), whatever the
+            blended sentiment reads: "The first room, on the top floor was very small (even by European standards)."
+            (+0.20; SPACE dev 188745's room PRO at HIRO seed 2) praises nothing; "The rooms were all lovely, quite
+            small, but perfectly formed." stays, as does "... to be honest was tiny for three people." ("honest")
+            (issue 21, helper trust12, Dec 4; figures in ``benchmarks/README.md``).
         bare_words: A key point of at most this many nouns that judge nothing, or of its query's words only
             (:func:`says_nothing`), is no key point even where its side has no opinion to state, which then gets
             no highlight (query key points and HIRO's aspect highlights keep facts only while they have no
@@ -1134,6 +1149,7 @@ class SelectionSettings:
     subjectless_story: bool = True
     min_content_words: int = 2
     points_agree: bool = True
+    pro_needs_praise: bool = True
     bare_words: int = 3
     minority_stance: float = 0.3
     minority_pro_plain: bool = True
