@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from opinio_agents.text.preprocess import plain_apostrophes
-from opinio_agents.text.wordlists import word_set
+from opinio_agents.text.wordlists import word_alternation, word_set
 
 __all__ = [
     "states_complaint", "uses_complaint_word", "uses_praise_word", "NEGATION", "ComplaintSettings",
@@ -134,8 +134,7 @@ def uses_complaint_word(text: str) -> bool:
 @cache
 def _price_cue() -> re.Pattern[str]:
     """A ``price_complaints`` word: what makes a price a complaint."""
-    words = sorted(word_set("selection", "price_complaints"), key=len, reverse=True)
-    return re.compile(r"\b(?:" + "|".join(r"\s+".join(map(re.escape, w.split())) for w in words) + r")\b", re.I)
+    return re.compile(rf"\b(?:{word_alternation('selection', 'price_complaints')})\b", re.IGNORECASE)
 
 
 #: The words after an ``expectation_verbs`` verb that make it expect ("thought it would be", "expected it to be").

@@ -24,7 +24,7 @@ from functools import cache
 
 from opinio_agents.text.compounds import names_word
 from opinio_agents.text.preprocess import tokenize_for_bm25
-from opinio_agents.text.wordlists import word_set
+from opinio_agents.text.wordlists import word_alternation, word_set
 
 __all__ = [
     "to_key_point",
@@ -537,8 +537,7 @@ def _fillers() -> re.Pattern[str]:
         >>> _fillers().sub("", "So the room was great."), _fillers().sub("", "So far, it's a terrific TV.")
         ('the room was great.', "So far, it's a terrific TV.")
     """
-    words = sorted(word_set("keypoint", "fillers"), key=len, reverse=True)
-    either = "|".join(r"\s+".join(re.escape(w) for w in filler.split()) for filler in words)
+    either = word_alternation("keypoint", "fillers")
     # An intensifier ("so") is a filler only before a comma or the clause's subject, never before what it intensifies.
     intensifiers = sorted(word_set("keypoint", "intensifier_fillers"))
     either += "".join(rf"|{re.escape(w)}(?=\s*[,:]|\s+{_SUBJECT_WORDS}\b)" for w in intensifiers)
@@ -566,8 +565,7 @@ def _evaluative(word: str) -> bool:
 @cache
 def _list_label() -> re.Pattern[str]:
     """A list label (``keypoint.json``'s ``list_labels``) and the colon, dash or arrow after it, opening a text."""
-    labels = sorted(word_set("keypoint", "list_labels"), key=len, reverse=True)
-    either = "|".join(r"\s+".join(re.escape(w) for w in label.split()) for label in labels)
+    either = word_alternation("keypoint", "list_labels")
     return re.compile(rf"^(?:{either})\s*(?:[:=>\-\u2013\u2014]+|\.{{2,}})\s*", re.IGNORECASE)
 
 
@@ -930,8 +928,7 @@ def _without_opener(text: str, words: str, *, verbs: int) -> str:
 @cache
 def _opener(words: str) -> re.Pattern[str]:
     """A head of the ``words`` list of ``keypoint.json`` opening a text, with the space after it."""
-    heads = sorted(word_set("keypoint", words), key=len, reverse=True)
-    either = "|".join(r"\s+".join(re.escape(w) for w in head.split()) for head in heads)
+    either = word_alternation("keypoint", words)
     return re.compile(rf"^(?:{either})\s+(?=\w)", re.IGNORECASE)
 
 

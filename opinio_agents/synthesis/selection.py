@@ -57,7 +57,7 @@ from opinio_agents.synthesis.complaints import NEGATION as _NEGATION
 from opinio_agents.synthesis.complaints import states_complaint, uses_complaint_word, uses_praise_word
 from opinio_agents.text.preprocess import plain_apostrophes, tokenize_for_bm25
 from opinio_agents.text.segment import split_sentences
-from opinio_agents.text.wordlists import word_set, word_table
+from opinio_agents.text.wordlists import word_alternation, word_set, word_table
 
 __all__ = [
     "SelectionWeights",
@@ -746,10 +746,7 @@ def announces_complaint(text: str) -> bool:
 @cache
 def _opener_pattern() -> re.Pattern[str]:
     nouns = "|".join(map(re.escape, sorted(word_set("selection", "complaint_openers"), key=len, reverse=True)))
-    clefts = "|".join(
-        r"\s+".join(map(re.escape, verb.split()))
-        for verb in sorted(word_set("selection", "dislike_clefts"), key=len, reverse=True)
-    )
+    clefts = word_alternation("selection", "dislike_clefts")
     switches = "|".join(map(re.escape, sorted(word_set("selection", "switch_words"), key=len, reverse=True)))
     return re.compile(
         rf"\bonly\s+(?:[a-z]+\s+)?(?:{nouns})\b|\b(?:{clefts})\s+(?:about\s+it\s+)?(?:was|were|is|are)\b"

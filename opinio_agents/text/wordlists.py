@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
@@ -24,7 +25,9 @@ from typing import Any
 
 from opinio_agents.errors import ConfigError
 
-__all__ = ["word_set", "word_patterns", "word_rules", "word_table", "words_file", "lazy_getattr"]
+__all__ = [
+    "word_set", "word_alternation", "word_patterns", "word_rules", "word_table", "words_file", "lazy_getattr",
+]
 
 _FOLDER = "resources/words"
 
@@ -57,6 +60,19 @@ def _entry(file: str, name: str, field: str) -> list[Any]:
 def word_set(file: str, name: str) -> frozenset[str]:
     """The words of the list ``name`` in ``file``."""
     return frozenset(str(word) for word in _entry(file, name, "words"))
+
+
+def word_alternation(file: str, name: str) -> str:
+    """A list's words and phrases as one regex alternation: longest first, each escaped, the words of a phrase
+    joined by any run of spaces (for a caller's ``(?:...)``).
+
+    Example:
+        >>> import re
+        >>> bool(re.fullmatch(word_alternation("keypoint", "fillers"), "by  the way"))
+        True
+    """
+    phrases = sorted(word_set(file, name), key=len, reverse=True)
+    return "|".join(r"\s+".join(re.escape(w) for w in phrase.split()) for phrase in phrases)
 
 
 @cache
