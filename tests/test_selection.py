@@ -377,6 +377,41 @@ def test_ordered_summary_states_the_staff_first_and_the_surroundings_late(monkey
     )
 
 
+def test_a_hotel_like_entity_states_only_the_topics_human_summaries_state(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    import opinio_agents.synthesis.selection as selection
+    from opinio_agents.synthesis.selection import is_topic_entity, summary_of
+
+    def hl(query: str, text: str, reviews: int, side: Polarity = Polarity.PROS) -> Highlight:
+        return Highlight(query=query, polarity=side, text=text, support=Support(reviews=reviews))
+
+    topics = [
+        hl("staff", "Friendly staff.", 60),
+        hl("cleanliness", "Very clean.", 50),
+        hl("room", "The rooms were big.", 70),
+        hl("breakfast", "Good breakfast.", 40),
+        hl("location", "Great location.", 55),
+    ]
+    tasting = hl("wine tasting", "They have complimentary wine tasting most nights.", 30)
+    positions = {h.query: 0.5 for h in [*topics, tasting]}
+    assert is_topic_entity(topics) and not is_topic_entity(topics[:4])
+    # five summary-topic tiers: a hotel, whose paragraph leaves the wine tasting to its highlight
+    text = summary_of([*topics, tasting], budget_words=75, positions=positions) or ""
+    assert "wine" not in text and "Friendly staff." in text and "Great location." in text
+    # a CON of such an aspect still gets the words left
+    con = hl("wine tasting", "The wine costs extra.", 30, Polarity.CONS)
+    assert "The wine costs extra." in (summary_of([*topics, con], budget_words=75, positions=positions) or "")
+    # four tiers (a restaurant's food, service and surroundings): every PRO may be a sentence
+    assert "wine" in (summary_of([*topics[:4], tasting], budget_words=75, positions=positions) or "")
+    # not ordered by topic (no positions): unchanged
+    assert "wine" in (summary_of([*topics, tasting], budget_words=75) or "")
+    off = dataclasses.replace(selection.SELECTION_SETTINGS, topic_entity_tiers=0)
+    monkeypatch.setattr(selection, "SELECTION_SETTINGS", off)
+    assert not is_topic_entity(topics)
+    assert "wine" in (summary_of([*topics, tasting], budget_words=75, positions=positions) or "")
+
+
 def test_ordered_summary_gives_its_words_to_the_topics_human_summaries_state_first(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
