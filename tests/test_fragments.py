@@ -70,6 +70,16 @@ def test_a_word_cap_does_not_end_on_a_verb_that_needs_its_infinitive_nor_inside_
     assert point == "It's been a long known issue with all Motorola wireless headphones that they can't handle sweat."
 
 
+def test_a_word_cap_does_not_end_inside_a_word_written_in_two() -> None:
+    # SPACE 183645 (food answer, 24-word cap): "... you were able to bring home left." of "left overs".
+    sentence = (
+        "The hotel is in a great location to walk to restaurants for dinner and with the kitchenette you were able "
+        "to bring home left overs if necessary."
+    )
+    point = to_key_point(sentence, "food", sign=1, max_words=24)
+    assert point == "The hotel is in a great location to walk to restaurants for dinner."
+
+
 @pytest.mark.parametrize(
     "text",
     ["Speedy delivery.", "Decent appearance.", "Great boots for the money.", "Highly recommended.", "Fits well.",

@@ -1029,11 +1029,29 @@ def _word_cap(text: str, max_words: int) -> str:
         >>> _word_cap("Good food, and dinners that were, once again, superb with fine service", 8)
         'Good food, and dinners'
     """
-    head = " ".join(text.split()[:max_words])
+    words = text.split()
+    head = " ".join(words[:max_words])
     if len(head) == len(text.strip()):
         return head
     cut = max(head.rfind(","), head.rfind(" - "), head.rfind(";"))
-    return _closed_cut(head[:cut] if cut > len(head) // 2 else head)
+    if cut > len(head) // 2:
+        return _closed_cut(head[:cut])
+    return _closed_cut(head, split=_splits_word(words[max_words - 1], words[max_words]))
+
+
+def _splits_word(last: str, following: str) -> bool:
+    """Whether a cut between ``last`` and ``following`` splits one word a reviewer wrote in two ("left overs",
+    "break fast", "down town"): both of at least three letters, and spelled together a word of the lemma tables
+    ("leftovers"). Such a cut ends on a word that is no word of the sentence ("... bring home left").
+
+    Example:
+        >>> _splits_word("left", "overs"), _splits_word("home", "left"), _splits_word("great", "view")
+        (True, False, False)
+    """
+    from lemminflect import getAllLemmas
+
+    a, b = last.lower(), following.lower()
+    return a.isalpha() and b.isalpha() and min(len(a), len(b)) >= 3 and bool(getAllLemmas(a + b))
 
 
 #: Where a clause can end before a cut: punctuation, or a word that opens the next clause.
@@ -1048,15 +1066,16 @@ def _final_word(words: Sequence[str]) -> str:
     return words[-1].lower().strip(".,;:!?-()\"") if words else ""
 
 
-def _closed_cut(head: str) -> str:
+def _closed_cut(head: str, *, split: bool = False) -> str:
     """``head`` (a text cut at a word limit) ending on a word that can end a clause.
 
     Words that open what the cut dropped (``keypoint.json``'s ``open_words``: "between the", "which", "very")
     go from its end; when it then ends on a verb that needs its complement or a subject that needs its verb
     (``needs_predicate``: "... and the food was"), on a pair that opens what follows (``open_phrases``: "you may
     want"), or inside a condition whose main clause the cut dropped (:func:`_open_condition`: "... so if you're
-    using these"), it backs off to the clause boundary before that clause, and trims again. At least
-    ``KeyPointSettings.min_cut_words`` words stay; with no boundary left it ends as it is.
+    using these"), it backs off to the clause boundary before that clause, and trims again. So it does when the
+    cut ``split`` a word the reviewer wrote in two (:func:`_splits_word`: "... able to bring home left" of "left
+    overs"). At least ``KeyPointSettings.min_cut_words`` words stay; with no boundary left it ends as it is.
 
     Example:
         >>> _closed_cut("Great place, the staff were kind and the food was")
@@ -1073,7 +1092,8 @@ def _closed_cut(head: str) -> str:
         while len(words) > least and _ends_open(words):
             words.pop()
         head = " ".join(words).rstrip(" ,;:-")
-        closed = _final_word(words) not in needs_predicate and not _cut_open(head)
+        closed = _final_word(words) not in needs_predicate and not _cut_open(head) and not split
+        split = False
         if closed and not _ends_on_phrase(head) and not _open_condition(head):
             return head
         ends = [m.start() for m in _BOUNDARY.finditer(head) if len(head[: m.start()].split()) >= least]
