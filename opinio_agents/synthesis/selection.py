@@ -376,9 +376,10 @@ def adds_nothing(earlier: str | Sequence[str], later: str) -> bool:
     """Whether key point ``later`` tells a reader nothing that ``earlier`` (one point, or several) does not.
 
     It does when the claim tokens of ``later`` (:func:`opinion_tokens`) are all among those of ``earlier`` once
-    generic praise, the degree words (``keypoint.json``'s ``modifiers``: "always", "extremely") and an
-    ``entity_nouns`` word are set aside ("The staff was always very friendly." after "The staff was friendly,
-    helpful and efficient."; "The staff here is great." after "The staff was very friendly and helpful."), or
+    generic praise, the degree words (``keypoint.json``'s ``modifiers``: "always", "extremely"; ``selection.json``'s
+    ``restating_degrees``: "simply") and an ``entity_nouns`` word are set aside ("The staff was always very
+    friendly." after "The staff was friendly, helpful and efficient."; "The staff here is great." after "The
+    staff was very friendly and helpful."; "The view is simply gorgeous." after "The view was breathtaking."), or
     when the one token left is a word of praise (a VADER valence of at least
     ``SelectionSettings.praise_valence``, no ``complaint`` word), ``earlier`` already praises in words of its own
     and ``later`` talks of nothing ``earlier`` does not (:func:`judged_thing`, attribute nouns: "The
@@ -435,7 +436,10 @@ def _attribute_stems() -> dict[str, frozenset[str]]:
 
 @cache
 def _degree_stems() -> frozenset[str]:
-    return frozenset(stem for word in word_set("keypoint", "modifiers") for stem in tokenize_for_bm25(word))
+    """The degree words :func:`adds_nothing` sets aside: ``keypoint.json``'s ``modifiers`` and the
+    ``restating_degrees`` ("simply", "absolutely") that its comma pieces do without."""
+    words = word_set("keypoint", "modifiers") | word_set("selection", "restating_degrees")
+    return frozenset(stem for word in words for stem in tokenize_for_bm25(word))
 
 
 @cache
