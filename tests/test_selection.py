@@ -1161,3 +1161,12 @@ def test_a_degree_word_of_its_own_restates_praise() -> None:
         "The beds were extremely comfortable as well.", "The bed was king size and very comfortable."
     )
     assert not adds_nothing("The view was breathtaking.", "The view of the harbour is simply gorgeous.")
+
+
+def test_a_degree_word_makes_no_new_summary_sentence() -> None:
+    from opinio_agents.synthesis.selection import says_again
+
+    # SPACE dev 111509 (seed 0): the bed highlight's first point restated the room's bed.
+    earlier = "The room was beautiful with a very comfortable bed and roomy bathroom."
+    assert says_again(earlier, "The beds were extremely comfortable as well.")
+    assert not says_again(earlier, "The bed was king size and very comfortable.")  # a fact is new content
