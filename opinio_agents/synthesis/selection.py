@@ -336,9 +336,9 @@ def says_again(earlier: str, later: str) -> bool:
     """Whether summary sentence ``later`` states an opinion ``earlier`` already states, so a reader learns nothing
     from it on that opinion (one sentence per opinion in a paragraph, ``SelectionSettings.sentence_repeats``).
 
-    Degree words ("extremely", "simply": those :func:`adds_nothing` sets aside) play no part: "The beds were
-    extremely comfortable as well." says again what "... with a very comfortable bed" said. It does when (a
-    negation on one side only never does) the two make the same claim (:func:`same_opinion`); when
+    It does when (a negation on one side only never does) the two make the same claim (:func:`same_opinion`), or
+    ``later``'s claim holds nothing but ``earlier``'s and degree words (those :func:`adds_nothing` sets aside: "The
+    beds were extremely comfortable as well." after "... with a very comfortable bed and roomy bathroom."); when
     the claim of one, the ``entity_nouns`` word left out, is among the other's and names the thing the other judges
     (:func:`judged_thing`: "This hotel is in a great location." after "The location is great for shopping and
     restaurants."); or when they judge one thing (:func:`judged_thing`: their subjects share a word) and what their
@@ -358,15 +358,13 @@ def says_again(earlier: str, later: str) -> bool:
         >>> says_again("The room was clean.", "The room was not clean.")
         False
     """
-    degrees = _degree_stems()
-    ta, tb = opinion_tokens(earlier) - degrees, opinion_tokens(later) - degrees
+    ta, tb = opinion_tokens(earlier), opinion_tokens(later)
     if not ta or not tb or ("not" in ta) != ("not" in tb):
         return False
-    if same_opinion(ta, tb):
+    if same_opinion(ta, tb) or tb - _degree_stems() <= ta:
         return True
     thing_a, said_a = judged_thing(earlier)
     thing_b, said_b = judged_thing(later)
-    said_a, said_b = said_a - degrees, said_b - degrees
     entity = _entity_stems()
     ca, cb = ta - entity, tb - entity
     if (ca <= cb and ca & thing_b) or (cb <= ca and cb & thing_a):
