@@ -1170,12 +1170,3 @@ def test_a_degree_word_makes_no_new_summary_sentence() -> None:
     earlier = "The room was beautiful with a very comfortable bed and roomy bathroom."
     assert says_again(earlier, "The beds were extremely comfortable as well.")
     assert not says_again(earlier, "The bed was king size and very comfortable.")  # a fact is new content
-
-
-def test_a_point_that_fits_must_read_whole() -> None:
-    from opinio_agents.synthesis.selection import points_that_fit
-
-    # as on the small-entity path (select_summary): a subject waiting for its verb stands for no highlight
-    text = "The biggest issue with the image quality. The picture is sharp and the colours are bright."
-    assert points_that_fit(text, 7) == ""
-    assert points_that_fit(text, 9) == "The picture is sharp and the colours are bright."

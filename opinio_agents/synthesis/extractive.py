@@ -49,7 +49,6 @@ from opinio_agents.synthesis.selection import (
     lead_scores,
     minority_points,
     opinion_points,
-    reads_whole,
     score_candidates,
     select_points,
     supported_points,
@@ -295,7 +294,6 @@ class ExtractiveSynthesizer(Synthesizer):
                 told = opinion_points(points, told, item.query)
                 if not told:  # only bare phrases ("Quantity.", "Waiting time."): nothing to say
                     continue
-            told = [i for i in told if reads_whole(points[i])] or told  # no broken fragment while a whole one is
             told_points = [points[i] for i in told]
             lead = None
             if majority and (self.lead_voice or self.lead_length):  # the answer opens with a full statement

@@ -1628,9 +1628,8 @@ class SummaryItem:
 
 def points_that_fit(text: str, words: int) -> str:
     """Those of ``text``'s sentences (a highlight's key points, joined by spaces) that fit in ``words``, in order:
-    each is kept while the ones kept so far leave room for it, and each must stand alone (:func:`stands_alone`) and
-    read whole (:func:`reads_whole`: no broken fragment stands for its highlight, as none does on the small-entity
-    path); empty when none fits or all of them would (the whole text is not a part of itself).
+    each is kept while the ones kept so far leave room for it, and each must stand alone (:func:`stands_alone`);
+    empty when none fits or all of them would (the whole text is not a part of itself).
 
     A highlight whose whole text does not fit in a summary paragraph's words left still states its aspect by
     the key points of it that do (``SelectionSettings.split_to_fit``): its main point, else its shorter second one.
@@ -1648,7 +1647,7 @@ def points_that_fit(text: str, words: int) -> str:
     used = 0
     for sentence in sentences:
         n = len(sentence.split())
-        if used + n <= words and stands_alone(sentence) and reads_whole(sentence):
+        if used + n <= words and stands_alone(sentence):
             kept.append(sentence)
             used += n
     return " ".join(kept) if len(kept) < len(sentences) else ""
