@@ -70,6 +70,16 @@ def test_a_word_cap_does_not_end_on_a_verb_that_needs_its_infinitive_nor_inside_
     assert point == "It's been a long known issue with all Motorola wireless headphones that they can't handle sweat."
 
 
+def test_a_word_cap_does_not_end_inside_a_word_written_in_two() -> None:
+    # SPACE 183645 (food answer, 24-word cap): "... you were able to bring home left." of "left overs".
+    sentence = (
+        "The hotel is in a great location to walk to restaurants for dinner and with the kitchenette you were able "
+        "to bring home left overs if necessary."
+    )
+    point = to_key_point(sentence, "food", sign=1, max_words=24)
+    assert point == "The hotel is in a great location to walk to restaurants for dinner."
+
+
 @pytest.mark.parametrize(
     "text",
     ["Speedy delivery.", "Decent appearance.", "Great boots for the money.", "Highly recommended.", "Fits well.",
@@ -139,3 +149,26 @@ def test_a_phrase_opener_stays_before_a_clause_with_an_auxiliary() -> None:
     # Zomato: "can" is a noun too, but here the phrase leads to "you can definitely count on the quality".
     text = "With the trusted name of Karachi sweets as the backers, you can definitely count on the quality."
     assert to_key_point(text, "").startswith("With the trusted name")
+
+
+def test_a_bracketed_aside_is_one_piece() -> None:
+    from opinio_agents.synthesis.keypoint import aspect_segments
+
+    # SPACE dev: the comma pieces of an aside were aspects of their own ("coffee-maker").
+    assert aspect_segments("The room was ordinary (2 queen-size beds, TV, fridge, microwave, small bathroom).") == [
+        "The room was ordinary (2 queen-size beds, TV, fridge, microwave, small bathroom)"
+    ]
+    # SPACE dev: "and the bed" inside an aside made a subject clause of its own, "The bed wasn't like this."
+    sentence = "I'm sure not all rooms were like this (in fact, I've stayed here before and the bed wasn't like this)."
+    assert to_key_point(sentence, "room") != "The bed wasn't like this."
+
+
+def test_a_word_cap_cuts_outside_an_aside_or_after_it() -> None:
+    # SPACE dev: the cap cut at the aside's last comma, closed it and lost what came before the cut.
+    sentence = (
+        "We had two rooms on the same floor (one for us, one for kids age 7, 12 and 15) and they could not "
+        "accomodate a move of both rooms to the same floor, so we were stuck."
+    )
+    assert to_key_point(sentence, "", max_words=24) == (
+        "We had two rooms on the same floor (one for us, one for kids age 7, 12 and 15)."
+    )

@@ -1183,3 +1183,25 @@ def test_adds_nothing_reads_praise_in_other_words_as_nothing_new() -> None:
     assert adding_points(texts, [0, 1, 2, 3]) == [0, 2, 3]
     assert adding_points(texts, [1, 0]) == [1, 0]  # the first point always stays; specifics after bare praise
 
+
+
+def test_a_degree_word_of_its_own_restates_praise() -> None:
+    from opinio_agents.synthesis.selection import adds_nothing
+
+    # SPACE dev 182542's view highlight: "simply" is no modifiers word (those also shape keypoint's comma pieces).
+    assert adds_nothing("The view was breathtaking.", "The view is simply gorgeous.")
+    assert adds_nothing("The staff was friendly and helpful.", "The staff was absolutely friendly.")
+    # a fact is new content, whatever degree word comes with it
+    assert not adds_nothing(
+        "The beds were extremely comfortable as well.", "The bed was king size and very comfortable."
+    )
+    assert not adds_nothing("The view was breathtaking.", "The view of the harbour is simply gorgeous.")
+
+
+def test_a_degree_word_makes_no_new_summary_sentence() -> None:
+    from opinio_agents.synthesis.selection import says_again
+
+    # SPACE dev 111509 (seed 0): the bed highlight's first point restated the room's bed.
+    earlier = "The room was beautiful with a very comfortable bed and roomy bathroom."
+    assert says_again(earlier, "The beds were extremely comfortable as well.")
+    assert not says_again(earlier, "The bed was king size and very comfortable.")  # a fact is new content

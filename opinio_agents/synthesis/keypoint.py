@@ -227,6 +227,47 @@ _CLAUSE_SPLIT = re.compile(
 _NOT_ONLY = re.compile(r"^\W*not\s+only\b", re.IGNORECASE)
 
 
+def _in_brackets(text: str) -> list[bool]:
+    """For each character of ``text``, whether it stands inside a closed pair of round brackets: an aside ("(2
+    queen-size beds, TV, fridge)") is one piece of its clause, whatever commas or "and the" it holds (a contrast
+    word or ";" still ends a clause there: "(Carmine's is across the street; terrific food)" holds a clause about
+    the food). A bracket that never closes (a cut left it open) encloses nothing.
+
+    Example:
+        >>> "".join("x" if inside else "." for inside in _in_brackets("a (b, c) d (e"))
+        '...xxxx.....'
+    """
+    inside = [False] * len(text)
+    opened: list[int] = []
+    for k, char in enumerate(text):
+        if char == "(":
+            opened.append(k)
+        elif char == ")" and opened:
+            start = opened.pop()
+            if not opened:
+                inside[start + 1 : k] = [True] * (k - start - 1)
+    return inside
+
+
+def _split_outside(pattern: re.Pattern[str], text: str) -> list[str]:
+    """``text`` split as ``pattern.split`` would, at the matches that open outside brackets (:func:`_in_brackets`).
+
+    Example:
+        >>> _split_outside(re.compile(r",\s*"), "The room was ordinary (2 beds, TV, fridge), the staff kind")
+        ['The room was ordinary (2 beds, TV, fridge)', 'the staff kind']
+    """
+    inside = _in_brackets(text)
+    out: list[str] = []
+    start = 0
+    for match in pattern.finditer(text):
+        if match.start() < len(inside) and inside[match.start()]:
+            continue
+        out.append(text[start : match.start()])
+        start = match.end()
+    out.append(text[start:])
+    return out
+
+
 def _clause_breaks(text: str) -> list[re.Match[str]]:
     """The :data:`_CLAUSE_SPLIT` boundaries of ``text`` that end a clause: not the "but" that completes a clause
     opened by "not only" ("Not only was the room amazing, but the staff were great" is one statement).
@@ -365,7 +406,7 @@ def subject_clauses(text: str, *, min_words: int = 3) -> list[str]:
     """
     out: list[str] = []
     for clause in _clauses(text):
-        for part in _SUBJECT_SPLIT.split(clause or ""):
+        for part in _split_outside(_SUBJECT_SPLIT, clause or ""):
             part = part.strip(" ,;")
             if part and len(part.split()) >= min_words:
                 out.append(part)
@@ -450,9 +491,9 @@ def aspect_segments(text: str) -> list[str]:
     out: list[str] = []
     attached = word_set("keypoint", "attached_openers")
     for clause in _clauses(text.strip().rstrip(".!?")):
-        for part in _SUBJECT_SPLIT.split(clause or ""):
+        for part in _split_outside(_SUBJECT_SPLIT, clause or ""):
             still_open = False  # the last piece ends inside a phrase that the pieces after it complete
-            for piece in _PIECE_SPLIT.split(part or ""):
+            for piece in _split_outside(_PIECE_SPLIT, part or ""):
                 piece = piece.strip(_PIECE_EDGE)
                 words = _PIECE_WORD.findall(piece.lower())
                 if not words:
@@ -1019,21 +1060,50 @@ def has_verb(text: str) -> bool:
 
 
 def _word_cap(text: str, max_words: int) -> str:
-    """``text`` cut to ``max_words`` words: at a comma, dash or semicolon in the second half of what is kept
-    when there is one, else at the word limit, backing off to an earlier clause boundary when the cut ends
-    on a word that needs more or inside a phrase (:func:`_closed_cut`: "dinners that were, once again").
+    """``text`` cut to ``max_words`` words: at a comma, dash or semicolon outside brackets, or after a bracketed
+    aside (:data:`_CAP_MARK`), in the second half of what is kept when there is one, else at the word limit, backing
+    off to an earlier clause boundary when the cut ends on a word that needs more or inside a phrase
+    (:func:`_closed_cut`: "dinners that were, once again").
 
     Example:
         >>> _word_cap("The staff were kind and the room was big but the food was bland", 13)
         'The staff were kind and the room was big'
         >>> _word_cap("Good food, and dinners that were, once again, superb with fine service", 8)
         'Good food, and dinners'
+        >>> _word_cap("We had two rooms on one floor (one for us, one for the kids) and they could not move us", 16)
+        'We had two rooms on one floor (one for us, one for the kids)'
     """
-    head = " ".join(text.split()[:max_words])
+    words = text.split()
+    head = " ".join(words[:max_words])
     if len(head) == len(text.strip()):
         return head
-    cut = max(head.rfind(","), head.rfind(" - "), head.rfind(";"))
-    return _closed_cut(head[:cut] if cut > len(head) // 2 else head)
+    inside = _in_brackets(head)
+    marks = [m.start() for m in _CAP_MARK.finditer(head) if not inside[m.start()]]
+    marks += [m.end() for m in re.finditer(r"\)", head) if m.start() and inside[m.start() - 1]]  # after an aside
+    cut = max(marks, default=-1)
+    if cut > len(head) // 2:
+        return _closed_cut(head[:cut])
+    return _closed_cut(head, split=_splits_word(words[max_words - 1], words[max_words]))
+
+
+#: Where a word cap prefers to cut: a comma, a spaced dash or a semicolon outside brackets (:func:`_in_brackets`),
+#: or the end of a bracketed aside.
+_CAP_MARK = re.compile(r",| - |;")
+
+
+def _splits_word(last: str, following: str) -> bool:
+    """Whether a cut between ``last`` and ``following`` splits one word a reviewer wrote in two ("left overs",
+    "break fast", "down town"): both of at least three letters, and spelled together a word of the lemma tables
+    ("leftovers"). Such a cut ends on a word that is no word of the sentence ("... bring home left").
+
+    Example:
+        >>> _splits_word("left", "overs"), _splits_word("home", "left"), _splits_word("great", "view")
+        (True, False, False)
+    """
+    from lemminflect import getAllLemmas
+
+    a, b = last.lower(), following.lower()
+    return a.isalpha() and b.isalpha() and min(len(a), len(b)) >= 3 and bool(getAllLemmas(a + b))
 
 
 #: Where a clause can end before a cut: punctuation, or a word that opens the next clause.
@@ -1048,15 +1118,16 @@ def _final_word(words: Sequence[str]) -> str:
     return words[-1].lower().strip(".,;:!?-()\"") if words else ""
 
 
-def _closed_cut(head: str) -> str:
+def _closed_cut(head: str, *, split: bool = False) -> str:
     """``head`` (a text cut at a word limit) ending on a word that can end a clause.
 
     Words that open what the cut dropped (``keypoint.json``'s ``open_words``: "between the", "which", "very")
     go from its end; when it then ends on a verb that needs its complement or a subject that needs its verb
     (``needs_predicate``: "... and the food was"), on a pair that opens what follows (``open_phrases``: "you may
     want"), or inside a condition whose main clause the cut dropped (:func:`_open_condition`: "... so if you're
-    using these"), it backs off to the clause boundary before that clause, and trims again. At least
-    ``KeyPointSettings.min_cut_words`` words stay; with no boundary left it ends as it is.
+    using these"), it backs off to the clause boundary before that clause, and trims again. So it does when the
+    cut ``split`` a word the reviewer wrote in two (:func:`_splits_word`: "... able to bring home left" of "left
+    overs"). At least ``KeyPointSettings.min_cut_words`` words stay; with no boundary left it ends as it is.
 
     Example:
         >>> _closed_cut("Great place, the staff were kind and the food was")
@@ -1073,7 +1144,8 @@ def _closed_cut(head: str) -> str:
         while len(words) > least and _ends_open(words):
             words.pop()
         head = " ".join(words).rstrip(" ,;:-")
-        closed = _final_word(words) not in needs_predicate and not _cut_open(head)
+        closed = _final_word(words) not in needs_predicate and not _cut_open(head) and not split
+        split = False
         if closed and not _ends_on_phrase(head) and not _open_condition(head):
             return head
         ends = [m.start() for m in _BOUNDARY.finditer(head) if len(head[: m.start()].split()) >= least]
@@ -1198,7 +1270,7 @@ def _impersonal(clause: str) -> str:
         >>> _impersonal("Our room was clean"), _impersonal("My husband loved it")
         ('The room was clean', 'My husband loved it')
     """
-    parts = [part.strip(_PIECE_EDGE) for part in _SUBJECT_SPLIT.split(clause)]
+    parts = [part.strip(_PIECE_EDGE) for part in _split_outside(_SUBJECT_SPLIT, clause)]
     parts = [part for part in parts if part]
     if len(parts) >= 2 and _PERSONAL.search(parts[0]) and not _FIRST_PERSON.match(parts[0]):
         rest = next((k for k, part in enumerate(parts) if not _PERSONAL.search(part)), None)

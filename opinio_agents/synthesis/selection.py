@@ -337,7 +337,9 @@ def says_again(earlier: str, later: str) -> bool:
     """Whether summary sentence ``later`` states an opinion ``earlier`` already states, so a reader learns nothing
     from it on that opinion (one sentence per opinion in a paragraph, ``SelectionSettings.sentence_repeats``).
 
-    It does when (a negation on one side only never does) the two make the same claim (:func:`same_opinion`); when
+    It does when (a negation on one side only never does) the two make the same claim (:func:`same_opinion`), or
+    ``later``'s claim holds nothing but ``earlier``'s and degree words (those :func:`adds_nothing` sets aside: "The
+    beds were extremely comfortable as well." after "... with a very comfortable bed and roomy bathroom."); when
     the claim of one, the ``entity_nouns`` word left out, is among the other's and names the thing the other judges
     (:func:`judged_thing`: "This hotel is in a great location." after "The location is great for shopping and
     restaurants."); or when they judge one thing (:func:`judged_thing`: their subjects share a word) and what their
@@ -360,7 +362,7 @@ def says_again(earlier: str, later: str) -> bool:
     ta, tb = opinion_tokens(earlier), opinion_tokens(later)
     if not ta or not tb or ("not" in ta) != ("not" in tb):
         return False
-    if same_opinion(ta, tb):
+    if same_opinion(ta, tb) or tb - _degree_stems() <= ta:
         return True
     thing_a, said_a = judged_thing(earlier)
     thing_b, said_b = judged_thing(later)
@@ -377,9 +379,10 @@ def adds_nothing(earlier: str | Sequence[str], later: str) -> bool:
     """Whether key point ``later`` tells a reader nothing that ``earlier`` (one point, or several) does not.
 
     It does when the claim tokens of ``later`` (:func:`opinion_tokens`) are all among those of ``earlier`` once
-    generic praise, the degree words (``keypoint.json``'s ``modifiers``: "always", "extremely") and an
-    ``entity_nouns`` word are set aside ("The staff was always very friendly." after "The staff was friendly,
-    helpful and efficient."; "The staff here is great." after "The staff was very friendly and helpful."), or
+    generic praise, the degree words (``keypoint.json``'s ``modifiers``: "always", "extremely"; ``selection.json``'s
+    ``restating_degrees``: "simply") and an ``entity_nouns`` word are set aside ("The staff was always very
+    friendly." after "The staff was friendly, helpful and efficient."; "The staff here is great." after "The
+    staff was very friendly and helpful."; "The view is simply gorgeous." after "The view was breathtaking."), or
     when the one token left is a word of praise (a VADER valence of at least
     ``SelectionSettings.praise_valence``, no ``complaint`` word), ``earlier`` already praises in words of its own
     and ``later`` talks of nothing ``earlier`` does not (:func:`judged_thing`, attribute nouns: "The
@@ -436,7 +439,10 @@ def _attribute_stems() -> dict[str, frozenset[str]]:
 
 @cache
 def _degree_stems() -> frozenset[str]:
-    return frozenset(stem for word in word_set("keypoint", "modifiers") for stem in tokenize_for_bm25(word))
+    """The degree words :func:`adds_nothing` sets aside: ``keypoint.json``'s ``modifiers`` and the
+    ``restating_degrees`` ("simply", "absolutely") that its comma pieces do without."""
+    words = word_set("keypoint", "modifiers") | word_set("selection", "restating_degrees")
+    return frozenset(stem for word in words for stem in tokenize_for_bm25(word))
 
 
 @cache
