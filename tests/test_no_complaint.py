@@ -160,7 +160,8 @@ def test_a_complaint_about_the_stay_is_no_complaint_about_the_aspect(monkeypatch
     # SPACE dev 185237's breakfast CON at HIRO seeds 0-3 (issue 21, helper neg13).
     stay = "All I got for my horrific experience was free breakfast at the restaurant downstairs."
     assert not states_complaint(stay)
-    for complaint in ("The breakfast was horrible.", "Horrible stay, the breakfast was cold.", "No breakfast included."):
+    complaints_ = ("The breakfast was horrible.", "Horrible stay, the breakfast was cold.", "No breakfast included.")
+    for complaint in complaints_:
         assert states_complaint(complaint), complaint
     setting(monkeypatch, stay_complaints=True)
     assert states_complaint(stay)
@@ -185,3 +186,33 @@ def test_a_hedge_is_no_praise(monkeypatch: pytest.MonkeyPatch) -> None:
     assert agreeing_points([tiny], range(1), 1) == []
     setting(monkeypatch, hedges_praise=True)
     assert agreeing_points([tiny], range(1), 1) == [0]
+
+
+def test_a_restricted_perk_or_a_counterfactual_announces_a_complaint() -> None:
+    # SPACE dev 185237's internet PRO at HIRO seed 2: both its key points complain (issue 21, helper neg13).
+    lobby = "Here's why: The internet is only free in the lobby."
+    hope = "Considering you spend over $200/night for this place, you would hope they can provide free Internet."
+    assert announces_complaint(lobby) and announces_complaint(hope)
+    for praise in (
+        "I would hope to stay again.", "You would think you were in Paris.", "The wifi is free in the lobby and rooms.",
+        "Only free parking in town.",
+    ):
+        assert not announces_complaint(praise), praise
+    assert agreeing_points([lobby, hope, "The free wifi was fast."], range(3), 1) == [2]
+
+
+def test_a_pro_that_names_a_nuisance_must_praise_something(monkeypatch: pytest.MonkeyPatch) -> None:
+    # SPACE dev 1176198's noise PRO at HIRO seeds 1 and 2 once "the noise is terrific" went (issue 21, helper neg13).
+    from opinio_agents.synthesis import selection
+
+    rock = "The noise from the club next door will rock your world until about 2:30 AM."
+    praise = (
+        "Some reviewers had mentioned the noise from the clubs so we asked for a quiet room and were not disappointed.",
+        "Noise was never a problem.", "You never hear street noise.",
+    )
+    assert agreeing_points([rock, *praise], range(4), 1) == [1, 2, 3]
+    assert agreeing_points(["The room was not quiet."], range(1), 1) == []  # "quiet" is negated praise
+    monkeypatch.setattr(
+        selection, "SELECTION_SETTINGS", replace(selection.SELECTION_SETTINGS, pro_problem_praises=False)
+    )
+    assert agreeing_points([rock], range(1), 1) == [0]

@@ -19,7 +19,8 @@ from opinio_agents.text.preprocess import plain_apostrophes
 from opinio_agents.text.wordlists import word_alternation, word_set
 
 __all__ = [
-    "states_complaint", "uses_complaint_word", "uses_praise_word", "negates_praise", "NEGATION", "ComplaintSettings",
+    "states_complaint", "uses_complaint_word", "uses_praise_word", "negates_praise", "names_problem",
+    "praises_nothing", "NEGATION", "ComplaintSettings",
     "COMPLAINT_SETTINGS",
 ]
 
@@ -291,9 +292,15 @@ def negates_praise(text: str) -> bool:
         >>> negates_praise("Couldn't have been better."), negates_praise("Not too far from the station.")
         (False, False)
     """
+    negated, plain = _praise_counts(plain_apostrophes(text))
+    return bool(negated) and not plain
+
+
+def _praise_counts(text: str) -> tuple[int, int]:
+    """How many praise words of ``text`` (lexicon or ``negated_praise``; see :func:`negates_praise`) a negator
+    negates, and how many it does not."""
     from opinio_agents.text.sentiment import default_sentiment_scorer
 
-    text = plain_apostrophes(text)
     tokens = _READING_TOKEN.findall(text.lower())
     free = set(_complaint_reading(text)[1])  # the negators that negate no complaint word
     scorer = default_sentiment_scorer()
@@ -313,7 +320,48 @@ def negates_praise(text: str) -> bool:
             plain += 1
         else:
             negated += 1
-    return bool(negated) and not plain
+    return negated, plain
+
+
+def names_problem(text: str) -> bool:
+    """Whether ``text`` names a nuisance no negator denies: a ``problem_nouns`` word ("noise", "smell") with no
+    negator within ``ComplaintSettings.negation_window`` words before or after it in its clause ("no street
+    noise", "noise was never a problem" deny it). A PRO that names one must praise something
+    (``SelectionSettings.pro_problem_praises``): "The noise from the club next door will rock your world until about
+    2:30 AM." praises nothing.
+
+    Example:
+        >>> names_problem("The noise from the club will rock your world."), names_problem("No street noise at all.")
+        (True, False)
+        >>> names_problem("Noise was never a problem."), names_problem("The room was quiet.")
+        (False, False)
+    """
+    tokens = _READING_TOKEN.findall(plain_apostrophes(text).lower())
+    nouns = word_set("selection", "problem_nouns")
+    window = COMPLAINT_SETTINGS.negation_window
+    for k, word in enumerate(tokens):
+        if word not in nouns:
+            continue
+        start, end = k, k + 1
+        while start > 0 and k - start < window and tokens[start - 1] not in _MARKS:
+            start -= 1
+        while end < len(tokens) and end - k <= window and tokens[end] not in _MARKS:
+            end += 1
+        if not any(w in _NEGATORS or w.endswith("n't") for w in tokens[start:end]):
+            return True
+    return False
+
+
+def praises_nothing(text: str) -> bool:
+    """Whether ``text`` uses no praise word that no negator negates: none the lexicon reads clearly positive and
+    no ``negated_praise`` word ("quiet", which the lexicon reads +0.30, just under the praise valence; see
+    :func:`negates_praise`).
+
+    Example:
+        >>> praises_nothing("The noise from the club will rock your world."), praises_nothing("We got a quiet room.")
+        (True, False)
+    """
+    return not _praise_counts(plain_apostrophes(text))[1]
 
 
 def _negator_of(tokens: list[str], k: int, negators: set[int]) -> int | None:

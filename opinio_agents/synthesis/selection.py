@@ -54,7 +54,14 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.models import SENTIMENT_THRESHOLD, Highlight, Polarity
 from opinio_agents.synthesis.alerts import GUARD_NOTE
 from opinio_agents.synthesis.complaints import NEGATION as _NEGATION
-from opinio_agents.synthesis.complaints import negates_praise, states_complaint, uses_complaint_word, uses_praise_word
+from opinio_agents.synthesis.complaints import (
+    names_problem,
+    negates_praise,
+    praises_nothing,
+    states_complaint,
+    uses_complaint_word,
+    uses_praise_word,
+)
 from opinio_agents.text.preprocess import plain_apostrophes, tokenize_for_bm25
 from opinio_agents.text.segment import split_sentences
 from opinio_agents.text.wordlists import word_alternation, word_set, word_table
@@ -730,7 +737,10 @@ def announces_complaint(text: str) -> bool:
     choice "next time" ("The next time I will choose another hotel with free internet access": SPACE dev 1510471's
     internet PRO, both, at HIRO seed 0; issue 21, helper trust12) or a warning, "do not" or "never", a
     ``warning_verbs`` verb and "for the" ("Definitely do not stay there for the free breakfast.": SPACE dev 111509's
-    breakfast PRO at HIRO seed 1; helper neg13), whatever else it praises.
+    breakfast PRO at HIRO seed 1; helper neg13), a restricted perk, "only", a ``restricted_perks`` word and a
+    preposition ("The internet is only free in the lobby."), or a counterfactual, "you would" and a
+    ``counterfactual_verbs`` verb ("you would hope they can provide free Internet": both SPACE dev 185237's
+    internet PRO at HIRO seed 2; helper neg13), whatever else it praises.
 
     Example:
         >>> announces_complaint("Clean, modern and the only concern I had was the parking.")
@@ -751,11 +761,15 @@ def _opener_pattern() -> re.Pattern[str]:
     clefts = word_alternation("selection", "dislike_clefts")
     switches = "|".join(map(re.escape, sorted(word_set("selection", "switch_words"), key=len, reverse=True)))
     warned = word_alternation("selection", "warning_verbs")
+    perks = word_alternation("selection", "restricted_perks")
+    wished = word_alternation("selection", "counterfactual_verbs")
     return re.compile(
         rf"\bonly\s+(?:[a-z]+\s+)?(?:{nouns})\b|\b(?:{clefts})\s+(?:about\s+it\s+)?(?:was|were|is|are)\b"
         rf"|(?:^|[.;!?]\s*)\W*(?:(?:the|one|my|main|biggest|a\s+few|some)\s+)?(?:{nouns})(?:\s*:|\s+[-\u2013])"
         rf"|\bnext\s+time\b[^.;!?]*?\b(?:{switches})\b"
-        rf"|\b(?:do\s+not|don't|never)\s+(?:{warned})\s+(?:(?:here|there)\s+)?for\s+the\b",
+        rf"|\b(?:do\s+not|don't|never)\s+(?:{warned})\s+(?:(?:here|there)\s+)?for\s+the\b"
+        rf"|\bonly\s+(?:{perks})\s+(?:in|at|on|for|with|if|when|until|during)\b"
+        rf"|\b(?:(?:you|one)\s+would|you'd)\s+(?:{wished})\b(?!\s+to\b)",
         re.IGNORECASE,
     )
 
@@ -807,6 +821,7 @@ def agreeing_points(points: Sequence[str], indices: Iterable[int], sign: int) ->
             no or (score <= SENTIMENT_THRESHOLD and uses_complaint_word(bare)) or announces_complaint(text)
             or (SELECTION_SETTINGS.pro_needs_praise and uses_complaint_word(bare) and not uses_praise_word(bare))
             or (SELECTION_SETTINGS.pro_praise_unnegated and negates_praise(bare))
+            or (SELECTION_SETTINGS.pro_problem_praises and names_problem(bare) and praises_nothing(bare))
             for no, score, bare, text in zip(against, scores, read, texts, strict=True)
         ]
     return [i for i, no in zip(indices, against, strict=True) if not no]
@@ -1003,6 +1018,13 @@ class SelectionSettings:
             sentiment reads. Negated complaints ("no problems", "not too far", "never had an issue", "nothing to
             complain about") and negated comparatives ("couldn't have been better") still praise (issue 21, helper
             neg13, Dec 4; figures in ``benchmarks/README.md``).
+        pro_problem_praises: :func:`agreeing_points`: a PRO that names a nuisance no negator denies
+            (:func:`~opinio_agents.synthesis.complaints.names_problem`: "noise", "smell"; not "no street noise")
+            must praise something no negator negates (:func:`~opinio_agents.synthesis.complaints.praises_nothing`:
+            a lexicon praise word or a ``negated_praise`` word, "quiet"), as one that uses a complaint word must:
+            "The noise from the club next door will rock your world until about 2:30 AM." (SPACE dev 1176198's
+            noise PRO at HIRO seeds 1 and 2, once "the noise is terrific" went) praises nothing (issue 21, helper
+            neg13, Dec 4; figures in ``benchmarks/README.md``).
         bare_words: A key point of at most this many nouns that judge nothing, or of its query's words only
             (:func:`says_nothing`), is no key point even where its side has no opinion to state, which then gets
             no highlight (query key points and HIRO's aspect highlights keep facts only while they have no
@@ -1161,6 +1183,7 @@ class SelectionSettings:
     points_agree: bool = True
     pro_needs_praise: bool = True
     pro_praise_unnegated: bool = True
+    pro_problem_praises: bool = True
     bare_words: int = 3
     minority_stance: float = 0.3
     minority_pro_plain: bool = True
