@@ -160,7 +160,10 @@ def test_a_complaint_about_the_stay_is_no_complaint_about_the_aspect(monkeypatch
     # SPACE dev 185237's breakfast CON at HIRO seeds 0-3 (issue 21, helper neg13).
     stay = "All I got for my horrific experience was free breakfast at the restaurant downstairs."
     assert not states_complaint(stay)
-    complaints_ = ("The breakfast was horrible.", "Horrible stay, the breakfast was cold.", "No breakfast included.")
+    complaints_ = (
+        "The breakfast was horrible.", "Horrible stay, the breakfast was cold.", "No breakfast included.",
+        "This was one of the worst experiences I have ever with a hotel room that cost $160 a night.",
+    )
     for complaint in complaints_:
         assert states_complaint(complaint), complaint
     setting(monkeypatch, stay_complaints=True)

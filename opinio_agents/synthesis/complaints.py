@@ -73,11 +73,13 @@ class ComplaintSettings:
             it measures the nuisance: a complaint word (:func:`uses_complaint_word`) and no praise
             (:func:`uses_praise_word`). SPACE dev 1176198's noise PRO at HIRO seeds 1-3 goes (issue 21, helper
             neg13, Dec 4; figures in ``benchmarks/README.md``).
-        stay_complaints: :func:`states_complaint`: a complaint word right before a ``stay_nouns`` word ("my horrific
-            experience", "the worst stay") complains. Off, it judges the whole stay, not the aspect a key point is
-            shown under: "All I got for my horrific experience was free breakfast at the restaurant downstairs." (a
-            breakfast CON of SPACE dev 185237 at HIRO seeds 0-3) states no complaint about the breakfast (issue 21,
-            helper neg13, Dec 4).
+        stay_complaints: :func:`states_complaint`: a complaint word between a ``first_person`` word and a
+            ``stay_nouns`` word ("my horrific experience", "our worst stay") complains. Off, it judges the
+            reviewer's whole stay, not the aspect a key point is shown under: "All I got for my horrific
+            experience was free breakfast at the restaurant downstairs." (a breakfast CON of SPACE dev 185237 at
+            HIRO seeds 0-3) states no complaint about the breakfast (issue 21, helper neg13, Dec 4). Without the ``first_person`` word it also took "This was one of the worst
+            experiences I have ever with a hotel room that cost $160 a night." (182002's only price CON point at
+            seed 2), a complaint about what the money bought.
         hedges_praise: :func:`uses_praise_word`: the words of a ``hedges`` phrase ("to be honest") praise, as the
             lexicon reads "honest". Off they do not: "The room had a spare sofa bed and to be honest was tiny for
             three people." (SPACE dev 197424's bed PRO at HIRO seed 3) praises nothing (issue 21, helper neg13).
@@ -114,8 +116,8 @@ def states_complaint(text: str) -> bool:
     "The noise was muted", stored negative, do not; nor does a negated complaint
     (:func:`uses_complaint_word`: "no problem", "weren't expensive", "not noisy at all"), whose negation negates
     the complaint, not the thing, nor a feared one ("I thought it would be noisy but did not hear a thing"), a
-    negated condition ("in case you don't want the buffet") or one that judges the whole stay ("my horrific
-    experience", ``ComplaintSettings.stay_complaints``).
+    negated condition ("in case you don't want the buffet") or one that judges the reviewer's whole stay ("my
+    horrific experience", ``ComplaintSettings.stay_complaints``).
 
     Example:
         >>> states_complaint("The rooms are small."), states_complaint("Internet wasn't free.")
@@ -137,8 +139,12 @@ def states_complaint(text: str) -> bool:
 
 
 def _judges_stay(tokens: list[str], k: int) -> bool:
-    """Whether the complaint word at ``k`` judges the whole stay: a ``stay_nouns`` word right after it, or after an
-    ``entity_nouns`` word right after it ("my horrific experience", "the worst hotel stay")."""
+    """Whether the complaint word at ``k`` judges the reviewer's whole stay: a ``first_person`` word right before it
+    and a ``stay_nouns`` word right after it, or after an ``entity_nouns`` word right after it ("my horrific
+    experience", "our worst hotel stay"; not "one of the worst experiences ... that cost $160 a night", which
+    judges what the money bought)."""
+    if k == 0 or tokens[k - 1] not in word_set("selection", "first_person"):
+        return False
     stay = word_set("selection", "stay_nouns")
     after = tokens[k + 1 : k + 3]
     if after[:1] and after[0] in word_set("selection", "entity_nouns"):
