@@ -77,9 +77,10 @@ class ComplaintSettings:
             ``stay_nouns`` word ("my horrific experience", "our worst stay") complains. Off, it judges the
             reviewer's whole stay, not the aspect a key point is shown under: "All I got for my horrific
             experience was free breakfast at the restaurant downstairs." (a breakfast CON of SPACE dev 185237 at
-            HIRO seeds 0-3) states no complaint about the breakfast (issue 21, helper neg13, Dec 4). Without the ``first_person`` word it also took "This was one of the worst
-            experiences I have ever with a hotel room that cost $160 a night." (182002's only price CON point at
-            seed 2), a complaint about what the money bought.
+            HIRO seeds 0-3) states no complaint about the breakfast (issue 21, helper neg13, Dec 4). Without the
+            ``first_person`` word it also took "This was one of the worst experiences I have ever with a hotel room
+            that cost $160 a night." (182002's only price CON point at seed 2), a complaint about what the money
+            bought.
         hedges_praise: :func:`uses_praise_word`: the words of a ``hedges`` phrase ("to be honest") praise, as the
             lexicon reads "honest". Off they do not: "The room had a spare sofa bed and to be honest was tiny for
             three people." (SPACE dev 197424's bed PRO at HIRO seed 3) praises nothing (issue 21, helper neg13).
