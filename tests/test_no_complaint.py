@@ -105,3 +105,117 @@ def test_a_pro_that_complains_must_praise_something(monkeypatch: pytest.MonkeyPa
     assert agreeing_points([small, mixed, "The bed was nice and firm."], range(3), 1) == [1, 2]
     monkeypatch.setattr(selection, "SELECTION_SETTINGS", replace(selection.SELECTION_SETTINGS, pro_needs_praise=False))
     assert agreeing_points([small, mixed], range(2), 1) == [0, 1]
+
+
+def test_a_pro_whose_only_praise_is_negated_is_no_pro(monkeypatch: pytest.MonkeyPatch) -> None:
+    # SPACE dev 185237's bathroom PRO at HIRO seeds 2 and 3 (issue 21, helper neg13).
+    from opinio_agents.synthesis import selection
+    from opinio_agents.synthesis.complaints import negates_praise
+
+    negated = ("Bathroom was not large.", "Not worth the money.", "No free wifi.", "The room was not very clean.")
+    praise = (
+        "No problems at all.", "The location is not too far from some great downtown clubs.",
+        "Never had an issue with the staff.", "Couldn't have been better.", "Not a problem.",
+        "Nothing to complain about.", "The rooms were not big, but very clean.", "Not only clean but spacious.",
+        "Good breakfast, but not included.",
+    )
+    for text in negated:
+        assert negates_praise(text), text
+    for text in praise:
+        assert not negates_praise(text), text
+    assert agreeing_points([*negated, "The bed was nice and firm."], range(5), 1) == [4]
+    monkeypatch.setattr(
+        selection, "SELECTION_SETTINGS", replace(selection.SELECTION_SETTINGS, pro_praise_unnegated=False)
+    )
+    assert agreeing_points(["Bathroom was not large."], range(1), 1) == [0]
+
+
+def test_a_warning_announces_a_complaint() -> None:
+    # SPACE dev 111509's breakfast PRO at HIRO seed 1 (issue 21, helper neg13).
+    warning = "Definitely do not stay there for the free breakfast."
+    assert announces_complaint(warning) and announces_complaint("Don't come here for the view.")
+    for praise in ("Don't go anywhere else!", "Never stay anywhere else.", "Do not miss the breakfast."):
+        assert not announces_complaint(praise), praise
+    assert agreeing_points([warning, "The free breakfast was good."], range(2), 1) == [1]
+
+
+def test_a_praise_word_that_measures_a_nuisance_complains(monkeypatch: pytest.MonkeyPatch) -> None:
+    # SPACE dev 1176198's noise PRO at HIRO seeds 1-3 (issue 21, helper neg13).
+    from opinio_agents.synthesis.complaints import uses_complaint_word, uses_praise_word
+
+    noise = (
+        "If you are stayingThursday through until Sunday there is a club with a patio next door and the noise is "
+        "terrific until around three in the morning."
+    )
+    for text in (noise, "There was terrific noise from the club."):
+        assert uses_complaint_word(text) and not uses_praise_word(text), text
+    for text in ("The noise insulation is terrific.", "The pool is terrific."):
+        assert uses_praise_word(text) and not uses_complaint_word(text), text
+    assert agreeing_points([noise, "The room was quiet."], range(2), 1) == [1]
+    setting(monkeypatch, problem_praise=True)
+    assert uses_praise_word(noise) and not uses_complaint_word(noise)
+
+
+def test_a_complaint_about_the_stay_is_no_complaint_about_the_aspect(monkeypatch: pytest.MonkeyPatch) -> None:
+    # SPACE dev 185237's breakfast CON at HIRO seeds 0-3 (issue 21, helper neg13).
+    stay = "All I got for my horrific experience was free breakfast at the restaurant downstairs."
+    assert not states_complaint(stay)
+    complaints_ = (
+        "The breakfast was horrible.", "Horrible stay, the breakfast was cold.", "No breakfast included.",
+        "This was one of the worst experiences I have ever with a hotel room that cost $160 a night.",
+    )
+    for complaint in complaints_:
+        assert states_complaint(complaint), complaint
+    setting(monkeypatch, stay_complaints=True)
+    assert states_complaint(stay)
+
+
+def test_an_expectation_ends_with_its_clause(monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 21, helper neg13: the fear of fears_complain=False reached past "and".
+    filthy = "We expected it to be clean and it was filthy."
+    assert states_complaint(filthy)
+    for feared in ("I thought it would be noisy and dirty.", "We expected the rooms to be small and they were huge."):
+        assert not states_complaint(feared), feared
+    setting(monkeypatch, fear_clause=False)
+    assert not states_complaint(filthy)
+
+
+def test_a_hedge_is_no_praise(monkeypatch: pytest.MonkeyPatch) -> None:
+    # SPACE dev 197424's bed PRO at HIRO seed 3 (issue 21, helper neg13).
+    from opinio_agents.synthesis.complaints import uses_praise_word
+
+    tiny = "The room had a spare sofa bed and to be honest was tiny for three people."
+    assert not uses_praise_word(tiny) and uses_praise_word("The staff were honest and kind.")
+    assert agreeing_points([tiny], range(1), 1) == []
+    setting(monkeypatch, hedges_praise=True)
+    assert agreeing_points([tiny], range(1), 1) == [0]
+
+
+def test_a_restricted_perk_or_a_counterfactual_announces_a_complaint() -> None:
+    # SPACE dev 185237's internet PRO at HIRO seed 2: both its key points complain (issue 21, helper neg13).
+    lobby = "Here's why: The internet is only free in the lobby."
+    hope = "Considering you spend over $200/night for this place, you would hope they can provide free Internet."
+    assert announces_complaint(lobby) and announces_complaint(hope)
+    for praise in (
+        "I would hope to stay again.", "You would think you were in Paris.", "The wifi is free in the lobby and rooms.",
+        "Only free parking in town.",
+    ):
+        assert not announces_complaint(praise), praise
+    assert agreeing_points([lobby, hope, "The free wifi was fast."], range(3), 1) == [2]
+
+
+def test_a_pro_that_names_a_nuisance_must_praise_something(monkeypatch: pytest.MonkeyPatch) -> None:
+    # SPACE dev 1176198's noise PRO at HIRO seeds 1 and 2 once "the noise is terrific" went (issue 21, helper neg13).
+    from opinio_agents.synthesis import selection
+
+    rock = "The noise from the club next door will rock your world until about 2:30 AM."
+    praise = (
+        "Some reviewers had mentioned the noise from the clubs so we asked for a quiet room and were not disappointed.",
+        "Noise was never a problem.", "You never hear street noise.",
+    )
+    assert agreeing_points([rock, *praise], range(4), 1) == [1, 2, 3]
+    assert agreeing_points(["The room was not quiet."], range(1), 1) == []  # "quiet" is negated praise
+    monkeypatch.setattr(
+        selection, "SELECTION_SETTINGS", replace(selection.SELECTION_SETTINGS, pro_problem_praises=False)
+    )
+    assert agreeing_points([rock], range(1), 1) == [0]

@@ -121,7 +121,8 @@ def test_judged_point_rejection_needs_a_second_signal(monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(highlights, "QUERY_FREE_SETTINGS", replace(highlights.QUERY_FREE_SETTINGS, must_judge=False))
     rows = [
-        stored(0, "We asked for another room with less noise before we got there.", 0.3),
+        # (Not "... another room with less noise ...": a PRO naming a nuisance must praise, pro_problem_praises.)
+        stored(0, "We asked for another room that was quiet before we got there.", 0.3),
         stored(1, "Quiet and relaxing.", 0.6),
     ]
     embeddings = unit([[1.0, 0.0], [0.6, 0.8]])

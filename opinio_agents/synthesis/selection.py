@@ -54,7 +54,14 @@ from opinio_agents.errors import ConfigError
 from opinio_agents.models import SENTIMENT_THRESHOLD, Highlight, Polarity
 from opinio_agents.synthesis.alerts import GUARD_NOTE
 from opinio_agents.synthesis.complaints import NEGATION as _NEGATION
-from opinio_agents.synthesis.complaints import states_complaint, uses_complaint_word, uses_praise_word
+from opinio_agents.synthesis.complaints import (
+    names_problem,
+    negates_praise,
+    praises_nothing,
+    states_complaint,
+    uses_complaint_word,
+    uses_praise_word,
+)
 from opinio_agents.text.preprocess import plain_apostrophes, tokenize_for_bm25
 from opinio_agents.text.segment import split_sentences
 from opinio_agents.text.wordlists import word_alternation, word_set, word_table
@@ -735,7 +742,12 @@ def announces_complaint(text: str) -> bool:
     of being ("I did not like was lack of free WiFi", "What we didn't like was the noise"), a ``complaint_openers``
     noun as the label of a list ("Drawbacks: no free internet in the lobby", "Cons - ...") or a ``switch_words``
     choice "next time" ("The next time I will choose another hotel with free internet access": SPACE dev 1510471's
-    internet PRO, both, at HIRO seed 0; issue 21, helper trust12), whatever else it praises.
+    internet PRO, both, at HIRO seed 0; issue 21, helper trust12) or a warning, "do not" or "never", a
+    ``warning_verbs`` verb and "for the" ("Definitely do not stay there for the free breakfast.": SPACE dev 111509's
+    breakfast PRO at HIRO seed 1; helper neg13), a restricted perk, "only", a ``restricted_perks`` word and a
+    preposition ("The internet is only free in the lobby."), or a counterfactual, "you would" and a
+    ``counterfactual_verbs`` verb ("you would hope they can provide free Internet": both SPACE dev 185237's
+    internet PRO at HIRO seed 2; helper neg13), whatever else it praises.
 
     Example:
         >>> announces_complaint("Clean, modern and the only concern I had was the parking.")
@@ -755,10 +767,16 @@ def _opener_pattern() -> re.Pattern[str]:
     nouns = "|".join(map(re.escape, sorted(word_set("selection", "complaint_openers"), key=len, reverse=True)))
     clefts = word_alternation("selection", "dislike_clefts")
     switches = "|".join(map(re.escape, sorted(word_set("selection", "switch_words"), key=len, reverse=True)))
+    warned = word_alternation("selection", "warning_verbs")
+    perks = word_alternation("selection", "restricted_perks")
+    wished = word_alternation("selection", "counterfactual_verbs")
     return re.compile(
         rf"\bonly\s+(?:[a-z]+\s+)?(?:{nouns})\b|\b(?:{clefts})\s+(?:about\s+it\s+)?(?:was|were|is|are)\b"
         rf"|(?:^|[.;!?]\s*)\W*(?:(?:the|one|my|main|biggest|a\s+few|some)\s+)?(?:{nouns})(?:\s*:|\s+[-\u2013])"
-        rf"|\bnext\s+time\b[^.;!?]*?\b(?:{switches})\b",
+        rf"|\bnext\s+time\b[^.;!?]*?\b(?:{switches})\b"
+        rf"|\b(?:do\s+not|don't|never)\s+(?:{warned})\s+(?:(?:here|there)\s+)?for\s+the\b"
+        rf"|\bonly\s+(?:{perks})\s+(?:in|at|on|for|with|if|when|until|during)\b"
+        rf"|\b(?:(?:you|one)\s+would|you'd)\s+(?:{wished})\b(?!\s+to\b)",
         re.IGNORECASE,
     )
 
@@ -787,7 +805,8 @@ def agreeing_points(points: Sequence[str], indices: Iterable[int], sign: int) ->
     (:func:`uses_complaint_word`, with no positive reading): "The rooms are small.", cut from "The rooms are
     small but spotless." or stored positive by the sentiment head, is no PRO; nor is one that announces a complaint
     (:func:`announces_complaint`: "The hotel was clean, modern and the only concern that I had was the limited
-    parking."). Its side is read without its bracketed asides (:func:`side_text`).
+    parking."), nor one whose only praise is negated (:func:`~opinio_agents.synthesis.complaints.negates_praise`:
+    "Bathroom was not large."). Its side is read without its bracketed asides (:func:`side_text`).
 
     Example:
         >>> agreeing_points(["Taste is good.", "The food was bland."], range(2), -1)
@@ -808,6 +827,8 @@ def agreeing_points(points: Sequence[str], indices: Iterable[int], sign: int) ->
         against = [
             no or (score <= SENTIMENT_THRESHOLD and uses_complaint_word(bare)) or announces_complaint(text)
             or (SELECTION_SETTINGS.pro_needs_praise and uses_complaint_word(bare) and not uses_praise_word(bare))
+            or (SELECTION_SETTINGS.pro_praise_unnegated and negates_praise(bare))
+            or (SELECTION_SETTINGS.pro_problem_praises and names_problem(bare) and praises_nothing(bare))
             for no, score, bare, text in zip(against, scores, read, texts, strict=True)
         ]
     return [i for i, no in zip(indices, against, strict=True) if not no]
@@ -995,8 +1016,22 @@ class SelectionSettings:
             must use a praise word too (:func:`~opinio_agents.synthesis.complaints.uses_praise_word`), whatever the
             blended sentiment reads: "The first room, on the top floor was very small (even by European standards)."
             (+0.20; SPACE dev 188745's room PRO at HIRO seed 2) praises nothing; "The rooms were all lovely, quite
-            small, but perfectly formed." stays, as does "... to be honest was tiny for three people." ("honest")
-            (issue 21, helper trust12, Dec 4; figures in ``benchmarks/README.md``).
+            small, but perfectly formed." stays (issue 21, helper trust12, Dec 4; figures in
+            ``benchmarks/README.md``); "... to be honest was tiny for three people." goes since
+            ``ComplaintSettings.hedges_praise`` (helper neg13).
+        pro_praise_unnegated: :func:`agreeing_points`: a PRO whose every praise word is negated
+            (:func:`~opinio_agents.synthesis.complaints.negates_praise`: "Bathroom was not large.", SPACE dev 185237's
+            bathroom PRO at HIRO seeds 2 and 3; "Not worth it.") complains and is no PRO, whatever the blended
+            sentiment reads. Negated complaints ("no problems", "not too far", "never had an issue", "nothing to
+            complain about") and negated comparatives ("couldn't have been better") still praise (issue 21, helper
+            neg13, Dec 4; figures in ``benchmarks/README.md``).
+        pro_problem_praises: :func:`agreeing_points`: a PRO that names a nuisance no negator denies
+            (:func:`~opinio_agents.synthesis.complaints.names_problem`: "noise", "smell"; not "no street noise")
+            must praise something no negator negates (:func:`~opinio_agents.synthesis.complaints.praises_nothing`:
+            a lexicon praise word or a ``negated_praise`` word, "quiet"), as one that uses a complaint word must:
+            "The noise from the club next door will rock your world until about 2:30 AM." (SPACE dev 1176198's
+            noise PRO at HIRO seeds 1 and 2, once "the noise is terrific" went) praises nothing (issue 21, helper
+            neg13, Dec 4; figures in ``benchmarks/README.md``).
         bare_words: A key point of at most this many nouns that judge nothing, or of its query's words only
             (:func:`says_nothing`), is no key point even where its side has no opinion to state, which then gets
             no highlight (query key points and HIRO's aspect highlights keep facts only while they have no
@@ -1170,6 +1205,8 @@ class SelectionSettings:
     min_content_words: int = 2
     points_agree: bool = True
     pro_needs_praise: bool = True
+    pro_praise_unnegated: bool = True
+    pro_problem_praises: bool = True
     bare_words: int = 3
     minority_stance: float = 0.3
     minority_pro_plain: bool = True
