@@ -219,3 +219,21 @@ def test_a_pro_that_names_a_nuisance_must_praise_something(monkeypatch: pytest.M
         selection, "SELECTION_SETTINGS", replace(selection.SELECTION_SETTINGS, pro_problem_praises=False)
     )
     assert agreeing_points([rock], range(1), 1) == [0]
+
+
+def test_a_pro_whose_part_about_its_aspect_complains_is_no_pro(monkeypatch: pytest.MonkeyPatch) -> None:
+    # SPACE dev 1176198's parking PRO at HIRO seed 3: the lobby's praise carried a parking complaint.
+    from opinio_agents.synthesis import selection
+
+    lobby = "The lobby is quite lovely, the parking is expensive."
+    kept = (
+        "The lobby is quite lovely, the parking is free and easy.",
+        "The lobby is small, the parking is free and easy.",
+        "Valet parking was easy.",  # one part: the sentiment reading decides
+    )
+    assert agreeing_points([lobby, *kept], range(4), 1, query="parking") == [1, 2, 3]
+    assert agreeing_points([lobby], range(1), 1, query="lobby") == [0]  # its lobby part praises
+    assert agreeing_points([lobby], range(1), 1) == [0]  # no aspect given: nothing to read
+    assert agreeing_points([lobby], range(1), 1, query="car", terms=["parking"]) == []  # the aspect's other words
+    monkeypatch.setattr(selection, "SELECTION_SETTINGS", replace(selection.SELECTION_SETTINGS, pro_aspect_clause=False))
+    assert agreeing_points([lobby], range(1), 1, query="parking") == [0]

@@ -436,7 +436,8 @@ def aspect_highlights(
             about = [j for j in about if not is_narrative(points[j], implied_subject=story)]
         if side is Polarity.CONS and cons_complain:
             about = [j for j in about if states_complaint(points[j])]
-        about = agreeing_points(points, about, sign)  # the key point as shown must not read as the other side
+        # The key point as shown must not read as the other side, nor its part about the aspect.
+        about = agreeing_points(points, about, sign, query=aspect.aspect, terms=forms)
         if side is not major:  # a minority side's point needs a second signal besides the sentiment head
             about = minority_points(points, about, sign, [sign * stored[i].sentiment for i in indices])
         if not about:  # only accounts of what reviewers did, or CONS that complain of nothing: evidence only

@@ -282,7 +282,7 @@ class ExtractiveSynthesizer(Synthesizer):
                 )
             # The key point as shown must not read as the other side (its clause about the query can: "Taste
             # is good but the service was really poor" under a taste CON); a side without one says nothing.
-            kept = agreeing_points(points, range(len(points)), sign)
+            kept = agreeing_points(points, range(len(points)), sign, query=item.query, terms=terms)
             if not majority:  # a minority side's point needs a second signal besides the sentiment head
                 kept = minority_points(points, kept, sign, [sign * v for v in sentiments])
             if not kept:

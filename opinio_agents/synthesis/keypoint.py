@@ -33,6 +33,7 @@ __all__ = [
     "mentions_any",
     "subject_clauses",
     "aspect_segments",
+    "aspect_clause",
     "focused_text",
     "is_opinion",
     "is_label",
@@ -508,6 +509,33 @@ def aspect_segments(text: str) -> list[str]:
                     out.append(piece)
                     still_open = _left_open(piece)
     return out
+
+
+def aspect_clause(text: str, query: str, *, terms: Sequence[str] = ()) -> str | None:
+    """The part of ``text`` that talks about ``query`` when ``text`` joins parts about other things with no contrast
+    word (:func:`aspect_segments`; "The lobby is quite lovely, the parking is expensive." of parking: "the parking
+    is expensive"); None when no part or every part names it, or a contrast word ("but", ";") joins them, whose
+    clauses :func:`best_clause` already weighs ("The parking is expensive but worth it.").
+
+    Args:
+        text: A key point.
+        query: The aspect or query.
+        terms: Further words that name it, as :func:`best_clause` takes them.
+
+    Example:
+        >>> aspect_clause("The lobby is quite lovely, the parking is expensive.", "parking")
+        'the parking is expensive'
+        >>> aspect_clause("The parking is expensive but worth it.", "parking") is None
+        True
+    """
+    if len(_contrast_pieces(text)) > 1:
+        return None
+    words = _query_words(query, terms)
+    segments = aspect_segments(text)
+    named = [segment for segment in segments if _naming(segment, words) > 0]
+    if not named or len(named) == len(segments):
+        return None
+    return ", ".join(named)
 
 
 def focused_text(

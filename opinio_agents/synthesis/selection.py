@@ -798,7 +798,9 @@ def side_text(text: str) -> str:
     return bare if len(bare.split()) >= 2 else text
 
 
-def agreeing_points(points: Sequence[str], indices: Iterable[int], sign: int) -> list[int]:
+def agreeing_points(
+    points: Sequence[str], indices: Iterable[int], sign: int, *, query: str = "", terms: Sequence[str] = ()
+) -> list[int]:
     """Of ``indices``, the key points the review lexicon does not read as the other side of ``sign``
     (:func:`reads_against`), with ``SelectionSettings.points_agree`` on; all of them with it off. One rule for
     the query key points and HIRO's aspect highlights. A PRO also may not complain and praise nothing
@@ -806,7 +808,10 @@ def agreeing_points(points: Sequence[str], indices: Iterable[int], sign: int) ->
     small but spotless." or stored positive by the sentiment head, is no PRO; nor is one that announces a complaint
     (:func:`announces_complaint`: "The hotel was clean, modern and the only concern that I had was the limited
     parking."), nor one whose only praise is negated (:func:`~opinio_agents.synthesis.complaints.negates_praise`:
-    "Bathroom was not large."). Its side is read without its bracketed asides (:func:`side_text`).
+    "Bathroom was not large."), nor one whose part about ``query`` (named by it or ``terms``) complains and praises
+    nothing while the point's other parts praise other things (:func:`~opinio_agents.synthesis.keypoint.aspect_clause`,
+    ``SelectionSettings.pro_aspect_clause``: "The lobby is quite lovely, the parking is expensive." is no parking
+    PRO). Its side is read without its bracketed asides (:func:`side_text`).
 
     Example:
         >>> agreeing_points(["Taste is good.", "The food was bland."], range(2), -1)
@@ -814,6 +819,7 @@ def agreeing_points(points: Sequence[str], indices: Iterable[int], sign: int) ->
         >>> agreeing_points(["The rooms are small.", "The rooms are small but spotless."], range(2), 1)
         [1]
     """
+    from opinio_agents.synthesis.keypoint import aspect_clause
     from opinio_agents.text.sentiment import default_sentiment_scorer
 
     indices = list(indices)
@@ -824,14 +830,21 @@ def agreeing_points(points: Sequence[str], indices: Iterable[int], sign: int) ->
     scores = default_sentiment_scorer().score(read)  # read once for both rules
     against = _reads_against(scores, sign)
     if sign > 0:
+        aspect_part = SELECTION_SETTINGS.pro_aspect_clause and bool(query)
         against = [
             no or (score <= SENTIMENT_THRESHOLD and uses_complaint_word(bare)) or announces_complaint(text)
             or (SELECTION_SETTINGS.pro_needs_praise and uses_complaint_word(bare) and not uses_praise_word(bare))
             or (SELECTION_SETTINGS.pro_praise_unnegated and negates_praise(bare))
             or (SELECTION_SETTINGS.pro_problem_praises and names_problem(bare) and praises_nothing(bare))
+            or (aspect_part and _complains_of(aspect_clause(bare, query, terms=terms)))
             for no, score, bare, text in zip(against, scores, read, texts, strict=True)
         ]
     return [i for i, no in zip(indices, against, strict=True) if not no]
+
+
+def _complains_of(part: str | None) -> bool:
+    """Whether ``part`` (a point's part about its aspect, or None) complains by a word and praises by none."""
+    return part is not None and uses_complaint_word(part) and not uses_praise_word(part)
 
 
 def minority_points(
@@ -1032,6 +1045,13 @@ class SelectionSettings:
             "The noise from the club next door will rock your world until about 2:30 AM." (SPACE dev 1176198's
             noise PRO at HIRO seeds 1 and 2, once "the noise is terrific" went) praises nothing (issue 21, helper
             neg13, Dec 4; figures in ``benchmarks/README.md``).
+        pro_aspect_clause: :func:`agreeing_points`, given the aspect: a PRO whose part about its aspect
+            (:func:`~opinio_agents.synthesis.keypoint.aspect_clause`: parts joined by commas with no contrast word,
+            each with a subject of its own) complains by a word and praises by none is no PRO, whatever its other
+            parts praise: "The lobby is quite lovely, the parking is expensive." was SPACE dev 1176198's parking PRO
+            at HIRO seed 3, the one such point of the 723 query-free highlights of seeds 0-3 (a CON whose part about
+            its aspect praises is left alone: "Hotel loud, construction going on outside, Internet is not free."
+            reads "free" as praise). Issue 21 (lead, Dec 4, fourth session; figures in ``benchmarks/README.md``).
         bare_words: A key point of at most this many nouns that judge nothing, or of its query's words only
             (:func:`says_nothing`), is no key point even where its side has no opinion to state, which then gets
             no highlight (query key points and HIRO's aspect highlights keep facts only while they have no
@@ -1207,6 +1227,7 @@ class SelectionSettings:
     pro_needs_praise: bool = True
     pro_praise_unnegated: bool = True
     pro_problem_praises: bool = True
+    pro_aspect_clause: bool = True
     bare_words: int = 3
     minority_stance: float = 0.3
     minority_pro_plain: bool = True
