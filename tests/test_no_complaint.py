@@ -226,6 +226,8 @@ def test_a_pro_whose_part_about_its_aspect_complains_is_no_pro(monkeypatch: pyte
     from opinio_agents.synthesis import selection
 
     lobby = "The lobby is quite lovely, the parking is expensive."
+    steep = "Very easy to get to - but parking is an issue and the rate of $35.00 / day is very steep."
+    assert agreeing_points([steep, "The parking is a bit tight but was worth it."], range(2), 1, query="parking") == [1]
     kept = (
         "The lobby is quite lovely, the parking is free and easy.",
         "The lobby is small, the parking is free and easy.",

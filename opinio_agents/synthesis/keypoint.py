@@ -512,10 +512,11 @@ def aspect_segments(text: str) -> list[str]:
 
 
 def aspect_clause(text: str, query: str, *, terms: Sequence[str] = ()) -> str | None:
-    """The part of ``text`` that talks about ``query`` when ``text`` joins parts about other things with no contrast
-    word (:func:`aspect_segments`; "The lobby is quite lovely, the parking is expensive." of parking: "the parking
-    is expensive"); None when no part or every part names it, or a contrast word ("but", ";") joins them, whose
-    clauses :func:`best_clause` already weighs ("The parking is expensive but worth it.").
+    """The part of ``text`` that talks about ``query`` while its other parts talk of other things: the parts after a
+    contrast word that name it ("Very easy to get to - but parking is an issue ..." of parking: "parking is an
+    issue ..."), or, with no contrast word, the :func:`aspect_segments` that name it ("The lobby is quite lovely,
+    the parking is expensive."). None when no part or every part names it, or when a part that names it comes
+    before a contrast word: what follows may go on about it ("The parking is expensive but worth it.").
 
     Args:
         text: A key point.
@@ -525,15 +526,21 @@ def aspect_clause(text: str, query: str, *, terms: Sequence[str] = ()) -> str | 
     Example:
         >>> aspect_clause("The lobby is quite lovely, the parking is expensive.", "parking")
         'the parking is expensive'
+        >>> aspect_clause("Very easy to get to - but parking is an issue.", "parking")
+        'parking is an issue'
         >>> aspect_clause("The parking is expensive but worth it.", "parking") is None
         True
     """
-    if len(_contrast_pieces(text)) > 1:
-        return None
     words = _query_words(query, terms)
-    segments = aspect_segments(text)
-    named = [segment for segment in segments if _naming(segment, words) > 0]
-    if not named or len(named) == len(segments):
+    pieces = _contrast_pieces(text.strip().rstrip(".!?"))
+    if len(pieces) > 1:
+        if any(_naming(piece, words) > 0 and not joined for piece, joined in pieces):
+            return None
+        parts = [piece for piece, _ in pieces]
+    else:
+        parts = aspect_segments(text)
+    named = [part for part in parts if _naming(part, words) > 0]
+    if not named or len(named) == len(parts):
         return None
     return ", ".join(named)
 

@@ -1046,10 +1046,12 @@ class SelectionSettings:
             noise PRO at HIRO seeds 1 and 2, once "the noise is terrific" went) praises nothing (issue 21, helper
             neg13, Dec 4; figures in ``benchmarks/README.md``).
         pro_aspect_clause: :func:`agreeing_points`, given the aspect: a PRO whose part about its aspect
-            (:func:`~opinio_agents.synthesis.keypoint.aspect_clause`: parts joined by commas with no contrast word,
-            each with a subject of its own) complains by a word and praises by none is no PRO, whatever its other
-            parts praise: "The lobby is quite lovely, the parking is expensive." was SPACE dev 1176198's parking PRO
-            at HIRO seed 3, the one such point of the 723 query-free highlights of seeds 0-3 (a CON whose part about
+            (:func:`~opinio_agents.synthesis.keypoint.aspect_clause`: the parts after a contrast word that name it,
+            or with no contrast word the comma parts with a subject of their own) complains by a word and praises by
+            none is no PRO, whatever its other parts praise: "The lobby is quite lovely, the parking is expensive."
+            was SPACE dev 1176198's parking PRO at HIRO seed 3, the one such point of the 723 query-free highlights
+            of seeds 0-3, and "Very easy to get to - but parking is an issue and the rate of $35.00 / day is very
+            steep." took its place until the contrast case was read too (a CON whose part about
             its aspect praises is left alone: "Hotel loud, construction going on outside, Internet is not free."
             reads "free" as praise). Issue 21 (lead, Dec 4, fourth session; figures in ``benchmarks/README.md``).
         bare_words: A key point of at most this many nouns that judge nothing, or of its query's words only
