@@ -239,3 +239,13 @@ def test_a_pro_whose_part_about_its_aspect_complains_is_no_pro(monkeypatch: pyte
     assert agreeing_points([lobby], range(1), 1, query="car", terms=["parking"]) == []  # the aspect's other words
     monkeypatch.setattr(selection, "SELECTION_SETTINGS", replace(selection.SELECTION_SETTINGS, pro_aspect_clause=False))
     assert agreeing_points([lobby], range(1), 1, query="parking") == [0]
+
+
+def test_a_wish_for_what_the_place_lacked_announces_a_complaint() -> None:
+    # SPACE dev 150241's airport PRO at HIRO seed 2.
+    shuttle = "The only wish would be that the hotel had an airport shuttle."
+    assert announces_complaint(shuttle)
+    assert announces_complaint("I wish they had a bigger pool.")
+    for praise in ("My only wish is that we had stayed longer.", "I wish I could have stayed another week."):
+        assert not announces_complaint(praise), praise
+    assert agreeing_points([shuttle, "The airport shuttle was free and on time."], range(2), 1) == [1]

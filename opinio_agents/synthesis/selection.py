@@ -747,7 +747,9 @@ def announces_complaint(text: str) -> bool:
     breakfast PRO at HIRO seed 1; helper neg13), a restricted perk, "only", a ``restricted_perks`` word and a
     preposition ("The internet is only free in the lobby."), or a counterfactual, "you would" and a
     ``counterfactual_verbs`` verb ("you would hope they can provide free Internet": both SPACE dev 185237's
-    internet PRO at HIRO seed 2; helper neg13), whatever else it praises.
+    internet PRO at HIRO seed 2; helper neg13), or a wish for what the place lacked, "wish" and a ``wished_subjects``
+    word ("The only wish would be that the hotel had an airport shuttle.": SPACE dev 150241's airport PRO at HIRO
+    seed 2; not "My only wish is that we had stayed longer."), whatever else it praises.
 
     Example:
         >>> announces_complaint("Clean, modern and the only concern I had was the parking.")
@@ -770,13 +772,15 @@ def _opener_pattern() -> re.Pattern[str]:
     warned = word_alternation("selection", "warning_verbs")
     perks = word_alternation("selection", "restricted_perks")
     wished = word_alternation("selection", "counterfactual_verbs")
+    lacked = word_alternation("selection", "wished_subjects")
     return re.compile(
         rf"\bonly\s+(?:[a-z]+\s+)?(?:{nouns})\b|\b(?:{clefts})\s+(?:about\s+it\s+)?(?:was|were|is|are)\b"
         rf"|(?:^|[.;!?]\s*)\W*(?:(?:the|one|my|main|biggest|a\s+few|some)\s+)?(?:{nouns})(?:\s*:|\s+[-\u2013])"
         rf"|\bnext\s+time\b[^.;!?]*?\b(?:{switches})\b"
         rf"|\b(?:do\s+not|don't|never)\s+(?:{warned})\s+(?:(?:here|there)\s+)?for\s+the\b"
         rf"|\bonly\s+(?:{perks})\s+(?:in|at|on|for|with|if|when|until|during)\b"
-        rf"|\b(?:(?:you|one)\s+would|you'd)\s+(?:{wished})\b(?!\s+to\b)",
+        rf"|\b(?:(?:you|one)\s+would|you'd)\s+(?:{wished})\b(?!\s+to\b)"
+        rf"|\bwish(?:es)?\s+(?:(?:would\s+be|is|was)\s+)?(?:that\s+)?(?:{lacked})\b",
         re.IGNORECASE,
     )
 
