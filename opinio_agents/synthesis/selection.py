@@ -837,7 +837,7 @@ def agreeing_points(
         aspect_part = SELECTION_SETTINGS.pro_aspect_clause and bool(query)
         against = [
             no or (score <= SENTIMENT_THRESHOLD and uses_complaint_word(bare)) or announces_complaint(text)
-            or (SELECTION_SETTINGS.pro_needs_praise and uses_complaint_word(bare) and not uses_praise_word(bare))
+            or (SELECTION_SETTINGS.pro_needs_praise and _complains_of(bare))
             or (SELECTION_SETTINGS.pro_praise_unnegated and negates_praise(bare))
             or (SELECTION_SETTINGS.pro_problem_praises and names_problem(bare) and praises_nothing(bare))
             or (aspect_part and _complains_of(aspect_clause(bare, query, terms=terms)))
@@ -847,7 +847,8 @@ def agreeing_points(
 
 
 def _complains_of(part: str | None) -> bool:
-    """Whether ``part`` (a point's part about its aspect, or None) complains by a word and praises by none."""
+    """Whether ``part`` (a point, or its part about its aspect; None for no part) complains by a word and praises by
+    none: no PRO with ``SelectionSettings.pro_needs_praise`` (the whole point) or ``pro_aspect_clause`` (the part)."""
     return part is not None and uses_complaint_word(part) and not uses_praise_word(part)
 
 
