@@ -708,6 +708,9 @@ def test_a_word_after_a_word_that_gives_it_another_sense_is_no_mention() -> None
     assert mention_mask("elevator", lifts, named=True).tolist() == [False, True]
     assert mention_mask("ski lift", lifts, named=True).tolist()[0]  # asked for by name
     assert not mentions_any("The ski lift is a short walk away.", ["lift"])
+    # SPACE dev 182542's price PRO was "Not a big deal as I am sure we could have had extra if we had asked ...".
+    assert not mentions_any("Not a big deal as I am sure we could have had extra.", ["price", "deal"])
+    assert mentions_any("It was a great deal for the money.", ["price", "deal"])
 
 
 def test_a_product_that_replaces_another_is_no_mention_of_customer_service() -> None:
