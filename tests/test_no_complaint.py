@@ -241,6 +241,23 @@ def test_a_pro_whose_part_about_its_aspect_complains_is_no_pro(monkeypatch: pyte
     assert agreeing_points([lobby], range(1), 1, query="parking") == [0]
 
 
+def test_a_con_whose_part_about_its_aspect_praises_is_no_con(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The mirror of the PRO rule (issue 21, helper read14): a CON's other parts may not carry its aspect's praise.
+    from opinio_agents.synthesis import selection
+
+    mixed = "The room was filthy and the staff were rude, the breakfast was good."
+    kept = (
+        "Hotel loud, construction going on outside, Internet is not free.",  # negated praise complains
+        "The breakfast was cold.",  # one part: the sentiment reading decides
+    )
+    assert agreeing_points([mixed, *kept], range(3), -1, query="breakfast") == [1, 2]
+    assert agreeing_points([mixed, *kept], range(3), -1, query="internet") == [0, 1, 2]
+    assert agreeing_points([mixed], range(1), -1, query="staff") == [0]  # its staff part complains
+    assert agreeing_points([mixed], range(1), -1) == [0]  # no aspect given: nothing to read
+    monkeypatch.setattr(selection, "SELECTION_SETTINGS", replace(selection.SELECTION_SETTINGS, con_aspect_clause=False))
+    assert agreeing_points([mixed], range(1), -1, query="breakfast") == [0]
+
+
 def test_a_wish_for_what_the_place_lacked_announces_a_complaint() -> None:
     # SPACE dev 150241's airport PRO at HIRO seed 2.
     shuttle = "The only wish would be that the hotel had an airport shuttle."

@@ -843,6 +843,11 @@ def agreeing_points(
             or (aspect_part and _complains_of(aspect_clause(bare, query, terms=terms)))
             for no, score, bare, text in zip(against, scores, read, texts, strict=True)
         ]
+    elif SELECTION_SETTINGS.con_aspect_clause and query:
+        against = [
+            no or _praises_of(aspect_clause(bare, query, terms=terms))
+            for no, bare in zip(against, read, strict=True)
+        ]
     return [i for i, no in zip(indices, against, strict=True) if not no]
 
 
@@ -850,6 +855,13 @@ def _complains_of(part: str | None) -> bool:
     """Whether ``part`` (a point, or its part about its aspect; None for no part) complains by a word and praises by
     none: no PRO with ``SelectionSettings.pro_needs_praise`` (the whole point) or ``pro_aspect_clause`` (the part)."""
     return part is not None and uses_complaint_word(part) and not uses_praise_word(part)
+
+
+def _praises_of(part: str | None) -> bool:
+    """Whether ``part`` (a CON's part about its aspect; None for no part) praises by a word no negator negates and
+    states no complaint: no CON with ``SelectionSettings.con_aspect_clause``. "Internet is not free." negates its
+    praise and complains; "the lobby is quite lovely" praises."""
+    return part is not None and not praises_nothing(part) and not states_complaint(part)
 
 
 def minority_points(
@@ -1056,9 +1068,15 @@ class SelectionSettings:
             none is no PRO, whatever its other parts praise: "The lobby is quite lovely, the parking is expensive."
             was SPACE dev 1176198's parking PRO at HIRO seed 3, the one such point of the 723 query-free highlights
             of seeds 0-3, and "Very easy to get to - but parking is an issue and the rate of $35.00 / day is very
-            steep." took its place until the contrast case was read too (a CON whose part about
-            its aspect praises is left alone: "Hotel loud, construction going on outside, Internet is not free."
-            reads "free" as praise). Issue 21 (lead, Dec 4, fourth session; figures in ``benchmarks/README.md``).
+            steep." took its place until the contrast case was read too. Issue 21 (lead, Dec 4, fourth session;
+            figures in ``benchmarks/README.md``).
+        con_aspect_clause: :func:`agreeing_points`, given the aspect: the mirror of ``pro_aspect_clause``, a CON
+            whose part about its aspect praises by a word no negator negates
+            (:func:`~opinio_agents.synthesis.complaints.praises_nothing` is false) and states no complaint
+            (:func:`~opinio_agents.synthesis.complaints.states_complaint`) is no CON, whatever its other parts
+            complain of: "The room was noisy, the breakfast was great." is no breakfast CON. Negated praise is no
+            praise, so "Hotel loud, construction going on outside, Internet is not free." stays an internet CON.
+            Issue 21 (helper read14, Dec 4; figures in ``benchmarks/README.md``).
         bare_words: A key point of at most this many nouns that judge nothing, or of its query's words only
             (:func:`says_nothing`), is no key point even where its side has no opinion to state, which then gets
             no highlight (query key points and HIRO's aspect highlights keep facts only while they have no
@@ -1235,6 +1253,7 @@ class SelectionSettings:
     pro_praise_unnegated: bool = True
     pro_problem_praises: bool = True
     pro_aspect_clause: bool = True
+    con_aspect_clause: bool = True
     bare_words: int = 3
     minority_stance: float = 0.3
     minority_pro_plain: bool = True
