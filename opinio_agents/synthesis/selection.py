@@ -815,7 +815,10 @@ def agreeing_points(
     "Bathroom was not large."), nor one whose part about ``query`` (named by it or ``terms``) complains and praises
     nothing while the point's other parts praise other things (:func:`~opinio_agents.synthesis.keypoint.aspect_clause`,
     ``SelectionSettings.pro_aspect_clause``: "The lobby is quite lovely, the parking is expensive." is no parking
-    PRO). Its side is read without its bracketed asides (:func:`side_text`).
+    PRO). A CON may not praise its aspect in its part about it while stating no complaint there
+    (``SelectionSettings.con_aspect_clause``: "The room was filthy and the staff were rude, the breakfast was good." is
+    no breakfast CON; "Internet is not free." negates its praise). Its side is read without its bracketed asides
+    (:func:`side_text`).
 
     Example:
         >>> agreeing_points(["Taste is good.", "The food was bland."], range(2), -1)
