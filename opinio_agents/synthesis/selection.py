@@ -1214,9 +1214,9 @@ class SelectionSettings:
             of its own side (``score_candidates(sides=...)``), so the complaints most complaining reviewers share
             can be chosen; below it (a few reviews complain) centrality stays entity-wide, where a lone reviewer's
             complaint is peripheral. Issue 21 item 1 (small entities, a product's common complaints; helper small14,
-            Dec 4): OpoSum (complaints in 5-10 of 10 reviews) general RL 29.91 -> 30.59, margin 14.18 -> 14.80;
-            FewSum val 20.31 -> 20.56 (4 of 42 texts; 6+ of 8 reviews complain for 7 entities). 0.5: 30.70 / 20.18;
-            0.8: 30.36 / 20.35; 1.1 turns it off (figures in ``benchmarks/README.md``).
+            Dec 4): with ``summary_repeats``, OpoSum (complaints in 5-10 of 10 reviews) general RL 29.91 -> 30.60,
+            margin 14.18 -> 14.81; FewSum val 20.31 -> 20.54 (6+ of 8 reviews complain for 7 entities). Alone, 0.5:
+            30.70 / 20.18; 0.7: 30.59 / 20.56; 0.8: 30.36 / 20.35; 1.1 turns it off (``benchmarks/README.md``).
         summary_repeats: :func:`select_summary`'s MMR also skips a candidate that :func:`says_again` a chosen one of
             its side or :func:`adds_nothing` to it, as the HIRO paragraph does (``sentence_repeats``,
             ``points_add``): such pairs in the OpoSum / FewSum val summaries 14 -> 9 / 8 -> 4, RL unchanged.
