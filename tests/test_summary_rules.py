@@ -219,3 +219,50 @@ def test_an_abbreviation_inside_a_key_point_does_not_end_it() -> None:
     ]
     assert in_summary_voice(text) == key_points_of(text)[0]
     assert points_that_fit(text, 16) == key_points_of(text)[0]
+
+
+SIDE_TEXTS = ["The bag looks great.", "The bag is well made.", "The bag is nice.", "The strap is short.",
+              "The zipper broke.", "The zipper snapped."]
+SIDE_VECTORS = unit([[1, 0.1, 0], [1, 0, 0.1], [1, 0.05, 0.05], [0.7, 0, 0.7], [0, 1, 0.3], [0.1, 1, 0.2]])
+SIDE_SENTIMENTS = [0.7, 0.6, 0.6, -0.6, -0.6, -0.6]
+
+
+def test_centrality_within_a_side_favours_the_shared_complaint() -> None:
+    from opinio_agents.synthesis.selection import SELECTION_SETTINGS, score_candidates
+
+    weights = SELECTION_SETTINGS.small_entity_weights
+    whole = score_candidates(SIDE_TEXTS, SIDE_VECTORS, sentiments=SIDE_SENTIMENTS, weights=weights)
+    sides = [s > 0 for s in SIDE_SENTIMENTS]
+    by_side = score_candidates(SIDE_TEXTS, SIDE_VECTORS, sentiments=SIDE_SENTIMENTS, weights=weights, sides=sides)
+    # entity-wide, the lone strap complaint sits near the praise; among the complaints the two zipper ones agree
+    assert whole[3] > max(whole[4], whole[5])
+    assert by_side[3] < min(by_side[4], by_side[5])
+
+
+def test_small_entity_scores_sides_apart_only_where_most_reviews_complain(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[object] = []
+    real = selection.score_candidates
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(kwargs.get("sides"))
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(selection, "score_candidates", spy)
+    every = ["a", "b", "c", "a", "b", "c"]  # all three reviews complain
+    select_summary(SIDE_TEXTS, SIDE_VECTORS, SIDE_SENTIMENTS, budget_words=8, reviews=every)
+    few = ["a", "b", "c", "a", "a", "a"]  # one of three
+    select_summary(SIDE_TEXTS, SIDE_VECTORS, SIDE_SENTIMENTS, budget_words=8, reviews=few)
+    assert seen[0] == [s > 0 for s in SIDE_SENTIMENTS] and seen[1] is None
+    selection_settings(monkeypatch, side_centrality_share=1.1)
+    select_summary(SIDE_TEXTS, SIDE_VECTORS, SIDE_SENTIMENTS, budget_words=8, reviews=every)
+    assert seen[2] is None
+
+
+def test_small_entity_summary_says_an_opinion_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # same_opinion misses the pair ("perfectly sized" / "well padded"), says_again reads one judged thing
+    texts = ["The bag is sturdy and perfectly sized.", "The bag is sturdy and well padded.", "The zipper broke."]
+    vectors = unit([[1, 0, 0], [0.6, 0.8, 0], [0, 0, 1]])
+    sentiments = [0.7, 0.6, -0.6]
+    assert select_summary(texts, vectors, sentiments, budget_words=30) == [0, 2]
+    selection_settings(monkeypatch, summary_repeats=False)
+    assert 1 in select_summary(texts, vectors, sentiments, budget_words=30)

@@ -949,6 +949,7 @@ def _compute_result(
             budget_words=summary_words,
             one_opinion=SELECTION_SETTINGS.one_opinion,
             drop_narrative=SELECTION_SETTINGS.drop_narrative,
+            reviews=[s.sentence.review_id for s in stored],
         )
     picked = sentence_highlights(
         reading_order(chosen, stored, praise_first=QUERY_FREE_SETTINGS.praise_first),
