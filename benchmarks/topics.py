@@ -38,6 +38,7 @@ from aspect_labels import LEXICON, lemmas  # this folder's module (the script ru
 from data_paths import real_reviews_dir
 
 from opinio_agents.evaluation.human import EntityReferences
+from opinio_agents.io.base import as_written
 from opinio_agents.models import Entity, Review
 from opinio_agents.text.segment import split_sentences
 
@@ -64,9 +65,9 @@ def topic_entities(
         entry = refs.get(key)
         if not entry or entry.get("split") == "test":
             continue
-        sentences = []
+        sentences: list[str] = []
         for review in hotel["user_reviews"]:
-            text = review["text"]
+            text = as_written(review["text"])  # as the loaders give it (mojibake re-read, HTML decoded)
             sentences.extend(text[a:b] for a, b in split_sentences(text))
         words = [lemmas(s) for s in sentences]  # once per sentence, not once per aspect
         for aspect, summaries in sorted(entry.get("aspects", {}).items()):

@@ -42,3 +42,23 @@ def test_topic_entities_one_per_aspect_with_its_sentences_and_references(topics)
     assert references["7:service"].aspects == {"service": ["Friendly staff."]}
     held_out = {"7": {**refs["7"], "split": "test"}}
     assert topics.topic_entities([hotel], held_out, min_sentences=1) == ([], {})
+
+
+def test_topic_entities_read_the_reviews_as_the_loaders_do(topics) -> None:  # type: ignore[no-untyped-def]
+    # UTF-8 saved as Windows-1252 and HTML references are re-read once, as io.loaders' decoded_entity does.
+    hotel = {
+        "entity_id": 8,
+        "entity_name": "Hotel",
+        "user_reviews": [
+            {
+                "review_id": "a",
+                "text": "You don\u00e2\u20ac\u2122t walk in to a fancy lobby. The lobby &amp; bar were nice.",
+            },
+        ],
+    }
+    refs = {"8": {"split": "dev", "aspects": {"building": ["A nice lobby."]}}}
+    entities, _ = topics.topic_entities([hotel], refs, min_sentences=1)
+    assert [r.text for r in entities[0].user_reviews] == [
+        "You don\u2019t walk in to a fancy lobby.",
+        "The lobby & bar were nice.",
+    ]
