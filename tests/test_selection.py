@@ -17,6 +17,7 @@ from opinio_agents.synthesis.selection import (
     genericity,
     lead_scores,
     lexical_centrality,
+    own_word_share,
     score_candidates,
     select_points,
     support_pool,
@@ -68,6 +69,24 @@ def test_score_candidates_picks_the_shared_general_opinion() -> None:
     assert int(np.argmin(scores)) == 3
     with pytest.raises(ConfigError):
         score_candidates(texts, vectors[:2])
+
+
+def test_own_words_prefer_the_shared_claim_to_one_guests_detail() -> None:
+    texts = [
+        "The bathroom had marble floors, a rainhead shower and heated towel rails.",
+        "The bathroom was clean and modern.",
+        "Modern and clean bathroom.",
+        "Clean modern bathroom.",
+    ]
+    tokens = [tokenize_for_bm25(t) for t in texts]
+    assert own_word_share(tokens).round(2).tolist()[1:] == [0.0, 0.0, 0.0]
+    assert own_word_share(tokens)[0] > 0.5
+    vectors = unit([[1, 0.3], [1, 0.1], [1, 0.1], [1, 0.1]])
+    off = SelectionWeights(centrality=0, lexical=0, sentiment=0, genericity=0)
+    on = SelectionWeights(centrality=0, lexical=0, sentiment=0, genericity=0, own_words=0.1)
+    assert len(set(score_candidates(texts, vectors, weights=off).tolist())) == 1  # the rule off: no preference
+    scores = score_candidates(texts, vectors, weights=on)
+    assert int(np.argmin(scores)) == 0
 
 
 def test_query_vector_weighs_relevance() -> None:

@@ -116,6 +116,7 @@ __all__ = [
     "summary_topic",
     "names_summary_topic",
     "is_topic_entity",
+    "own_word_share",
 ]
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -941,6 +942,21 @@ def lexical_centrality(token_lists: Sequence[Sequence[str]]) -> np.ndarray:
     return (f1.sum(axis=1) / (n - 1)).astype(float)
 
 
+def own_word_share(token_lists: Sequence[Sequence[str]]) -> np.ndarray:
+    """Share of each token list's distinct words that no other list uses (0 for an empty list).
+
+    Example:
+        >>> own_word_share([["clean", "room"], ["clean", "room", "marble"], ["clean"]]).round(2).tolist()
+        [0.0, 0.33, 0.0]
+    """
+    sets = [set(tokens) for tokens in token_lists]
+    counts: dict[str, int] = {}
+    for tokens in sets:
+        for token in tokens:
+            counts[token] = counts.get(token, 0) + 1
+    return np.array([sum(counts[t] == 1 for t in tokens) / len(tokens) if tokens else 0.0 for tokens in sets])
+
+
 @dataclass(frozen=True)
 class SelectionWeights:
     """Weights of :func:`score_candidates` (they need not sum to 1).
@@ -954,6 +970,8 @@ class SelectionWeights:
         first_person: Penalty on sentences in the first person (:func:`is_first_person`).
         thing_subject: Bonus for sentences whose subject is the thing reviewed (:func:`states_the_thing`).
         reviewer_voice: Penalty on sentences that open in the reviewer's voice (:func:`opens_in_reviewer_voice`).
+        own_words: Penalty on the share of a sentence's words (stemmed content words) that no other sentence of
+            the side uses (:func:`own_word_share`): a detail one guest adds to the shared claim.
     """
 
     centrality: float = 0.35
@@ -964,6 +982,7 @@ class SelectionWeights:
     first_person: float = 0.0
     thing_subject: float = 0.0
     reviewer_voice: float = 0.0
+    own_words: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -1350,6 +1369,8 @@ def score_candidates(
         total = total + weights.thing_subject * np.array([states_the_thing(t) for t in texts], dtype=float)
     if weights.reviewer_voice:
         total = total - weights.reviewer_voice * np.array([opens_in_reviewer_voice(t) for t in texts], dtype=float)
+    if weights.own_words:
+        total = total - weights.own_words * _scale(own_word_share([tokenize_for_bm25(t) for t in texts]))
     return total
 
 
