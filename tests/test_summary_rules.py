@@ -86,6 +86,10 @@ def test_a_summary_sentence_says_something_by_itself(monkeypatch: pytest.MonkeyP
     assert stands_alone("Great price.") and stands_alone("The staff is friendly.")
     for fragment in ("Fast.", "Mike.", "Wow.", "Thanks.", "00 for junk.", "0 ports.", "unusual since I wear a B."):
         assert not stands_alone(fragment), fragment
+    # a review's sign-off says nothing of the thing reviewed; a sentence that goes on does
+    for sign_off in ("Good Luck.", "Thanks, enjoy!", "Hope this helps."):
+        assert not stands_alone(sign_off), sign_off
+    assert stands_alone("Good luck getting a phone call back.") and stands_alone("Happy with this purchase.")
     texts = ["Fast.", "The food is fresh and tasty.", "Friendly staff and good prices.", "Mike.", "Slow service."]
     vectors = unit([[1, 0.3, 0.3, 0.3, 0], [0.3, 1, 0, 0, 0], [0.3, 0, 1, 0, 0], [0.3, 0, 0, 0, 1], [0.3, 0, 0, 1, 0]])
     sentiments = [0.6, 0.7, 0.6, 0.5, -0.5]

@@ -551,19 +551,21 @@ def _subjectless_openers() -> frozenset[str]:
 
 def stands_alone(text: str) -> bool:
     """Whether a summary sentence says something by itself: at least ``SelectionSettings.min_content_words``
-    content words (:func:`content_tokens`) and no opening fragment: the tail of a price the segmenter split
-    ("00 for junk." of "$20.00 for junk."), or of a sentence split after an abbreviation ("unusual since I
+    content words (:func:`content_tokens`), not all of them a review's sign-off (``selection.json``'s
+    ``sign_offs``: "Good Luck.", "Thanks, enjoy!"), and no opening fragment: the tail of a price the segmenter
+    split ("00 for junk." of "$20.00 for junk."), or of a sentence split after an abbreviation ("unusual since I
     normally wear a B width."). "Great price." does; "Fast.", "Mike.", "Bowl.", "Wow." and "Thanks." do not.
 
     Example:
         >>> stands_alone("Great price."), stands_alone("Fast."), stands_alone("00 for junk.")
         (True, False, False)
-        >>> stands_alone("unusual since I normally wear a B width.")
-        False
+        >>> stands_alone("unusual since I normally wear a B width."), stands_alone("Good Luck!")
+        (False, False)
     """
     tokens = content_tokens(text)
     fragment = _NUMBER_TAIL.match(text) or text[:1].islower()
-    return len(tokens) >= SELECTION_SETTINGS.min_content_words and not fragment
+    signs_off = bool(tokens) and set(tokens) <= word_set("selection", "sign_offs")
+    return len(tokens) >= SELECTION_SETTINGS.min_content_words and not fragment and not signs_off
 
 
 _NUMBER_TAIL = re.compile(r"^\s*\d")
