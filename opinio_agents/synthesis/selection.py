@@ -1599,6 +1599,7 @@ def select_summary(
     if one_opinion:
         claims = [opinion_tokens(t) for t in chosen_texts]
 
+        @cache  # select_points asks each (candidate, chosen) pair again in every round
         def repeats(a: int, b: int) -> bool:
             if signs[a] != signs[b]:
                 return False
